@@ -1,0 +1,53 @@
+"""Shared fixtures: paths and the real Redis / PostgreSQL servers the integration tests use."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+POSTGRES_URL = os.environ.get(
+    "BUMMERL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def _answering(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _need(port: int, what: str) -> None:
+    if _answering(port):
+        return
+    message = f"{what} is not answering on 127.0.0.1:{port}"
+    if os.environ.get("BUMMERL_REQUIRE_SERVICES") == "1":
+        pytest.fail(message + " (BUMMERL_REQUIRE_SERVICES=1: this test must run)")
+    pytest.skip(message + "; start it (or run .ci/run) to run this test")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """URL of the real Redis server (database 15, flushed before the test)."""
+    _need(6379, "Redis")
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    client.flushdb()
+    client.close()
+    return REDIS_URL
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """URL of the real PostgreSQL test database."""
+    _need(5432, "PostgreSQL")
+    return POSTGRES_URL
