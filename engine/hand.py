@@ -1,0 +1,498 @@
+"""One hand (deal) of Schnapsen: the mutable state, its legal actions, and how it is scored.
+
+The state keeps each player's cards as a 20-bit mask (see `Card.index`) and the stock as a list
+of card indices with the face-up trump card first and the top of the stock last. Legal actions
+are interned `Action` values, cached per state, so that search bots and batch simulations can
+play many hands a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.actions import CLAIM, CLOSE, DECLARE_ACTIONS, EXCHANGE, PLAY_ACTIONS, Action, ActionKind
+from engine.cards import ALL_CARDS, SUITS, Card, cards_of_mask
+from engine.deal import check_deck
+from engine.errors import IllegalActionError
+from engine.rules import HALF_POINTS, WINNING_POINTS, Profile, Reason
+
+if TYPE_CHECKING:
+    from engine.observation import Observation
+
+# --- tables over card indices (index = suit * 5 + rank, rank 0 = ace ... 4 = jack) ----------
+_POINTS = tuple(c.points for c in ALL_CARDS)
+_SUIT_MASK = tuple(0b11111 << (5 * s) for s in range(4))
+# Cards of the same suit that beat card i (a lower rank number is a higher card).
+_HIGHER = tuple(((1 << (i % 5)) - 1) << (5 * (i // 5)) for i in range(20))
+_KING = 2
+_QUEEN = 3
+_JACK = 4
+_MARRIAGE_MASK = tuple((1 << (5 * s + _KING)) | (1 << (5 * s + _QUEEN)) for s in range(4))
+
+
+def _follower_wins_table(trump: int) -> tuple[bool, ...]:
+    """`table[lead * 20 + follow]`: does the follower win the trick? (R3.1)."""
+    table = []
+    for lead in range(20):
+        for follow in range(20):
+            if follow // 5 == lead // 5:
+                table.append(follow % 5 < lead % 5)
+            else:
+                table.append(follow // 5 == trump)
+    return tuple(table)
+
+
+_FOLLOWER_WINS = tuple(_follower_wins_table(t) for t in range(4))
+
+# Legal-action tuples, cached by a key of the hand mask and a few flags (see _lead_actions).
+_PLAYS: dict[int, tuple[Action, ...]] = {}
+_LEADS: dict[int, tuple[Action, ...]] = {}
+_CACHE_LIMIT = 500_000
+
+
+def _plays(mask: int) -> tuple[Action, ...]:
+    plays = _PLAYS.get(mask)
+    if plays is None:
+        if len(_PLAYS) > _CACHE_LIMIT:
+            _PLAYS.clear()
+        plays = _PLAYS[mask] = tuple(PLAY_ACTIONS[c.index] for c in cards_of_mask(mask))
+    return plays
+
+
+def strict_follow_mask(mask: int, lead: int, trump: int) -> int:
+    """The cards of `mask` that strict play allows in answer to card `lead` (R3.4)."""
+    same = mask & _SUIT_MASK[lead // 5]
+    if same:
+        return (same & _HIGHER[lead]) or same
+    return (mask & _SUIT_MASK[trump]) or mask
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """A finished hand: its winner, the game points won, why (R8.6), points and tricks."""
+
+    winner: int
+    game_points: int
+    reason: Reason
+    points: tuple[int, int]
+    tricks: tuple[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The conformance-case form of the result."""
+        return {"winner": self.winner, "game_points": self.game_points,
+                "reason": self.reason.value, "points": list(self.points),
+                "tricks": list(self.tricks)}
+
+
+class Hand:
+    """One hand: deal it from a deck (R2.2), apply actions, read the result.
+
+    `deck` is top card first; `dealer` is the seat that dealt. The non-dealer leads first.
+    """
+
+    def __init__(self, deck: Sequence[Card], dealer: int,
+                 profile: Profile | str = Profile.SOFT) -> None:
+        check_deck(deck)
+        if dealer not in (0, 1):
+            raise ValueError(f"dealer must be seat 0 or 1, not {dealer!r}")
+        self.profile = Profile(profile)
+        self.dealer = dealer
+        forehand = 1 - dealer
+        idx = [c.index for c in deck]
+        hands = [0, 0]
+        for i in idx[0:3] + idx[7:9]:
+            hands[forehand] |= 1 << i
+        for i in idx[3:6] + idx[9:11]:
+            hands[dealer] |= 1 << i
+        self._hands = hands
+        # Face-up trump card first, then the face-down cards bottom to top (deck[11] on top).
+        self._stock = [idx[6], *reversed(idx[11:20])]
+        self._trump = idx[6] // 5
+        self._trump_card = idx[6]
+        self._sharp = self.profile is Profile.SHARP
+        self._wins = _FOLLOWER_WINS[self._trump]
+        self._leader = forehand
+        self._to_act: int | None = forehand
+        self._lead = -1  # the card led in the trick under way, or -1
+        self._declared = -1  # suit declared on this lead, whose K or Q must be led next
+        self._closed_by: int | None = None
+        self._close_position: tuple[int, bool] | None = None
+        self._closed_after = -1  # tricks completed when the stock was closed
+        self._card_points = [0, 0]
+        self._marriage_points = [0, 0]
+        self._tricks_won = [0, 0]
+        self._tricks: list[tuple[int, int, int, int]] = []  # (leader, lead, follow, winner)
+        self._marriages: list[tuple[int, int, int]] = []  # (seat, suit, tricks completed)
+        self._exchanges: list[tuple[int, int]] = []  # (seat, card taken)
+        self._result: HandResult | None = None
+        self._legal: tuple[Action, ...] | None = None
+        self.history: list[tuple[int, Action]] = []
+        self.deck: tuple[Card, ...] = tuple(deck)
+
+    # --- reading the state -----------------------------------------------------------------
+    @property
+    def to_act(self) -> int | None:
+        """The seat to act, or None when the hand is over."""
+        return self._to_act
+
+    @property
+    def is_over(self) -> bool:
+        return self._result is not None
+
+    @property
+    def result(self) -> HandResult | None:
+        """The result once the hand is over (R8), else None."""
+        return self._result
+
+    @property
+    def trump_suit(self) -> str:
+        return SUITS[self._trump]
+
+    @property
+    def trump_card(self) -> Card:
+        """The face-up trump card, or after a close or exhaustion the one last seen (R10.1)."""
+        return ALL_CARDS[self._trump_card]
+
+    @property
+    def stock_size(self) -> int:
+        """Cards in the stock, the trump card included (R2.3); kept as it was after a close."""
+        return len(self._stock)
+
+    @property
+    def closed_by(self) -> int | None:
+        return self._closed_by
+
+    @property
+    def is_strict(self) -> bool:
+        """Whether strict play applies: the stock is closed or exhausted (R3.4)."""
+        return self._closed_by is not None or not self._stock
+
+    @property
+    def lead_card(self) -> Card | None:
+        """The card led in the trick under way, if any."""
+        return ALL_CARDS[self._lead] if self._lead >= 0 else None
+
+    @property
+    def leader(self) -> int:
+        """The seat on lead for the trick under way (or the next one)."""
+        return self._leader
+
+    def holding(self, seat: int) -> tuple[Card, ...]:
+        """The cards in `seat`'s hand. Hidden information: never show it to the other seat."""
+        return cards_of_mask(self._hands[seat])
+
+    def stock_cards(self) -> tuple[Card, ...]:
+        """The stock, top card first, trump card last. Hidden information."""
+        return tuple(ALL_CARDS[i] for i in reversed(self._stock))
+
+    def points(self, seat: int) -> int:
+        """Card points won plus effective marriage points (R5.5)."""
+        if self._tricks_won[seat]:
+            return self._card_points[seat] + self._marriage_points[seat]
+        return self._card_points[seat]
+
+    def pending_points(self, seat: int) -> int:
+        """Marriage points declared but not yet effective (R5.3)."""
+        return 0 if self._tricks_won[seat] else self._marriage_points[seat]
+
+    def tricks_won(self, seat: int) -> int:
+        return self._tricks_won[seat]
+
+    # --- legal actions ---------------------------------------------------------------------
+    def legal_actions(self) -> tuple[Action, ...]:
+        """The actions the seat to act may take; `claim`, when legal, comes last."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> tuple[Action, ...]:
+        seat = self._to_act
+        if seat is None:
+            return ()
+        mask = self._hands[seat]
+        if self._lead >= 0:
+            if self._closed_by is not None or not self._stock:
+                mask = strict_follow_mask(mask, self._lead, self._trump)
+            return _plays(mask)
+        return self._lead_actions(seat, mask)
+
+    def _lead_actions(self, seat: int, mask: int) -> tuple[Action, ...]:
+        sharp = self._sharp
+        won = self._tricks_won[seat] > 0
+        flags = 0
+        stock = self._stock
+        if self._closed_by is None and stock:
+            n = len(stock)
+            if (n >= 2 and mask & (1 << (self._trump * 5 + _JACK))
+                    and (won or not sharp)):
+                flags |= 1  # R4.1 exchange
+            if not (sharp and n == 2):
+                flags |= 2  # R6.1 close
+        declared = self._declared
+        if declared < 0:
+            if won or not sharp:
+                flags |= 4  # R5.1 declare
+        else:
+            flags |= (declared + 1) << 3  # R5.1 the lead is restricted to that K or Q
+        if self._tricks:
+            flags |= 64  # R7.1 claim
+        if sharp:
+            flags |= 128
+        key = mask | (flags << 20)
+        actions = _LEADS.get(key)
+        if actions is None:
+            if len(_LEADS) > _CACHE_LIMIT:
+                _LEADS.clear()
+            actions = _LEADS[key] = _build_lead_actions(mask, flags)
+        return actions
+
+    # --- applying actions ------------------------------------------------------------------
+    def apply(self, seat: int, action: Action) -> None:
+        """Apply `action` by `seat`, or raise IllegalActionError and change nothing (R11.1)."""
+        if seat != self._to_act or action not in self.legal_actions():
+            raise self.why_illegal(seat, action)
+        self.history.append((seat, action))
+        self._legal = None
+        kind = action.kind
+        if kind is ActionKind.PLAY:
+            assert action.card is not None
+            self._play(seat, action.card.index)
+        elif kind is ActionKind.CLAIM:
+            self._finish_claim(seat, deemed=False)
+        elif kind is ActionKind.DECLARE:
+            assert action.suit is not None
+            suit = SUITS.index(action.suit)
+            self._marriage_points[seat] += 40 if suit == self._trump else 20
+            self._marriages.append((seat, suit, len(self._tricks)))
+            self._declared = suit
+        elif kind is ActionKind.CLOSE:
+            other = 1 - seat
+            self._closed_by = seat
+            self._close_position = (self.points(other), self._tricks_won[other] > 0)
+            self._closed_after = len(self._tricks)
+        else:  # exchange
+            jack = self._trump * 5 + _JACK
+            taken = self._stock[0]
+            self._hands[seat] ^= (1 << jack) | (1 << taken)
+            self._stock[0] = jack
+            self._trump_card = jack
+            self._exchanges.append((seat, taken))
+
+    def _play(self, seat: int, card: int) -> None:
+        hands = self._hands
+        hands[seat] ^= 1 << card
+        lead = self._lead
+        if lead < 0:
+            self._lead = card
+            self._declared = -1
+            self._to_act = 1 - seat
+            return
+        leader = 1 - seat
+        winner = seat if self._wins[lead * 20 + card] else leader
+        self._card_points[winner] += _POINTS[lead] + _POINTS[card]
+        self._tricks_won[winner] += 1
+        self._tricks.append((leader, lead, card, winner))
+        self._lead = -1
+        self._leader = winner
+        self._to_act = winner
+        stock = self._stock
+        if stock and self._closed_by is None:  # R3.3 the winner draws first
+            hands[winner] |= 1 << stock.pop()
+            hands[1 - winner] |= 1 << stock.pop()
+        if not hands[0] and not hands[1]:
+            self._finish_last_trick(winner)
+
+    # --- the end of a hand and its score (R7, R8) --------------------------------------------
+    def _finish_claim(self, claimer: int, deemed: bool) -> None:
+        other = 1 - claimer
+        correct = self.points(claimer) >= WINNING_POINTS  # R7.2
+        closer = self._closed_by
+        if closer is None:
+            if correct:  # R8.1
+                winner, reason = claimer, Reason.CLAIM
+                game_points = self._ordinary_game_points(other)
+            else:  # R8.2
+                winner, reason = other, Reason.FALSE_CLAIM
+                game_points = 2 if self._tricks_won[other] else 3
+        else:
+            assert self._close_position is not None
+            opp_points, opp_had_trick = self._close_position
+            if claimer == closer and correct:  # R8.3
+                winner, reason = closer, Reason.CLOSER_CLAIM
+                game_points = 3 if not opp_had_trick else 2 if opp_points < HALF_POINTS else 1
+            elif claimer == closer:  # R8.4: the closer's false claim
+                winner, reason = other, Reason.FALSE_CLAIM
+                game_points = 2 if opp_had_trick else 3
+            elif correct:  # R8.4: the closer's opponent claims correctly first
+                winner, reason = claimer, Reason.CLOSER_FAILED
+                game_points = 2 if opp_had_trick else 3
+            else:  # R8.2: a false claim by the closer's opponent
+                winner, reason = closer, Reason.FALSE_CLAIM
+                game_points = 2 if self._tricks_won[closer] else 3
+        self._end(winner, game_points, reason)
+
+    def _finish_last_trick(self, winner: int) -> None:
+        """R7.4: the last trick's winner is deemed to claim when the claim would be correct."""
+        if self.points(winner) >= WINNING_POINTS:
+            self._finish_claim(winner, deemed=True)
+            return
+        closer = self._closed_by
+        if closer is None:  # R8.5
+            self._end(winner, 1, Reason.LAST_TRICK)
+        else:  # R8.4: the hand ended with no correct claim by the closer
+            assert self._close_position is not None
+            self._end(1 - closer, 2 if self._close_position[1] else 3, Reason.CLOSER_FAILED)
+
+    def _ordinary_game_points(self, loser: int) -> int:
+        if not self._tricks_won[loser]:
+            return 3
+        return 2 if self.points(loser) < HALF_POINTS else 1
+
+    def _end(self, winner: int, game_points: int, reason: Reason) -> None:
+        self._result = HandResult(winner, game_points, reason,
+                                  (self.points(0), self.points(1)),
+                                  (self._tricks_won[0], self._tricks_won[1]))
+        self._to_act = None
+        self._legal = ()
+
+    # --- why an action is illegal (R11.1) -----------------------------------------------------
+    def why_illegal(self, seat: int, action: object) -> IllegalActionError:
+        """The error for `action` by `seat`, citing the rule it breaks.
+
+        The order is the conformance contract's: hand over, turn, unknown action, then the
+        action's own rule.
+        """
+        if self._result is not None:
+            return IllegalActionError("R8.6", "the hand is over")
+        if seat != self._to_act:
+            return IllegalActionError(
+                "R3.1", f"it is not seat {seat}'s turn: seat {self._to_act} is to act")
+        if not isinstance(action, Action):
+            return IllegalActionError("R11.1", f"unknown action {action!r}")
+        leading = self._lead < 0
+        stock = self._stock
+        kind = action.kind
+        won = self._tricks_won[seat] > 0
+        if kind is ActionKind.EXCHANGE:
+            return IllegalActionError("R4.1", _exchange_problem(
+                leading, self._closed_by, len(stock),
+                bool(self._hands[seat] & (1 << (self._trump * 5 + _JACK))),
+                self._sharp and not won))
+        if kind is ActionKind.CLOSE:
+            if not leading:
+                why = "only the player on lead may close, before leading"
+            elif self._closed_by is not None:
+                why = "the stock is already closed"
+            elif not stock:
+                why = "the stock is exhausted"
+            else:
+                why = "sharp profile: closing is not allowed with only one face-down card left"
+            return IllegalActionError("R6.1", why)
+        if kind is ActionKind.DECLARE:
+            assert action.suit is not None
+            suit = SUITS.index(action.suit)
+            if not leading:
+                why = "only the player on lead may declare a marriage, before leading"
+            elif self._declared >= 0:
+                why = "at most one marriage per lead (R5.2)"
+            elif self._hands[seat] & _MARRIAGE_MASK[suit] != _MARRIAGE_MASK[suit]:
+                why = f"you do not hold both the king and the queen of {action.suit}"
+            else:
+                why = "sharp profile: declare a marriage only after winning a trick (R9.3)"
+            return IllegalActionError("R5.1", why)
+        if kind is ActionKind.CLAIM:
+            if not leading:
+                why = "claim only on your own lead, before playing the lead card"
+            else:
+                why = "no claim on the first lead of a hand"
+            return IllegalActionError("R7.1", why)
+        assert action.card is not None
+        card = action.card
+        if not self._hands[seat] & card.bit:
+            return IllegalActionError("R3.1", f"{card} is not in your hand")
+        if leading:
+            declared = SUITS[self._declared]
+            if self._sharp:
+                why = f"after declaring the {declared} marriage, lead its king (R9.3)"
+            else:
+                why = f"after declaring the {declared} marriage, lead its king or queen"
+            return IllegalActionError("R5.1", why)
+        lead = ALL_CARDS[self._lead]
+        allowed = cards_of_mask(strict_follow_mask(self._hands[seat], self._lead, self._trump))
+        allowed_text = " ".join(str(c) for c in allowed)
+        if allowed[0].suit == lead.suit and allowed[0].index < lead.index:
+            why = f"must follow suit with a higher card ({allowed_text})"
+        elif allowed[0].suit == lead.suit:
+            why = f"must follow suit ({allowed_text})"
+        else:
+            why = f"void in {lead.suit}: must play a trump ({allowed_text})"
+        return IllegalActionError("R3.4", why)
+
+    # --- views and copies --------------------------------------------------------------------
+    def observe(self, seat: int, counters: tuple[int, int] = (7, 7),
+                hand_number: int = 0) -> Observation:
+        """What `seat` may know of this hand (R10)."""
+        from engine.observation import observe
+
+        return observe(self, seat, counters, hand_number)
+
+    def copy(self) -> Hand:
+        """An independent copy (for search)."""
+        new = Hand.__new__(Hand)
+        new.__dict__.update(self.__dict__)
+        new._hands = self._hands[:]
+        new._stock = self._stock[:]
+        new._card_points = self._card_points[:]
+        new._marriage_points = self._marriage_points[:]
+        new._tricks_won = self._tricks_won[:]
+        new._tricks = self._tricks[:]
+        new._marriages = self._marriages[:]
+        new._exchanges = self._exchanges[:]
+        new.history = self.history[:]
+        return new
+
+    def __repr__(self) -> str:
+        state = f"over: {self._result}" if self._result else f"seat {self._to_act} to act"
+        return f"<Hand trump {self.trump_suit}, stock {len(self._stock)}, {state}>"
+
+
+def _exchange_problem(leading: bool, closed_by: int | None, stock_size: int, has_jack: bool,
+                      sharp_no_trick: bool) -> str:
+    if not leading:
+        return "only the player on lead may exchange, before leading"
+    if closed_by is not None:
+        return "the stock is closed"
+    if stock_size == 0:
+        return "the stock is exhausted"
+    if stock_size < 2:
+        return "the stock needs a face-down card above the trump card"
+    if not has_jack:
+        return "you do not hold the trump jack"
+    if sharp_no_trick:
+        return "sharp profile: exchange only after winning a trick (R9.3)"
+    return "exchange is not allowed now"
+
+
+def _build_lead_actions(mask: int, flags: int) -> tuple[Action, ...]:
+    declared = (flags >> 3 & 7) - 1
+    if declared >= 0:
+        must = 1 << (5 * declared + _KING)
+        if not flags & 128:  # soft: the king or the queen (R5.1); sharp: the king (R9.3)
+            must |= 1 << (5 * declared + _QUEEN)
+        actions = list(_plays(mask & must))
+    else:
+        actions = list(_plays(mask))
+    if flags & 1:
+        actions.append(EXCHANGE)
+    if flags & 2:
+        actions.append(CLOSE)
+    if flags & 4:
+        for suit in range(4):
+            if mask & _MARRIAGE_MASK[suit] == _MARRIAGE_MASK[suit]:
+                actions.append(DECLARE_ACTIONS[suit])
+    if flags & 64:
+        actions.append(CLAIM)
+    return tuple(actions)

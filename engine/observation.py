@@ -1,0 +1,282 @@
+"""What one seat may know (R10): the observation, built from the public record and own hand.
+
+`observe()` reads the hand's public record and the observing seat's own cards, nothing else, and
+`Observation` has no field that could hold the opponent's hand or the stock order.
+`determinize()` goes the other way for search bots: a full hand consistent with an observation.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.actions import Action
+from engine.cards import ALL_CARDS, SUITS, Card, Suit
+from engine.rules import Profile
+
+if TYPE_CHECKING:
+    from engine.hand import Hand
+
+
+@dataclass(frozen=True, slots=True)
+class Trick:
+    """A finished trick: who led, the two cards, who won it."""
+
+    leader: int
+    lead: Card
+    follow: Card
+    winner: int
+
+
+@dataclass(frozen=True, slots=True)
+class Marriage:
+    """A declared marriage (R5.1); `trick` is how many tricks were finished when declared."""
+
+    seat: int
+    suit: Suit
+    trick: int
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A trump-jack exchange (R4.1): `seat` took the face-up card `taken`."""
+
+    seat: int
+    taken: Card
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything one seat may know at one moment (R10.1), and nothing it may not (R10.2)."""
+
+    seat: int  # the observing seat
+    profile: Profile
+    hand_number: int  # 0-based number of the hand within the match
+    dealer: int
+    to_act: int | None  # the seat to act, None when the hand is over
+    hand: tuple[Card, ...]  # the observing seat's own cards
+    opponent_hand_size: int
+    trump_suit: Suit
+    trump_card: Card  # the face-up trump card, or the one last seen after close/exhaustion
+    trump_card_face_up: bool
+    stock_size: int  # cards in the stock, the trump card included
+    closed_by: int | None
+    closed_after: int | None  # tricks finished when the stock was closed
+    leader: int  # the seat on lead in the trick under way
+    lead_card: Card | None  # the card led in the trick under way
+    tricks: tuple[Trick, ...]
+    marriages: tuple[Marriage, ...]
+    exchanges: tuple[Exchange, ...]
+    points: int  # own points (R5.5)
+    pending_points: int  # own declared marriage points not yet effective (R5.3)
+    tricks_won: int
+    opponent_tricks_won: int
+    counters: tuple[int, int]  # both match counters, from 7 down (R9.1)
+    legal_actions: tuple[Action, ...]  # what the observing seat may do now (empty if not to act)
+
+    # --- derived from the public record only ---------------------------------------------------
+    def played_cards(self) -> set[Card]:
+        """Every card played so far, the trick under way included."""
+        played = {c for t in self.tricks for c in (t.lead, t.follow)}
+        if self.lead_card is not None:
+            played.add(self.lead_card)
+        return played
+
+    def unseen_cards(self) -> set[Card]:
+        """Cards whose place this seat cannot see: the opponent's hand and the face-down stock.
+
+        The trump card still in the stock is excluded (its place is known).
+        """
+        unseen = set(ALL_CARDS) - set(self.hand) - self.played_cards()
+        if self.stock_size:
+            unseen.discard(self.trump_card)
+        return unseen
+
+    def known_opponent_cards(self) -> set[Card]:
+        """Cards the opponent was shown to hold (R10.2) and has not played since."""
+        opponent = 1 - self.seat
+        known: set[Card] = set()
+        for ex in self.exchanges:
+            if ex.seat == opponent:
+                known.add(ex.taken)
+        for m in self.marriages:
+            if m.seat == opponent:
+                known.add(Card.from_text("K" + m.suit.value))
+                known.add(Card.from_text("Q" + m.suit.value))
+        if self.stock_size == 0 and self.closed_by is None and len(self.tricks) >= 5:
+            # R3.3: the loser of the fifth trick took the trump card on the last draw.
+            if self.tricks[4].winner != opponent:
+                known.add(self.trump_card)
+        return known & self.unseen_cards()
+
+    # --- plain data -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (cards and actions as text)."""
+        return {
+            "seat": self.seat,
+            "profile": self.profile.value,
+            "hand_number": self.hand_number,
+            "dealer": self.dealer,
+            "to_act": self.to_act,
+            "hand": [str(c) for c in self.hand],
+            "opponent_hand_size": self.opponent_hand_size,
+            "trump_suit": self.trump_suit.value,
+            "trump_card": str(self.trump_card),
+            "trump_card_face_up": self.trump_card_face_up,
+            "stock_size": self.stock_size,
+            "closed_by": self.closed_by,
+            "closed_after": self.closed_after,
+            "leader": self.leader,
+            "lead_card": None if self.lead_card is None else str(self.lead_card),
+            "tricks": [{"leader": t.leader, "lead": str(t.lead), "follow": str(t.follow),
+                        "winner": t.winner} for t in self.tricks],
+            "marriages": [{"seat": m.seat, "suit": m.suit.value, "trick": m.trick}
+                          for m in self.marriages],
+            "exchanges": [{"seat": e.seat, "taken": str(e.taken)} for e in self.exchanges],
+            "points": self.points,
+            "pending_points": self.pending_points,
+            "tricks_won": self.tricks_won,
+            "opponent_tricks_won": self.opponent_tricks_won,
+            "counters": list(self.counters),
+            "legal_actions": [str(a) for a in self.legal_actions],
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Observation:
+        """The observation from `to_dict()`'s form."""
+        card = Card.from_text
+        return Observation(
+            seat=d["seat"], profile=Profile(d["profile"]), hand_number=d["hand_number"],
+            dealer=d["dealer"], to_act=d["to_act"], hand=tuple(card(c) for c in d["hand"]),
+            opponent_hand_size=d["opponent_hand_size"], trump_suit=Suit(d["trump_suit"]),
+            trump_card=card(d["trump_card"]), trump_card_face_up=d["trump_card_face_up"],
+            stock_size=d["stock_size"], closed_by=d["closed_by"],
+            closed_after=d["closed_after"], leader=d["leader"],
+            lead_card=None if d["lead_card"] is None else card(d["lead_card"]),
+            tricks=tuple(Trick(t["leader"], card(t["lead"]), card(t["follow"]), t["winner"])
+                         for t in d["tricks"]),
+            marriages=tuple(Marriage(m["seat"], Suit(m["suit"]), m["trick"])
+                            for m in d["marriages"]),
+            exchanges=tuple(Exchange(e["seat"], card(e["taken"])) for e in d["exchanges"]),
+            points=d["points"], pending_points=d["pending_points"],
+            tricks_won=d["tricks_won"], opponent_tricks_won=d["opponent_tricks_won"],
+            counters=(d["counters"][0], d["counters"][1]),
+            legal_actions=tuple(Action.from_text(a) for a in d["legal_actions"]),
+        )
+
+
+def observe(hand: Hand, seat: int, counters: tuple[int, int] = (7, 7),
+            hand_number: int = 0) -> Observation:
+    """Build `seat`'s observation of `hand` from its public record and `seat`'s own cards."""
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, not {seat!r}")
+    other = 1 - seat
+    own = hand.holding(seat)
+    lead = hand.lead_card
+    opponent_size = len(own)
+    if lead is not None:
+        opponent_size += -1 if hand.leader == other else 1
+    return Observation(
+        seat=seat,
+        profile=hand.profile,
+        hand_number=hand_number,
+        dealer=hand.dealer,
+        to_act=hand.to_act,
+        hand=own,
+        opponent_hand_size=opponent_size,
+        trump_suit=Suit(hand.trump_suit),
+        trump_card=hand.trump_card,
+        trump_card_face_up=hand.closed_by is None and hand.stock_size > 0,
+        stock_size=hand.stock_size,
+        closed_by=hand.closed_by,
+        closed_after=hand._closed_after if hand.closed_by is not None else None,
+        leader=hand.leader,
+        lead_card=lead,
+        tricks=tuple(Trick(ldr, ALL_CARDS[a], ALL_CARDS[b], w) for ldr, a, b, w in hand._tricks),
+        marriages=tuple(Marriage(s, SUITS[suit], n) for s, suit, n in hand._marriages),
+        exchanges=tuple(Exchange(s, ALL_CARDS[c]) for s, c in hand._exchanges),
+        points=hand.points(seat),
+        pending_points=hand.pending_points(seat),
+        tricks_won=hand.tricks_won(seat),
+        opponent_tricks_won=hand.tricks_won(other),
+        counters=counters,
+        legal_actions=hand.legal_actions() if hand.to_act == seat else (),
+    )
+
+
+def determinize(obs: Observation, rng: random.Random) -> Hand:
+    """A full hand consistent with `obs`: the opponent's unknown cards and the face-down stock
+    drawn uniformly from the unseen cards. For search bots; its `history` is empty.
+    """
+    from engine.hand import _FOLLOWER_WINS, _MARRIAGE_MASK, Hand
+
+    known = obs.known_opponent_cards()
+    free = sorted(obs.unseen_cards() - known)
+    rng.shuffle(free)
+    need = obs.opponent_hand_size - len(known)
+    if need < 0 or need > len(free):
+        raise ValueError("the observation is inconsistent: cannot place the opponent's cards")
+    opponent_cards = [*known, *free[:need]]
+    face_down = free[need:]
+    seat, other = obs.seat, 1 - obs.seat
+
+    hand = Hand.__new__(Hand)
+    hand.profile = obs.profile
+    hand.dealer = obs.dealer
+    hand.deck = ()
+    hand.history = []
+    masks = [0, 0]
+    masks[seat] = sum(c.bit for c in obs.hand)
+    masks[other] = sum(c.bit for c in opponent_cards)
+    hand._hands = masks
+    hand._stock = [obs.trump_card.index, *(c.index for c in face_down)] if obs.stock_size else []
+    if len(hand._stock) != obs.stock_size:
+        raise ValueError("the observation is inconsistent: stock size does not match")
+    trump = SUITS.index(obs.trump_suit)
+    hand._trump = trump
+    hand._trump_card = obs.trump_card.index
+    hand._sharp = obs.profile is Profile.SHARP
+    hand._wins = _FOLLOWER_WINS[trump]
+    hand._leader = obs.leader
+    hand._to_act = obs.to_act
+    hand._lead = obs.lead_card.index if obs.lead_card is not None else -1
+    hand._tricks = [(t.leader, t.lead.index, t.follow.index, t.winner) for t in obs.tricks]
+    hand._marriages = [(m.seat, SUITS.index(m.suit), m.trick) for m in obs.marriages]
+    hand._exchanges = [(e.seat, e.taken.index) for e in obs.exchanges]
+    card_points = [0, 0]
+    tricks_won = [0, 0]
+    for t in obs.tricks:
+        card_points[t.winner] += t.lead.points + t.follow.points
+        tricks_won[t.winner] += 1
+    marriage_points = [0, 0]
+    for m in obs.marriages:
+        marriage_points[m.seat] += 40 if SUITS.index(m.suit) == trump else 20
+    hand._card_points = card_points
+    hand._tricks_won = tricks_won
+    hand._marriage_points = marriage_points
+    # The marriage declared on the lead under way, if its card is not led yet (R5.1).
+    hand._declared = -1
+    last = obs.marriages[-1] if obs.marriages else None
+    if (last is not None and last.seat == obs.to_act and obs.lead_card is None
+            and last.trick == len(obs.tricks)
+            and masks[last.seat] & _MARRIAGE_MASK[SUITS.index(last.suit)]
+            == _MARRIAGE_MASK[SUITS.index(last.suit)]):
+        hand._declared = SUITS.index(last.suit)
+    hand._closed_by = obs.closed_by
+    hand._closed_after = obs.closed_after if obs.closed_after is not None else -1
+    hand._close_position = None
+    if obs.closed_by is not None:
+        opp = 1 - obs.closed_by
+        before = obs.tricks[: hand._closed_after]
+        opp_tricks = sum(1 for t in before if t.winner == opp)
+        opp_points = sum(t.lead.points + t.follow.points for t in before if t.winner == opp)
+        if opp_tricks:
+            opp_points += sum(40 if SUITS.index(m.suit) == trump else 20
+                              for m in obs.marriages
+                              if m.seat == opp and m.trick <= hand._closed_after)
+        hand._close_position = (opp_points, opp_tricks > 0)
+    hand._result = None
+    hand._legal = None
+    return hand
+
