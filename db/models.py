@@ -1,0 +1,153 @@
+"""Tables of the engine service: bots, matches, hands and the append-only action log.
+
+A match's game state is never stored: it is rebuilt from the match seed and its action log
+(`actions`, ordered by `seq`) with the engine. The columns of `matches` are a summary kept up to
+date in the same transaction as each action (for listing, deadlines and the dashboard).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from db.base import Base
+
+# Bot kinds.
+REMOTE = "remote"  # plays over the network (gRPC) with its token
+HOUSE = "house"  # played by the service's workers with a named strategy
+
+# Match states.
+RUNNING = "running"
+FINISHED = "finished"
+
+# Why a match ended.
+PLAYED = "played"  # a counter reached 0 (R9.1)
+FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and bank
+FORFEIT_ILLEGAL = "forfeit_illegal"  # a seat made more illegal actions than allowed
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Bot(Base):
+    """A player: a remote bot (token) or a house bot (strategy run by the workers)."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    kind: Mapped[str] = mapped_column(String(10), default=REMOTE)
+    house_strategy: Mapped[str | None] = mapped_column(String(40))
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)  # sha256 hex
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Match(Base):
+    """A Bummerl between two bots; its game state is the seed + the action log."""
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        Index("ix_matches_state_deadline", "state", "deadline_at"),
+        Index("ix_matches_bot0", "bot0_id"),
+        Index("ix_matches_bot1", "bot1_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot0_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    bot1_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    profile: Mapped[str] = mapped_column(String(10), default="soft")
+    seed: Mapped[int] = mapped_column(BigInteger)
+    state: Mapped[str] = mapped_column(String(10), default=RUNNING)
+    # Summary of the game state after the last action (rebuilt from seed + log on demand).
+    seq: Mapped[int] = mapped_column(Integer, default=0)  # actions applied so far
+    to_act: Mapped[int | None] = mapped_column(Integer)  # seat, None when over
+    hand_number: Mapped[int] = mapped_column(Integer, default=1)
+    counter0: Mapped[int] = mapped_column(Integer, default=7)
+    counter1: Mapped[int] = mapped_column(Integer, default=7)
+    winner: Mapped[int | None] = mapped_column(Integer)
+    schneider: Mapped[bool] = mapped_column(Boolean, default=False)
+    # How it ended (policy record).
+    end_reason: Mapped[str | None] = mapped_column(String(20))
+    end_detail: Mapped[str | None] = mapped_column(Text)
+    forfeit_seat: Mapped[int | None] = mapped_column(Integer)
+    # Time control and illegal-action policy.
+    move_ms: Mapped[int] = mapped_column(Integer)
+    bank_ms: Mapped[int] = mapped_column(Integer)
+    max_illegal: Mapped[int] = mapped_column(Integer)
+    bank0_ms: Mapped[int] = mapped_column(Integer)
+    bank1_ms: Mapped[int] = mapped_column(Integer)
+    illegal0: Mapped[int] = mapped_column(Integer, default=0)
+    illegal1: Mapped[int] = mapped_column(Integer, default=0)
+    turn_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    bot0: Mapped[Bot] = relationship(foreign_keys=[bot0_id], lazy="joined")
+    bot1: Mapped[Bot] = relationship(foreign_keys=[bot1_id], lazy="joined")
+
+    def bot_id(self, seat: int) -> int:
+        return self.bot1_id if seat else self.bot0_id
+
+    def bot(self, seat: int) -> Bot:
+        return self.bot1 if seat else self.bot0
+
+    def seat_of(self, bot_id: int) -> int | None:
+        """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""
+        if self.bot0_id == bot_id:
+            return 0
+        if self.bot1_id == bot_id:
+            return 1
+        return None
+
+
+class Hand(Base):
+    """One deal of a match; the result columns are set when the hand ends."""
+
+    __tablename__ = "hands"
+    __table_args__ = (UniqueConstraint("match_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)  # from 1
+    dealer: Mapped[int] = mapped_column(Integer)
+    first_seq: Mapped[int] = mapped_column(Integer)  # seq of its first action
+    winner: Mapped[int | None] = mapped_column(Integer)
+    game_points: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(String(20))
+    points0: Mapped[int | None] = mapped_column(Integer)
+    points1: Mapped[int | None] = mapped_column(Integer)
+    tricks0: Mapped[int | None] = mapped_column(Integer)
+    tricks1: Mapped[int | None] = mapped_column(Integer)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ActionLog(Base):
+    """The append-only log of the actions applied in a match (never updated or deleted)."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        UniqueConstraint("match_id", "seq"),
+        Index("ix_actions_request", "match_id", "request_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)  # 0, 1, 2, ... within the match
+    seat: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(20))  # engine text, e.g. "play TH"
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
