@@ -1,0 +1,26 @@
+"""House bots: strategies the service plays itself. Each sees only an `Observation`.
+
+`make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`).
+"""
+
+from __future__ import annotations
+
+from workers.bots.base import Bot
+from workers.bots.bully import BullyBot
+from workers.bots.random_bot import RandomBot
+from workers.bots.rdeep import RdeepBot
+
+STRATEGIES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot}
+
+
+def make_bot(name: str, **options: object) -> Bot:
+    """The house bot for strategy `name`; `options` go to its constructor (e.g. rdeep samples)."""
+    try:
+        cls = STRATEGIES[name]
+    except KeyError:
+        known = ", ".join(sorted(STRATEGIES))
+        raise ValueError(f"unknown house strategy {name!r} (known: {known})") from None
+    return cls(**options)
+
+
+__all__ = ["STRATEGIES", "Bot", "BullyBot", "RandomBot", "RdeepBot", "make_bot"]
