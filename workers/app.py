@@ -1,0 +1,103 @@
+"""The Celery app: broker, queues, reliability settings, and the beat schedule.
+
+| variable | meaning | default |
+|---|---|---|
+| `BUMMERL_BROKER_URL` | the Celery broker | `REDIS_URL` if set, else embedded |
+| `REDIS_URL` | Redis (production broker) | none |
+| `BUMMERL_BROKER_DIR` | folder of the embedded (filesystem) broker | `var/broker` |
+| `BUMMERL_LADDER_MATCHES` | ladder matches kept going per profile | 2 |
+| `BUMMERL_LADDER_PROFILES` | profiles the ladder runs, comma-separated | `soft` |
+| `BUMMERL_LADDER_EVERY` | seconds between ladder ticks (beat) | 5 |
+| `BUMMERL_SWEEP_EVERY` | seconds between sweeps (beat) | 10 |
+| `BUMMERL_SWEEP_STALE` | seconds without progress before owed work is re-enqueued | 60 |
+| `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
+
+Embedded default: kombu's filesystem transport under `var/broker/` (no Redis), still real
+Celery workers; all processes on one machine share the folder. Its messages are removed when a
+worker takes them, so a killed worker loses its message: the sweeper re-enqueues from the
+database, which is the truth (the queue is only a trigger).
+
+Queues: `moves` (latency-bound: house-bot moves, ladder ticks, sweeps, rating updates) and
+`batch` (throughput-bound: simulation chunks). Run separate workers per queue in production
+(`-Q moves -c 4`, `-Q batch -c <cores>`); one worker may also serve both.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from celery import Celery
+from kombu import Queue
+
+ROOT = Path(__file__).resolve().parent.parent
+MOVES = "moves"
+BATCH = "batch"
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def broker_url() -> str:
+    return os.environ.get("BUMMERL_BROKER_URL") or os.environ.get("REDIS_URL") or "filesystem://"
+
+
+def broker_dir() -> Path:
+    return Path(os.environ.get("BUMMERL_BROKER_DIR") or ROOT / "var" / "broker")
+
+
+def is_embedded() -> bool:
+    return broker_url().startswith("filesystem")
+
+
+def make_app() -> Celery:
+    app = Celery("bummerl", include=["workers.tasks"])
+    (ROOT / "var").mkdir(exist_ok=True)
+    url = broker_url()
+    transport_options: dict[str, object] = {}
+    if url.startswith("filesystem"):
+        folder = broker_dir()
+        for sub in ("queue", "control"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        transport_options = {
+            "data_folder_in": str(folder / "queue"),
+            "data_folder_out": str(folder / "queue"),
+            "control_folder": str(folder / "control"),
+            "polling_interval": 0.1,
+        }
+    elif url.startswith("redis"):
+        # Redeliver an unacknowledged message after this long (a crashed worker's task); the
+        # sweeper usually re-enqueues owed work sooner.
+        transport_options = {"visibility_timeout": 600}
+    app.conf.update(
+        broker_url=url,
+        broker_transport_options=transport_options,
+        broker_connection_retry_on_startup=True,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_queues=[Queue(MOVES), Queue(BATCH)],
+        task_default_queue=MOVES,
+        task_routes={"bummerl.chunk": {"queue": BATCH}},
+        # Reliability: acknowledge after the task ran; a worker lost mid-task puts it back.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_send_task_events=False,
+        worker_hijack_root_logger=False,
+        beat_schedule_filename=str(ROOT / "var" / "celerybeat-schedule"),
+        beat_schedule={
+            "ladder": {"task": "bummerl.ladder_tick",
+                       "schedule": _env_float("BUMMERL_LADDER_EVERY", 5.0)},
+            "sweep": {"task": "bummerl.sweep",
+                      "schedule": _env_float("BUMMERL_SWEEP_EVERY", 10.0)},
+        },
+    )
+    if url.startswith("filesystem"):
+        # No broadcast needed: remote control would leave reply queues behind in the folder.
+        app.conf.worker_enable_remote_control = False
+    return app
+
+
+app = make_app()

@@ -1,0 +1,109 @@
+"""House-bot moves in live matches: computed on a worker, submitted like any other action.
+
+`play_house_move(match_id, seat, seq)` re-reads the match; unless the match is still waiting for
+`seat` at sequence number `seq` and that seat is a house bot, it does nothing. It gives the bot
+the seat's observation only, and submits the answer through the service's `submit_action` with
+`expected_seq=seq` and the request id `house:<match>:<seq>`: a duplicate task (redelivery,
+sweeper) is refused as stale or recognised as the same request, never applied twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import session_factory
+from db.models import HOUSE, RUNNING, ActionLog, Bot, Match
+from engine import Action, Observation
+from engine import Match as EngineMatch
+from workers.bots import make_bot
+
+log = logging.getLogger(__name__)
+
+
+def think_seconds() -> float:
+    """Time a house bot may think per move (search bots stop early), `BUMMERL_HOUSE_THINK_S`."""
+    return float(os.environ.get("BUMMERL_HOUSE_THINK_S", "1.0"))
+
+
+def observation(s: Session, match: Match, seat: int) -> Observation:
+    """The seat's observation, rebuilt with the engine from the match's seed and action log."""
+    log_rows = s.scalars(select(ActionLog).where(ActionLog.match_id == match.id)
+                         .order_by(ActionLog.seq))
+    game = EngineMatch.replay(match.seed, match.profile,
+                              ((row.seat, Action.from_text(row.action)) for row in log_rows))
+    return game.observe(seat)
+
+
+def play_house_move(match_id: int, seat: int, seq: int,
+                    sessions: sessionmaker[Session] | None = None) -> bool:
+    """Compute and submit the house bot's move; True if this call's action was applied."""
+    from services import matches
+    from services.errors import ServiceError
+
+    sessions = sessions or session_factory()
+    with sessions() as s:
+        match = s.get(Match, match_id)
+        if match is None or match.state != RUNNING or match.seq != seq or match.to_act != seat:
+            return False
+        bot = match.bot(seat)
+        if bot.kind != HOUSE or not bot.house_strategy:
+            return False
+        obs = observation(s, match, seat)
+        strategy = bot.house_strategy
+        deadline_at = match.deadline_at
+    budget = think_seconds()
+    if deadline_at is not None:
+        left = (_aware(deadline_at) - datetime.now(UTC)).total_seconds() - 0.5
+        budget = max(0.05, min(budget, left))
+    rng = random.Random(f"house:{match_id}:{seq}")
+    action = make_bot(strategy).choose(obs, rng, deadline=time.monotonic() + budget)
+    try:
+        matches.submit_action(match_id, seat, action, expected_seq=seq,
+                              request_id=f"house:{match_id}:{seq}", sessions=sessions)
+    except ServiceError as e:  # stale (someone else moved), match over, ...: nothing owed
+        log.info("house move %s/%s/%s not applied: %s", match_id, seat, seq, e)
+        return False
+    return True
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def send_move(match_id: int, seat: int, seq: int) -> None:
+    """Enqueue a house move (call after the commit that made it owed)."""
+    from workers.tasks import play_move_task
+
+    play_move_task.apply_async((match_id, seat, seq))
+
+
+def redispatch_house_turns(stale_seconds: float,
+                           sessions: sessionmaker[Session] | None = None) -> list[int]:
+    """Sweeper part: enqueue the move of every running match waiting for a house bot for more
+    than `stale_seconds`; the match ids."""
+    sessions = sessions or session_factory()
+    cutoff = datetime.now(UTC) - timedelta(seconds=stale_seconds)
+    owed: list[tuple[int, int, int]] = []
+    with sessions() as s:
+        rows = s.scalars(select(Match).where(Match.state == RUNNING, Match.to_act.is_not(None)))
+        for match in rows:
+            seat = match.to_act
+            assert seat is not None
+            since = match.turn_started_at or match.created_at
+            if _aware(since) > cutoff:
+                continue
+            bot: Bot = match.bot(seat)
+            if bot.kind == HOUSE:
+                owed.append((match.id, seat, match.seq))
+    for match_id, seat, seq in owed:
+        send_move(match_id, seat, seq)
+    if owed:
+        log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed), owed)
+    return [m for m, _, _ in owed]

@@ -1,0 +1,229 @@
+"""Batch simulations in the database: create one, run a chunk, aggregate, stop early.
+
+The flow: `create_simulation` writes the simulation and all its chunks (state `pending`);
+`dispatch` marks up to `window` chunks as enqueued and, after the commit, sends their ids to the
+`batch` queue; `run_chunk` plays a chunk in-process and records its exact totals in the same
+transaction that marks it done, but only if it was still pending (so nothing is counted twice),
+then finishes the simulation, stops it (SPRT decided) or dispatches more chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import session_factory
+from db.batch import (
+    CHUNK_CANCELLED,
+    CHUNK_DONE,
+    CHUNK_PENDING,
+    SIM_DONE,
+    SIM_RUNNING,
+    SIM_STOPPED,
+    Simulation,
+    SimulationChunk,
+)
+from engine import Profile
+from workers.batch import play_deals
+from workers.bots import make_bot
+from workers.stats import Sprt, Totals, summary
+
+log = logging.getLogger(__name__)
+
+TOTAL_FIELDS = ("pairs", "net", "net_sq", "wins_a", "wins_sq", "points_a", "points_b")
+Sender = Callable[[list[int]], None]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def window() -> int:
+    return int(os.environ.get("BUMMERL_BATCH_WINDOW", "16"))
+
+
+def send_chunks(chunk_ids: list[int]) -> None:
+    """Default sender: one `bummerl.chunk` task per id on the `batch` queue."""
+    from workers.tasks import run_chunk_task
+
+    for chunk_id in chunk_ids:
+        run_chunk_task.apply_async((chunk_id,))
+
+
+def create_simulation(strategy_a: str, strategy_b: str, deals: int, seed: int | None = None,
+                      profile: str = "soft", chunk_deals: int = 25, sprt: Sprt | None = None,
+                      sessions: sessionmaker[Session] | None = None) -> int:
+    """Write a simulation and its chunks; returns its id. Call `dispatch` to start it."""
+    make_bot(strategy_a), make_bot(strategy_b)  # unknown strategy names fail here
+    Profile(profile)
+    if deals < 1 or chunk_deals < 1:
+        raise ValueError("deals and chunk size must be positive")
+    sessions = sessions or session_factory()
+    seed = random.randrange(2**31) if seed is None else seed
+    with sessions.begin() as s:
+        sim = Simulation(strategy_a=strategy_a, strategy_b=strategy_b, profile=profile, seed=seed,
+                         deals=deals, chunk_deals=chunk_deals, state=SIM_RUNNING, deals_done=0,
+                         created_at=now(), progress_at=now())
+        if sprt is not None:
+            sim.sprt_elo0, sim.sprt_elo1 = sprt.elo0, sprt.elo1
+            sim.sprt_alpha, sim.sprt_beta = sprt.alpha, sprt.beta
+        s.add(sim)
+        s.flush()
+        for number, first in enumerate(range(0, deals, chunk_deals)):
+            s.add(SimulationChunk(simulation_id=sim.id, number=number, first_deal=first,
+                                  deals=min(chunk_deals, deals - first), state=CHUNK_PENDING,
+                                  attempts=0, **dict.fromkeys(TOTAL_FIELDS, 0)))
+        return sim.id
+
+
+def _mark_enqueued(s: Session, sim_id: int, limit: int, fresh_only: bool) -> list[int]:
+    """Mark up to `limit` pending chunks as enqueued now (fresh: never enqueued); their ids."""
+    query = select(SimulationChunk.id).where(SimulationChunk.simulation_id == sim_id,
+                                             SimulationChunk.state == CHUNK_PENDING)
+    if fresh_only:
+        query = query.where(SimulationChunk.enqueued_at.is_(None))
+    ids = list(s.scalars(query.order_by(SimulationChunk.number).limit(limit)))
+    if ids:
+        s.execute(update(SimulationChunk).where(SimulationChunk.id.in_(ids))
+                  .values(enqueued_at=now()))
+    return ids
+
+
+def _in_flight(s: Session, sim_id: int) -> int:
+    return s.scalar(select(func.count()).where(
+        SimulationChunk.simulation_id == sim_id, SimulationChunk.state == CHUNK_PENDING,
+        SimulationChunk.enqueued_at.is_not(None))) or 0
+
+
+def dispatch(sim_id: int, sessions: sessionmaker[Session] | None = None,
+             send: Sender = send_chunks) -> list[int]:
+    """Enqueue fresh chunks up to the window (after the commit); the ids sent."""
+    sessions = sessions or session_factory()
+    with sessions.begin() as s:
+        ids = _mark_enqueued(s, sim_id, max(0, window() - _in_flight(s, sim_id)), True)
+    send(ids)
+    return ids
+
+
+def totals_of(s: Session, sim_id: int) -> Totals:
+    """The exact totals of a simulation's done chunks."""
+    row = s.execute(select(*(func.coalesce(func.sum(getattr(SimulationChunk, f)), 0)
+                             for f in TOTAL_FIELDS))
+                    .where(SimulationChunk.simulation_id == sim_id,
+                           SimulationChunk.state == CHUNK_DONE)).one()
+    return Totals(**{f: int(v) for f, v in zip(TOTAL_FIELDS, row, strict=True)})
+
+
+def sprt_of(sim: Simulation) -> Sprt | None:
+    if sim.sprt_elo0 is None or sim.sprt_elo1 is None:
+        return None
+    return Sprt(sim.sprt_elo0, sim.sprt_elo1, sim.sprt_alpha or 0.05, sim.sprt_beta or 0.05)
+
+
+def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None,
+              send: Sender = send_chunks) -> bool:
+    """Play chunk `chunk_id` and record it. Idempotent: True only if this call counted it."""
+    sessions = sessions or session_factory()
+    with sessions.begin() as s:
+        chunk = s.get(SimulationChunk, chunk_id)
+        if chunk is None or chunk.state != CHUNK_PENDING:
+            return False
+        sim = s.get(Simulation, chunk.simulation_id)
+        if sim is None or sim.state != SIM_RUNNING:
+            return False
+        chunk.attempts += 1
+        job = (sim.id, sim.strategy_a, sim.strategy_b, sim.seed, chunk.first_deal, chunk.deals,
+               sim.profile)
+    sim_id, strategy_a, strategy_b, seed, first, count, profile = job
+    totals = play_deals(strategy_a, strategy_b, seed, first, count, profile)
+    to_send: list[int] = []
+    with sessions.begin() as s:
+        # Lock the simulation row first (PostgreSQL row lock; SQLite's write lock), so that
+        # concurrent chunk completions of one simulation are serialised.
+        locked = s.execute(update(Simulation)
+                           .where(Simulation.id == sim_id, Simulation.state == SIM_RUNNING)
+                           .values(progress_at=now()))
+        if locked.rowcount == 0:
+            return False  # finished or stopped meanwhile: this chunk no longer counts
+        marked = s.execute(update(SimulationChunk)
+                           .where(SimulationChunk.id == chunk_id,
+                                  SimulationChunk.state == CHUNK_PENDING)
+                           .values(state=CHUNK_DONE, done_at=now(), **totals.as_dict()))
+        if marked.rowcount == 0:
+            return False  # another run of this chunk counted it already
+        s.execute(update(Simulation).where(Simulation.id == sim_id)
+                  .values(deals_done=Simulation.deals_done + count))
+        to_send = _after_chunk(s, sim_id)
+    send(to_send)
+    return True
+
+
+def _after_chunk(s: Session, sim_id: int) -> list[int]:
+    """Finish, stop early, or pick the next chunks to send. Runs under the simulation lock."""
+    sim = s.execute(select(Simulation).where(Simulation.id == sim_id)
+                    .execution_options(populate_existing=True)).scalar_one()
+    pending = s.scalar(select(func.count()).where(SimulationChunk.simulation_id == sim_id,
+                                                  SimulationChunk.state == CHUNK_PENDING)) or 0
+    totals = totals_of(s, sim_id)
+    sprt = sprt_of(sim)
+    decision = sprt.decide(totals) if sprt is not None else None
+    if pending == 0 or decision is not None:
+        sim.state = SIM_DONE if pending == 0 else SIM_STOPPED
+        sim.decision = decision
+        sim.finished_at = now()
+        sim.result = json.dumps(summary(totals, sprt))
+        if pending:
+            s.execute(update(SimulationChunk)
+                      .where(SimulationChunk.simulation_id == sim_id,
+                             SimulationChunk.state == CHUNK_PENDING)
+                      .values(state=CHUNK_CANCELLED))
+        log.info("simulation %s %s after %s deals", sim_id, sim.state, totals.pairs)
+        return []
+    return _mark_enqueued(s, sim_id, max(0, window() - _in_flight(s, sim_id)), True)
+
+
+def redispatch_stalled(stale_seconds: float, sessions: sessionmaker[Session] | None = None,
+                       send: Sender = send_chunks) -> list[int]:
+    """Sweeper part: re-enqueue the owed chunks of running simulations without progress for
+    `stale_seconds` (their messages were lost with a worker, or never sent); the ids sent."""
+    sessions = sessions or session_factory()
+    cutoff = now().timestamp() - stale_seconds
+    ids: list[int] = []
+    with sessions.begin() as s:
+        for sim in s.scalars(select(Simulation).where(Simulation.state == SIM_RUNNING)):
+            if _aware(sim.progress_at).timestamp() > cutoff:
+                continue
+            sim.progress_at = now()
+            ids += _mark_enqueued(s, sim.id, window(), False)
+    send(ids)
+    if ids:
+        log.warning("sweeper: re-enqueued %d stalled chunk(s): %s", len(ids), ids)
+    return ids
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite gives naive datetimes back: they are UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def progress(sim_id: int, sessions: sessionmaker[Session] | None = None) -> dict:
+    """State, progress and the result table so far (live while running)."""
+    sessions = sessions or session_factory()
+    with sessions() as s:
+        sim = s.get(Simulation, sim_id)
+        if sim is None:
+            raise KeyError(f"no simulation {sim_id}")
+        totals = totals_of(s, sim_id)
+        return {
+            "id": sim.id, "state": sim.state, "strategy_a": sim.strategy_a,
+            "strategy_b": sim.strategy_b, "profile": sim.profile, "seed": sim.seed,
+            "deals": sim.deals, "deals_done": sim.deals_done, "decision": sim.decision,
+            "result": json.loads(sim.result) if sim.result else summary(totals, sprt_of(sim)),
+        }

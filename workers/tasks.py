@@ -1,0 +1,60 @@
+"""Celery tasks. Thin: each takes ids, re-reads the database, and is idempotent.
+
+- `bummerl.move` (queue `moves`): a house bot's move in a live match, submitted with the
+  expected sequence number and a request id derived from (match, seq): a duplicate or late
+  message never applies a second action.
+- `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
+- `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
+
+All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
+after its task ran, and a worker process that dies mid-task puts it back on the queue.
+"""
+
+from __future__ import annotations
+
+import os
+
+from workers.app import BATCH, MOVES, app
+
+MOVE_LIMIT = float(os.environ.get("BUMMERL_MOVE_TASK_LIMIT", "60"))
+CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
+
+
+@app.task(name="bummerl.move", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          soft_time_limit=MOVE_LIMIT, time_limit=MOVE_LIMIT + 10)
+def play_move_task(match_id: int, seat: int, seq: int) -> None:
+    from workers.moves import play_house_move
+
+    play_house_move(match_id, seat, seq)
+
+
+@app.task(name="bummerl.chunk", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+          soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
+def run_chunk_task(chunk_id: int) -> None:
+    from workers.simulations import run_chunk
+
+    run_chunk(chunk_id)
+
+
+@app.task(name="bummerl.ladder_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=120)
+def ladder_tick_task() -> None:
+    from workers.ladder import tick
+
+    tick()
+
+
+@app.task(name="bummerl.rate", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=60)
+def rate_match_task(match_id: int) -> None:
+    from workers.ladder import rate_match
+
+    rate_match(match_id)
+
+
+@app.task(name="bummerl.sweep", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=120)
+def sweep_task() -> None:
+    from workers.sweeper import sweep
+
+    sweep()
