@@ -74,7 +74,7 @@ class Match(Base):
     # Summary of the game state after the last action (rebuilt from seed + log on demand).
     seq: Mapped[int] = mapped_column(Integer, default=0)  # actions applied so far
     to_act: Mapped[int | None] = mapped_column(Integer)  # seat, None when over
-    hand_number: Mapped[int] = mapped_column(Integer, default=1)
+    hand_number: Mapped[int] = mapped_column(Integer, default=0)
     counter0: Mapped[int] = mapped_column(Integer, default=7)
     counter1: Mapped[int] = mapped_column(Integer, default=7)
     winner: Mapped[int | None] = mapped_column(Integer)
@@ -122,9 +122,10 @@ class Hand(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
-    number: Mapped[int] = mapped_column(Integer)  # from 1
+    number: Mapped[int] = mapped_column(Integer)  # from 0, as in the engine
     dealer: Mapped[int] = mapped_column(Integer)
     first_seq: Mapped[int] = mapped_column(Integer)  # seq of its first action
+    last_seq: Mapped[int | None] = mapped_column(Integer)  # seq of its last action, once over
     winner: Mapped[int | None] = mapped_column(Integer)
     game_points: Mapped[int | None] = mapped_column(Integer)
     reason: Mapped[str | None] = mapped_column(String(20))

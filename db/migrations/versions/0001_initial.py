@@ -95,6 +95,7 @@ def upgrade() -> None:
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("dealer", sa.Integer(), nullable=False),
         sa.Column("first_seq", sa.Integer(), nullable=False),
+        sa.Column("last_seq", sa.Integer(), nullable=True),
         sa.Column("winner", sa.Integer(), nullable=True),
         sa.Column("game_points", sa.Integer(), nullable=True),
         sa.Column("reason", sa.String(length=20), nullable=True),

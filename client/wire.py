@@ -1,0 +1,127 @@
+"""Conversions between the engine's values and the bummerl.v1 protobuf messages.
+
+Used by the service (engine → wire) and by the client kit (wire → engine), so both sides agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bummerl.v1 import common_pb2 as pb
+
+import engine
+
+KINDS = {
+    engine.ActionKind.PLAY: pb.ACTION_KIND_PLAY,
+    engine.ActionKind.EXCHANGE: pb.ACTION_KIND_EXCHANGE,
+    engine.ActionKind.CLOSE: pb.ACTION_KIND_CLOSE,
+    engine.ActionKind.DECLARE: pb.ACTION_KIND_DECLARE,
+    engine.ActionKind.CLAIM: pb.ACTION_KIND_CLAIM,
+}
+KIND_NAMES = {v: k for k, v in KINDS.items()}
+PROFILES = {engine.Profile.SOFT: pb.PROFILE_SOFT, engine.Profile.SHARP: pb.PROFILE_SHARP}
+PROFILE_NAMES = {v: k for k, v in PROFILES.items()}
+
+
+def action_to_pb(action: engine.Action) -> pb.Action:
+    return pb.Action(
+        kind=KINDS[action.kind],
+        card="" if action.card is None else str(action.card),
+        suit="" if action.suit is None else action.suit.value,
+    )
+
+
+def action_from_pb(message: pb.Action) -> engine.Action:
+    """The engine action; raises ValueError naming what is wrong."""
+    kind = KIND_NAMES.get(message.kind)
+    if kind is None:
+        raise ValueError("action.kind is not set: use ACTION_KIND_PLAY, _EXCHANGE, _CLOSE, ...")
+    data: dict[str, str] = {"do": kind.value}
+    if message.card:
+        data["card"] = message.card
+    if message.suit:
+        data["suit"] = message.suit
+    return engine.Action.from_dict(data)
+
+
+def _seat(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def observation_to_pb(obs: engine.Observation) -> pb.Observation:
+    return pb.Observation(
+        seat=obs.seat,
+        profile=PROFILES[obs.profile],
+        hand_number=obs.hand_number,
+        dealer=obs.dealer,
+        to_act=_seat(obs.to_act),
+        hand=[str(c) for c in obs.hand],
+        trump_suit=obs.trump_suit.value,
+        trump_card=str(obs.trump_card),
+        trump_card_face_up=obs.trump_card_face_up,
+        stock_size=obs.stock_size,
+        closed_by=_seat(obs.closed_by),
+        leader=obs.leader,
+        lead_card="" if obs.lead_card is None else str(obs.lead_card),
+        tricks=[
+            pb.Trick(leader=t.leader, lead=str(t.lead), follow=str(t.follow), winner=t.winner)
+            for t in obs.tricks
+        ],
+        marriages=[pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
+                   for m in obs.marriages],
+        exchanges=[pb.Exchange(seat=e.seat, taken=str(e.taken)) for e in obs.exchanges],
+        points=obs.points,
+        pending_points=obs.pending_points,
+        tricks_won=obs.tricks_won,
+        opponent_tricks_won=obs.opponent_tricks_won,
+        counters=list(obs.counters),
+        legal_actions=[action_to_pb(a) for a in obs.legal_actions],
+        opponent_hand_size=obs.opponent_hand_size,
+        closed_after=_seat(obs.closed_after),
+    )
+
+
+def _none(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+def observation_from_pb(message: pb.Observation) -> engine.Observation:
+    d: dict[str, Any] = {
+        "seat": message.seat,
+        "profile": PROFILE_NAMES.get(message.profile, engine.Profile.SOFT).value,
+        "hand_number": message.hand_number,
+        "dealer": message.dealer,
+        "to_act": _none(message.to_act),
+        "hand": list(message.hand),
+        "opponent_hand_size": message.opponent_hand_size,
+        "trump_suit": message.trump_suit,
+        "trump_card": message.trump_card,
+        "trump_card_face_up": message.trump_card_face_up,
+        "stock_size": message.stock_size,
+        "closed_by": _none(message.closed_by),
+        "closed_after": _none(message.closed_after),
+        "leader": message.leader,
+        "lead_card": message.lead_card or None,
+        "tricks": [{"leader": t.leader, "lead": t.lead, "follow": t.follow, "winner": t.winner}
+                   for t in message.tricks],
+        "marriages": [{"seat": m.seat, "suit": m.suit, "trick": m.trick}
+                      for m in message.marriages],
+        "exchanges": [{"seat": e.seat, "taken": e.taken} for e in message.exchanges],
+        "points": message.points,
+        "pending_points": message.pending_points,
+        "tricks_won": message.tricks_won,
+        "opponent_tricks_won": message.opponent_tricks_won,
+        "counters": list(message.counters),
+        "legal_actions": [str(action_from_pb(a)) for a in message.legal_actions],
+    }
+    return engine.Observation.from_dict(d)
+
+
+def hand_result_to_pb(result: engine.HandResult) -> pb.HandResult:
+    return pb.HandResult(
+        winner=result.winner,
+        game_points=result.game_points,
+        reason=result.reason.value,
+        points=list(result.points),
+        tricks=list(result.tricks),
+    )

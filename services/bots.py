@@ -1,0 +1,109 @@
+"""Bots: registration, tokens and look-ups (plain functions over the database).
+
+A remote bot's token is 32 random bytes (URL-safe text) shown once; only its SHA-256 is stored.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.models import HOUSE, REMOTE, Bot
+from services.config import Settings, settings, sha256
+from services.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+
+
+def _sessions(sessions: sessionmaker[Session] | None) -> sessionmaker[Session]:
+    if sessions is not None:
+        return sessions
+    from db.base import session_factory
+
+    return session_factory()
+
+
+def register_bot(
+    name: str,
+    *,
+    kind: str = REMOTE,
+    house_strategy: str | None = None,
+    sessions: sessionmaker[Session] | None = None,
+) -> tuple[Bot, str | None]:
+    """Register a bot; returns it and its token (None for a house bot, which has none).
+
+    Raises InvalidArgument for a bad name or kind, AlreadyExists when the name is taken.
+    """
+    if not NAME.match(name or ""):
+        raise InvalidArgument(
+            f"bad bot name {name!r}: use 1-40 letters, digits, '-', '_' or '.'"
+        )
+    if kind not in (REMOTE, HOUSE):
+        raise InvalidArgument(f"bad bot kind {kind!r}: 'remote' or 'house'")
+    if kind == HOUSE and not house_strategy:
+        raise InvalidArgument("a house bot needs a house_strategy name")
+    token = secrets.token_urlsafe(32) if kind == REMOTE else None
+    bot = Bot(
+        name=name,
+        kind=kind,
+        house_strategy=house_strategy if kind == HOUSE else None,
+        token_hash=sha256(token) if token else None,
+    )
+    with _sessions(sessions).begin() as session:
+        session.add(bot)
+        try:
+            session.flush()
+        except IntegrityError:
+            raise AlreadyExists(f"a bot named {name!r} exists: choose another name") from None
+    return bot, token
+
+
+def get_bot(bot_id: int, *, sessions: sessionmaker[Session] | None = None) -> Bot:
+    with _sessions(sessions)() as session:
+        bot = session.get(Bot, bot_id)
+        if bot is None:
+            raise NotFound(f"no bot with id {bot_id}")
+        return bot
+
+
+def bot_for_token(token: str | None, *, sessions: sessionmaker[Session] | None = None) -> Bot:
+    """The remote bot whose token this is; Unauthenticated otherwise."""
+    if not token:
+        raise Unauthenticated(
+            "no token: send metadata 'authorization: Bearer <bot token>'"
+        )
+    with _sessions(sessions)() as session:
+        bot = session.scalar(select(Bot).where(Bot.token_hash == sha256(token)))
+    if bot is None:
+        raise Unauthenticated("unknown token: use the token RegisterBot returned")
+    return bot
+
+
+def is_operator(token: str | None, config: Settings | None = None) -> bool:
+    config = config or settings()
+    if not token or not config.operator_token_sha256:
+        return False
+    return hmac.compare_digest(sha256(token), config.operator_token_sha256)
+
+
+def require_operator(token: str | None, config: Settings | None = None, what: str = "") -> None:
+    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the operator's."""
+    config = config or settings()
+    if is_operator(token, config):
+        return
+    if not token:
+        raise Unauthenticated(
+            f"{what} needs the operator token: send metadata 'authorization: Bearer <token>'"
+        )
+    raise PermissionDenied(f"{what} needs the operator token; this token is not it")

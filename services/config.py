@@ -1,0 +1,54 @@
+"""Service settings, read from the environment once (tests pass their own `Settings`).
+
+| variable | meaning | default |
+|---|---|---|
+| `BUMMERL_OPERATOR_TOKEN` | the operator's token (kept only as its SHA-256) | none |
+| `BUMMERL_OPERATOR_TOKEN_SHA256` | or: the hex SHA-256 of the operator's token | none |
+| `BUMMERL_OPEN_REGISTRATION` | `1`: anyone may register a bot | `0` |
+| `BUMMERL_MOVE_MS` | per-move time of a new match | 5000 |
+| `BUMMERL_BANK_MS` | time bank of each seat of a new match | 30000 |
+| `BUMMERL_MAX_ILLEGAL` | illegal actions that make a seat forfeit a match | 3 |
+| `BUMMERL_HOUSE_MOVE_MS` | time a house bot (played by the workers) has per move | 120000 |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import cache
+
+
+def sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Settings:
+    operator_token_sha256: str | None = None
+    open_registration: bool = False
+    move_ms: int = 5000
+    bank_ms: int = 30000
+    max_illegal: int = 3
+    house_move_ms: int = 120000
+
+    @staticmethod
+    def from_env() -> Settings:
+        env = os.environ
+        digest = env.get("BUMMERL_OPERATOR_TOKEN_SHA256") or None
+        if env.get("BUMMERL_OPERATOR_TOKEN"):
+            digest = sha256(env["BUMMERL_OPERATOR_TOKEN"])
+        return Settings(
+            operator_token_sha256=digest,
+            open_registration=env.get("BUMMERL_OPEN_REGISTRATION", "0") == "1",
+            move_ms=int(env.get("BUMMERL_MOVE_MS", "5000")),
+            bank_ms=int(env.get("BUMMERL_BANK_MS", "30000")),
+            max_illegal=int(env.get("BUMMERL_MAX_ILLEGAL", "3")),
+            house_move_ms=int(env.get("BUMMERL_HOUSE_MOVE_MS", "120000")),
+        )
+
+
+@cache
+def settings() -> Settings:
+    """The process-wide settings from the environment."""
+    return Settings.from_env()

@@ -1,0 +1,47 @@
+"""Errors of the service's plain functions; the gRPC layer maps each to its status code."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """An error a caller can act on; `code` is the gRPC status code name, `rule` a RULES.md id."""
+
+    code = "INTERNAL"
+
+    def __init__(self, message: str, rule: str | None = None, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rule = rule
+        self.details = details
+
+
+class InvalidArgument(ServiceError):
+    code = "INVALID_ARGUMENT"
+
+
+class FailedPrecondition(ServiceError):
+    """The request is well formed but the match's state does not allow it (cites a rule)."""
+
+    code = "FAILED_PRECONDITION"
+
+
+class NotFound(ServiceError):
+    code = "NOT_FOUND"
+
+
+class AlreadyExists(ServiceError):
+    code = "ALREADY_EXISTS"
+
+
+class Unauthenticated(ServiceError):
+    code = "UNAUTHENTICATED"
+
+
+class PermissionDenied(ServiceError):
+    code = "PERMISSION_DENIED"
+
+
+class Aborted(ServiceError):
+    """A stale or concurrent submit: fetch the state again and retry."""
+
+    code = "ABORTED"
