@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from engine.rules import WINNING_POINTS  # noqa: E402
 
 def play_hand(hand: Hand | Match, rng: random.Random) -> None:
     """Play `hand` (a Hand, or a Match's current hand) to its end with the random policy."""
-    choice = rng.choice
+    random = rng.random
     legal_actions = hand.legal_actions
     apply = hand.apply
     points = (hand.hand if isinstance(hand, Match) else hand).points
@@ -36,9 +37,10 @@ def play_hand(hand: Hand | Match, rng: random.Random) -> None:
                 if isinstance(hand, Match):
                     return
                 continue
-            action = choice(legal[:-1])
+            legal = legal[:-1]
+            action = legal[int(random() * len(legal))]
         else:
-            action = choice(legal)
+            action = legal[int(random() * len(legal))]
         if apply(seat, action) is not None:  # Match.apply returns the result of a finished hand
             return
 
@@ -68,16 +70,35 @@ def bench_matches(seconds: float, seed: int) -> tuple[int, int, float]:
     return count, hands, time.perf_counter() - start
 
 
+def median_rate(measure, rounds: int) -> tuple[float, int]:
+    """The median over `rounds` runs of (count / seconds), and the total count."""
+    rates, total = [], 0
+    for _ in range(rounds):
+        count, elapsed = measure()
+        rates.append(count / elapsed)
+        total += count
+    return statistics.median(rates), total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds; the median is printed")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    hands, elapsed = bench_hands(args.seconds, args.seed)
-    print(f"hands:   {hands / elapsed:10,.0f} hands/s   ({hands:,} random hands in {elapsed:.1f} s)")
-    matches, match_hands, elapsed = bench_matches(args.seconds, args.seed)
-    print(f"matches: {matches / elapsed:10,.0f} matches/s ({matches:,} matches, "
-          f"{match_hands / matches:.1f} hands each, in {elapsed:.1f} s)")
+    rate, hands = median_rate(lambda: bench_hands(args.seconds, args.seed), args.rounds)
+    print(f"hands:   {rate:10,.0f} hands/s   (median of {args.rounds} rounds, "
+          f"{hands:,} random hands)")
+    match_hands = [0]
+
+    def matches() -> tuple[int, float]:
+        count, hands, elapsed = bench_matches(args.seconds, args.seed)
+        match_hands[0] += hands
+        return count, elapsed
+
+    rate, count = median_rate(matches, args.rounds)
+    print(f"matches: {rate:10,.0f} matches/s (median of {args.rounds} rounds, {count:,} matches, "
+          f"{match_hands[0] / count:.1f} hands each)")
 
 
 if __name__ == "__main__":

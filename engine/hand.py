@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 # --- tables over card indices (index = suit * 5 + rank, rank 0 = ace ... 4 = jack) ----------
 _POINTS = tuple(c.points for c in ALL_CARDS)
+_ALL_BITS = (1 << 20) - 1
+_PLAY = ActionKind.PLAY
 _SUIT_MASK = tuple(0b11111 << (5 * s) for s in range(4))
 # Cards of the same suit that beat card i (a lower rank number is a higher card).
 _HIGHER = tuple(((1 << (i % 5)) - 1) << (5 * (i // 5)) for i in range(20))
@@ -46,7 +48,7 @@ def _follower_wins_table(trump: int) -> tuple[bool, ...]:
 
 _FOLLOWER_WINS = tuple(_follower_wins_table(t) for t in range(4))
 
-# Legal-action tuples, cached by a key of the hand mask and a few flags (see _lead_actions).
+# Legal-action tuples, cached by a key of the hand mask and a few flags (see _compute_legal).
 _PLAYS: dict[int, tuple[Action, ...]] = {}
 _LEADS: dict[int, tuple[Action, ...]] = {}
 _CACHE_LIMIT = 500_000
@@ -92,29 +94,41 @@ class Hand:
     `deck` is top card first; `dealer` is the seat that dealt. The non-dealer leads first.
     """
 
+    __slots__ = ("profile", "dealer", "deck", "history", "to_act", "_hands", "_stock", "_trump",
+                 "_trump_card", "_jack_bit", "_sharp", "_wins", "_leader", "_lead", "_declared",
+                 "_closed_by", "_close_position", "_closed_after", "_card_points",
+                 "_marriage_points", "_tricks_won", "_tricks", "_marriages", "_exchanges",
+                 "_result", "_legal")
+
     def __init__(self, deck: Sequence[Card], dealer: int,
                  profile: Profile | str = Profile.SOFT) -> None:
-        check_deck(deck)
         if dealer not in (0, 1):
             raise ValueError(f"dealer must be seat 0 or 1, not {dealer!r}")
-        self.profile = Profile(profile)
+        self.profile = profile if profile.__class__ is Profile else Profile(profile)
         self.dealer = dealer
         forehand = 1 - dealer
-        idx = [c.index for c in deck]
+        try:
+            bits = [c.bit for c in deck]
+        except AttributeError:
+            raise ValueError("a deck is a sequence of Card values") from None
+        if len(bits) != 20 or sum(bits) != _ALL_BITS:
+            check_deck(deck)
         hands = [0, 0]
-        for i in idx[0:3] + idx[7:9]:
-            hands[forehand] |= 1 << i
-        for i in idx[3:6] + idx[9:11]:
-            hands[dealer] |= 1 << i
+        hands[forehand] = bits[0] | bits[1] | bits[2] | bits[7] | bits[8]
+        hands[dealer] = bits[3] | bits[4] | bits[5] | bits[9] | bits[10]
         self._hands = hands
         # Face-up trump card first, then the face-down cards bottom to top (deck[11] on top).
-        self._stock = [idx[6], *reversed(idx[11:20])]
-        self._trump = idx[6] // 5
-        self._trump_card = idx[6]
+        trump_card = deck[6].index
+        stock = [c.index for c in deck[:10:-1]]
+        stock.insert(0, trump_card)
+        self._stock = stock
+        self._trump = trump_card // 5
+        self._trump_card = trump_card
+        self._jack_bit = 1 << (self._trump * 5 + _JACK)
         self._sharp = self.profile is Profile.SHARP
         self._wins = _FOLLOWER_WINS[self._trump]
         self._leader = forehand
-        self._to_act: int | None = forehand
+        self.to_act: int | None = forehand  # the seat to act, None when over
         self._lead = -1  # the card led in the trick under way, or -1
         self._declared = -1  # suit declared on this lead, whose K or Q must be led next
         self._closed_by: int | None = None
@@ -132,11 +146,6 @@ class Hand:
         self.deck: tuple[Card, ...] = tuple(deck)
 
     # --- reading the state -----------------------------------------------------------------
-    @property
-    def to_act(self) -> int | None:
-        """The seat to act, or None when the hand is over."""
-        return self._to_act
-
     @property
     def is_over(self) -> bool:
         return self._result is not None
@@ -209,38 +218,40 @@ class Hand:
         return legal
 
     def _compute_legal(self) -> tuple[Action, ...]:
-        seat = self._to_act
+        seat = self.to_act
         if seat is None:
             return ()
         mask = self._hands[seat]
-        if self._lead >= 0:
-            if self._closed_by is not None or not self._stock:
-                mask = strict_follow_mask(mask, self._lead, self._trump)
-            return _plays(mask)
-        return self._lead_actions(seat, mask)
-
-    def _lead_actions(self, seat: int, mask: int) -> tuple[Action, ...]:
-        sharp = self._sharp
-        won = self._tricks_won[seat] > 0
-        flags = 0
         stock = self._stock
-        if self._closed_by is None and stock:
-            n = len(stock)
-            if (n >= 2 and mask & (1 << (self._trump * 5 + _JACK))
-                    and (won or not sharp)):
-                flags |= 1  # R4.1 exchange
-            if not (sharp and n == 2):
-                flags |= 2  # R6.1 close
+        if self._lead >= 0:
+            if self._closed_by is not None or not stock:
+                mask = strict_follow_mask(mask, self._lead, self._trump)
+            plays = _PLAYS.get(mask)
+            return plays if plays is not None else _plays(mask)
+        # Leading. flags: 1 exchange (R4.1), 2 close (R6.1), 4 declare (R5.1), 8..32 the
+        # declared suit + 1 whose K or Q must be led (R5.1), 64 claim (R7.1), 128 sharp (R9.3).
         declared = self._declared
-        if declared < 0:
-            if won or not sharp:
-                flags |= 4  # R5.1 declare
+        if self._sharp:
+            won = self._tricks_won[seat] > 0
+            flags = 128
+            if self._closed_by is None and stock:
+                n = len(stock)
+                if n >= 2 and won and mask & self._jack_bit:
+                    flags |= 1
+                if n != 2:
+                    flags |= 2
+            if declared < 0:
+                if won:
+                    flags |= 4
+            else:
+                flags |= (declared + 1) << 3
         else:
-            flags |= (declared + 1) << 3  # R5.1 the lead is restricted to that K or Q
+            flags = 0
+            if self._closed_by is None and stock:
+                flags = 3 if len(stock) >= 2 and mask & self._jack_bit else 2
+            flags |= 4 if declared < 0 else (declared + 1) << 3
         if self._tricks:
-            flags |= 64  # R7.1 claim
-        if sharp:
-            flags |= 128
+            flags |= 64
         key = mask | (flags << 20)
         actions = _LEADS.get(key)
         if actions is None:
@@ -252,14 +263,16 @@ class Hand:
     # --- applying actions ------------------------------------------------------------------
     def apply(self, seat: int, action: Action) -> None:
         """Apply `action` by `seat`, or raise IllegalActionError and change nothing (R11.1)."""
-        if seat != self._to_act or action not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        if seat != self.to_act or action not in legal:
             raise self.why_illegal(seat, action)
         self.history.append((seat, action))
         self._legal = None
         kind = action.kind
-        if kind is ActionKind.PLAY:
-            assert action.card is not None
-            self._play(seat, action.card.index)
+        if kind is _PLAY:
+            self._play(seat, action.card.index)  # type: ignore[union-attr]
         elif kind is ActionKind.CLAIM:
             self._finish_claim(seat, deemed=False)
         elif kind is ActionKind.DECLARE:
@@ -288,7 +301,7 @@ class Hand:
         if lead < 0:
             self._lead = card
             self._declared = -1
-            self._to_act = 1 - seat
+            self.to_act = 1 - seat
             return
         leader = 1 - seat
         winner = seat if self._wins[lead * 20 + card] else leader
@@ -297,7 +310,7 @@ class Hand:
         self._tricks.append((leader, lead, card, winner))
         self._lead = -1
         self._leader = winner
-        self._to_act = winner
+        self.to_act = winner
         stock = self._stock
         if stock and self._closed_by is None:  # R3.3 the winner draws first
             hands[winner] |= 1 << stock.pop()
@@ -355,7 +368,7 @@ class Hand:
         self._result = HandResult(winner, game_points, reason,
                                   (self.points(0), self.points(1)),
                                   (self._tricks_won[0], self._tricks_won[1]))
-        self._to_act = None
+        self.to_act = None
         self._legal = ()
 
     # --- why an action is illegal (R11.1) -----------------------------------------------------
@@ -367,9 +380,9 @@ class Hand:
         """
         if self._result is not None:
             return IllegalActionError("R8.6", "the hand is over")
-        if seat != self._to_act:
+        if seat != self.to_act:
             return IllegalActionError(
-                "R3.1", f"it is not seat {seat}'s turn: seat {self._to_act} is to act")
+                "R3.1", f"it is not seat {seat}'s turn: seat {self.to_act} is to act")
         if not isinstance(action, Action):
             return IllegalActionError("R11.1", f"unknown action {action!r}")
         leading = self._lead < 0
@@ -442,7 +455,8 @@ class Hand:
     def copy(self) -> Hand:
         """An independent copy (for search)."""
         new = Hand.__new__(Hand)
-        new.__dict__.update(self.__dict__)
+        for name in _SHARED_FIELDS:
+            setattr(new, name, getattr(self, name))
         new._hands = self._hands[:]
         new._stock = self._stock[:]
         new._card_points = self._card_points[:]
@@ -455,8 +469,14 @@ class Hand:
         return new
 
     def __repr__(self) -> str:
-        state = f"over: {self._result}" if self._result else f"seat {self._to_act} to act"
+        state = f"over: {self._result}" if self._result else f"seat {self.to_act} to act"
         return f"<Hand trump {self.trump_suit}, stock {len(self._stock)}, {state}>"
+
+
+# Fields whose values are immutable, so a copy can share them.
+_SHARED_FIELDS = ("profile", "dealer", "deck", "to_act", "_trump", "_trump_card", "_jack_bit",
+                  "_sharp", "_wins", "_leader", "_lead", "_declared", "_closed_by",
+                  "_close_position", "_closed_after", "_result", "_legal")
 
 
 def _exchange_problem(leading: bool, closed_by: int | None, stock_size: int, has_jack: bool,

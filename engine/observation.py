@@ -236,10 +236,11 @@ def determinize(obs: Observation, rng: random.Random) -> Hand:
     trump = SUITS.index(obs.trump_suit)
     hand._trump = trump
     hand._trump_card = obs.trump_card.index
+    hand._jack_bit = 1 << (trump * 5 + 4)
     hand._sharp = obs.profile is Profile.SHARP
     hand._wins = _FOLLOWER_WINS[trump]
     hand._leader = obs.leader
-    hand._to_act = obs.to_act
+    hand.to_act = obs.to_act
     hand._lead = obs.lead_card.index if obs.lead_card is not None else -1
     hand._tricks = [(t.leader, t.lead.index, t.follow.index, t.winner) for t in obs.tricks]
     hand._marriages = [(m.seat, SUITS.index(m.suit), m.trick) for m in obs.marriages]
