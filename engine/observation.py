@@ -104,10 +104,11 @@ class Observation:
             if m.seat == opponent:
                 known.add(Card.from_text("K" + m.suit.value))
                 known.add(Card.from_text("Q" + m.suit.value))
-        if self.stock_size == 0 and self.closed_by is None and len(self.tricks) >= 5:
-            # R3.3: the loser of the fifth trick took the trump card on the last draw.
-            if self.tricks[4].winner != opponent:
-                known.add(self.trump_card)
+        # R3.3: with the stock exhausted (never closed), the loser of the fifth trick took the
+        # trump card on the last draw.
+        exhausted = self.stock_size == 0 and self.closed_by is None and len(self.tricks) >= 5
+        if exhausted and self.tricks[4].winner != opponent:
+            known.add(self.trump_card)
         return known & self.unseen_cards()
 
     # --- plain data -------------------------------------------------------------------------

@@ -26,9 +26,8 @@ def replay_case(case: Any) -> dict[str, Any]:
         if i > len(match.results):
             raise InvalidCaseError(f"hand {i - 1}'s actions end before that hand is over, "
                                    f"but hand {i} follows")
-        if match.is_over and i == len(match.results):
-            if not hand_case["actions"]:
-                raise InvalidCaseError(f"hand {i} follows the end of the match")
+        if match.is_over and i == len(match.results) and not hand_case["actions"]:
+            raise InvalidCaseError(f"hand {i} follows the end of the match")
         for j, step in enumerate(hand_case["actions"]):
             error = _apply(match, i, step)
             if error is not None:
