@@ -1,0 +1,1 @@
+"""Example bots for the client kit."""

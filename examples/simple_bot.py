@@ -1,0 +1,48 @@
+"""A simple sensible bot. Run: python -m client examples.simple_bot:SimpleBot
+
+- claim as soon as a claim is correct (own points >= 66, R7.1/R7.2);
+- declare the best marriage it can (40 before 20) and exchange the trump jack when allowed;
+- leading: play the lowest non-trump card (keep trumps and aces);
+- following: win the trick as cheaply as possible if the lead is worth it (an ace or ten),
+  otherwise throw the lowest card that is allowed.
+"""
+
+from __future__ import annotations
+
+import engine
+from client import Bot
+
+ORDER = "JQKTA"  # low to high (R1.1)
+
+
+def strength(card: engine.Card) -> int:
+    return ORDER.index(card.rank.value)
+
+
+class SimpleBot(Bot):
+    def act(self, observation: engine.Observation) -> engine.Action:
+        legal = observation.legal_actions
+        kinds = {a.kind: a for a in legal}
+        if engine.ActionKind.CLAIM in kinds and observation.points >= 66:
+            return kinds[engine.ActionKind.CLAIM]
+        if engine.ActionKind.EXCHANGE in kinds:
+            return kinds[engine.ActionKind.EXCHANGE]
+        declares = [a for a in legal if a.kind == engine.ActionKind.DECLARE]
+        if declares:
+            declares.sort(key=lambda a: a.suit != observation.trump_suit)
+            return declares[0]
+        plays = [a for a in legal if a.kind == engine.ActionKind.PLAY]
+        trump = observation.trump_suit
+        if observation.lead_card is None:  # leading
+            return min(plays, key=lambda a: (a.card.suit == trump, a.card.points, strength(a.card)))
+        lead = observation.lead_card
+        winners = [a for a in plays if self._beats(a.card, lead, trump)]
+        if winners and (lead.points >= 10 or observation.points + lead.points >= 55):
+            return min(winners, key=lambda a: (a.card.suit == trump, a.card.points))
+        return min(plays, key=lambda a: (a.card.suit == trump, a.card.points, strength(a.card)))
+
+    @staticmethod
+    def _beats(card: engine.Card, lead: engine.Card, trump: engine.Suit) -> bool:
+        if card.suit == lead.suit:
+            return strength(card) > strength(lead)
+        return card.suit == trump

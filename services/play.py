@@ -1,0 +1,123 @@
+"""One bot's Play stream: which turns, hand ends and match ends to send, and its answers.
+
+The writer side is level-triggered: each step re-reads the bot's running matches from the
+database and sends what the bot has not been sent yet, so a reconnecting bot (or a restarted
+server) simply gets its pending turns again. Steps run when a match of the bot changes in this
+process, and at least once a second for changes made by other processes.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator
+
+from bummerl.v1 import bot_pb2
+from sqlalchemy.orm import Session, sessionmaker
+
+from client import wire
+from db.models import FINISHED, Bot
+from services import convert, matches, notify
+from services.config import Settings
+from services.errors import FailedPrecondition, ServiceError
+
+POLL_SECONDS = 1.0
+
+
+class PlaySession:
+    def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
+                 config: Settings | None) -> None:
+        self.bot = bot
+        self.sessions = sessions
+        self.config = config
+        self.key = f"bot:{bot.id}"
+        self.outbox: queue.SimpleQueue[bot_pb2.PlayResponse] = queue.SimpleQueue()
+        self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
+        self.known: dict[int, int] = {}  # match id -> hand number last reported
+        self.closed = False
+
+    # --- the bot's answers (reader thread) ---------------------------------------------------
+    def read(self, requests: Iterator[bot_pb2.PlayRequest]) -> None:
+        try:
+            for request in requests:
+                if request.WhichOneof("message") == "action":
+                    self.answer(request.action)
+        except Exception:  # noqa: BLE001  (the stream ended or broke: the writer notices)
+            pass
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.closed = True
+        notify.notify(self.key)
+
+    def answer(self, answer: bot_pb2.TurnAnswer) -> None:
+        try:
+            seat = matches.get_match(answer.match_id, sessions=self.sessions).seat_of(self.bot.id)
+            if seat is None:
+                raise ServiceError(f"bot {self.bot.id} does not play in match {answer.match_id}")
+            action = wire.action_from_pb(answer.action)
+            matches.submit_action(
+                answer.match_id, seat, action, expected_seq=answer.seq,
+                request_id=answer.request_id or None, bot_id=self.bot.id,
+                sessions=self.sessions, config=self.config)
+        except (ServiceError, ValueError) as e:
+            code = e.code if isinstance(e, ServiceError) else "INVALID_ARGUMENT"
+            rejected = bot_pb2.ActionRejected(
+                match_id=answer.match_id, seq=answer.seq, code=code, message=str(e))
+            if isinstance(e, ServiceError):
+                rejected.rule = e.rule or ""
+                left = e.details.get("illegal_left")
+                rejected.illegal_left = int(left) if isinstance(left, int) else 0
+            if isinstance(e, FailedPrecondition | ValueError) or code == "INVALID_ARGUMENT":
+                self.sent.pop(answer.match_id, None)  # send the same turn again
+            self.outbox.put(bot_pb2.PlayResponse(rejected=rejected))
+            notify.notify(self.key)
+
+    # --- what to send (writer, the gRPC response generator) ----------------------------------
+    def responses(self, is_active) -> Iterator[bot_pb2.PlayResponse]:  # type: ignore[no-untyped-def]
+        running = matches.running_matches_of(self.bot.id, sessions=self.sessions)
+        yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
+            bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
+        while not self.closed and is_active():
+            version = notify.version(self.key)
+            while not self.outbox.empty():
+                yield self.outbox.get()
+            yield from self.step()
+            notify.wait(self.key, version, POLL_SECONDS)
+
+    def step(self) -> Iterator[bot_pb2.PlayResponse]:
+        rows = matches.running_matches_of(self.bot.id, list(self.known), sessions=self.sessions)
+        for m in rows:
+            seat = m.seat_of(self.bot.id)
+            if seat is None:
+                continue
+            known = self.known.get(m.id)
+            if known is not None and (m.hand_number > known or m.state == FINISHED):
+                hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
+                for hand in hands:
+                    if hand.number >= known:
+                        yield bot_pb2.PlayResponse(
+                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+            if m.state == FINISHED:
+                self.known.pop(m.id, None)
+                self.sent.pop(m.id, None)
+                yield bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
+                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(m)))
+                continue
+            self.known[m.id] = m.hand_number
+            if m.to_act == seat and self.sent.get(m.id) != m.seq:
+                turn = self.turn(m.id, seat, m.seq)
+                if turn is not None:
+                    self.sent[m.id] = m.seq
+                    yield bot_pb2.PlayResponse(turn=turn)
+
+    def turn(self, match_id: int, seat: int, seq: int) -> bot_pb2.Turn | None:
+        obs, m = matches.get_observation(match_id, seat, sessions=self.sessions)
+        if m.seq != seq or m.to_act != seat or m.state == FINISHED:
+            return None  # it moved on meanwhile; the next step sends the new state
+        return bot_pb2.Turn(
+            match_id=match_id, seat=seat, seq=seq,
+            observation=wire.observation_to_pb(obs),
+            deadline=convert.timestamp(m.deadline_at),
+            bank_left_ms=matches.bank_left(m, seat),
+        )

@@ -1,0 +1,111 @@
+"""The gRPC server of the engine service: `create_server()` builds it, `serve()` runs it.
+
+Health checking (grpc.health.v1) and server reflection are on, so `grpcurl -plaintext
+localhost:50051 list` works. A referee thread enforces the time control (see services.matches).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent import futures
+
+import grpc
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from sqlalchemy.orm import Session, sessionmaker
+
+from services import matches
+from services.config import Settings, settings
+from services.servicers import BotServicer, MatchServicer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+MATCH_SERVICE = match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+BOT_SERVICE = bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+REFEREE_SECONDS = 0.1
+
+
+class Server:
+    """A built (not yet started) engine service bound to `address` ("host:0" picks a port)."""
+
+    def __init__(
+        self,
+        address: str = DEFAULT_ADDRESS,
+        *,
+        sessions: sessionmaker[Session] | None = None,
+        config: Settings | None = None,
+        max_workers: int = 256,
+    ) -> None:
+        self.sessions = sessions
+        self.config = config or settings()
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers))
+        match_pb2_grpc.add_MatchServiceServicer_to_server(
+            MatchServicer(sessions, self.config), self.grpc)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
+                                                      self.grpc)
+        self.health = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
+        reflection.enable_server_reflection(
+            (MATCH_SERVICE, BOT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            self.grpc)
+        self.port = self.grpc.add_insecure_port(address)
+        host = address.rsplit(":", 1)[0]
+        self.address = f"{host}:{self.port}"
+        self._stop = threading.Event()
+        self._referee = threading.Thread(target=self._referee_loop, daemon=True,
+                                         name="bummerl-referee")
+
+    def start(self) -> Server:
+        """Resume every unfinished match, start serving and refereeing."""
+        resumed = matches.resume_all(sessions=self.sessions, config=self.config)
+        self.grpc.start()
+        self._referee.start()
+        for name in ("", MATCH_SERVICE, BOT_SERVICE):
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("bummerl service on %s (%d running matches resumed)", self.address, resumed)
+        return self
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        self.health.enter_graceful_shutdown()
+        self._stop.set()
+        self.grpc.stop(grace).wait()
+        if self._referee.is_alive():
+            self._referee.join(timeout=2)
+
+    def wait(self) -> None:
+        self.grpc.wait_for_termination()
+
+    def _referee_loop(self) -> None:
+        while not self._stop.wait(REFEREE_SECONDS):
+            try:
+                matches.enforce_deadlines(sessions=self.sessions)
+            except Exception:  # noqa: BLE001  (keep refereeing; the next round retries)
+                log.exception("referee round failed")
+
+
+def create_server(
+    address: str = DEFAULT_ADDRESS,
+    *,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+    max_workers: int = 256,
+) -> Server:
+    """Build the service on `address` without starting it (tests use "127.0.0.1:0")."""
+    return Server(address, sessions=sessions, config=config, max_workers=max_workers)
+
+
+def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True) -> None:
+    """Run the service until interrupted, on the configured database (DATABASE_URL)."""
+    if migrate:
+        from db.migrate import upgrade
+
+        upgrade()
+    server = create_server(address).start()
+    print(f"bummerl service listening on {server.address}", flush=True)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        server.stop()

@@ -1,0 +1,169 @@
+"""The gRPC servicers: thin adapters from bummerl.v1 requests to the plain functions."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
+from sqlalchemy.orm import Session, sessionmaker
+
+from client import wire
+from services import bots, convert, matches, notify
+from services.config import Settings
+from services.errors import InvalidArgument, ServiceError
+from services.play import PlaySession
+
+
+def token_of(context: grpc.ServicerContext) -> str | None:
+    """The bearer token of the call's `authorization` metadata."""
+    for key, value in context.invocation_metadata():
+        if key == "authorization":
+            text = value if isinstance(value, str) else value.decode()
+            scheme, _, token = text.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else text.strip()
+    return None
+
+
+def _abort(context: grpc.ServicerContext, error: ServiceError) -> None:
+    if error.rule:
+        context.set_trailing_metadata((("bummerl-rule", error.rule),))
+    context.abort(getattr(grpc.StatusCode, error.code), error.message)
+
+
+def unary(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Map ServiceError to its status code (the rule id goes in `bummerl-rule` metadata)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except ServiceError as e:
+            _abort(context, e)
+
+    return wrapper
+
+
+def streaming(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    @functools.wraps(method)
+    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        try:
+            yield from method(self, request, context)
+        except ServiceError as e:
+            _abort(context, e)
+
+    return wrapper
+
+
+class MatchServicer(match_pb2_grpc.MatchServiceServicer):
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+        self.sessions = sessions
+        self.config = config
+
+    @unary
+    def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
+        bots.require_operator(token_of(context), self.config, "CreateMatch")
+        tc = request.time_control
+        m = matches.create_match(
+            list(request.bot_ids),
+            profile=wire.PROFILE_NAMES.get(request.profile, "soft"),
+            seed=request.seed if request.HasField("seed") else None,
+            move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
+            max_illegal=tc.max_illegal or None,
+            sessions=self.sessions, config=self.config)
+        return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
+
+    @unary
+    def GetMatch(self, request, context):  # type: ignore[no-untyped-def]
+        m, hands, actions = matches.match_hands(request.match_id, sessions=self.sessions)
+        return match_pb2.GetMatchResponse(
+            match=convert.match_to_pb(m), hands=convert.hand_summaries(hands, actions))
+
+    @unary
+    def ListMatches(self, request, context):  # type: ignore[no-untyped-def]
+        rows, token = matches.list_matches(
+            state=convert.STATE_NAMES.get(request.state), bot_id=request.bot_id or None,
+            page_size=request.page_size, page_token=request.page_token,
+            sessions=self.sessions)
+        return match_pb2.ListMatchesResponse(
+            matches=[convert.match_to_pb(m) for m in rows], next_page_token=token)
+
+    @unary
+    def GetObservation(self, request, context):  # type: ignore[no-untyped-def]
+        bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+        obs, m = matches.get_observation(
+            request.match_id, request.seat, bot_id=bot.id, sessions=self.sessions)
+        mine = m.state == "running" and m.to_act == request.seat
+        return match_pb2.GetObservationResponse(
+            observation=wire.observation_to_pb(obs), seq=m.seq,
+            deadline=convert.timestamp(m.deadline_at) if mine else None)
+
+    @unary
+    def SubmitAction(self, request, context):  # type: ignore[no-untyped-def]
+        bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+        try:
+            action = wire.action_from_pb(request.action)
+        except ValueError as e:
+            raise InvalidArgument(f"bad action: {e}") from None
+        result = matches.submit_action(
+            request.match_id, request.seat, action, expected_seq=request.expected_seq,
+            request_id=request.request_id or None, bot_id=bot.id,
+            sessions=self.sessions, config=self.config)
+        return match_pb2.SubmitActionResponse(
+            seq=result.seq, duplicate=result.duplicate, match=convert.match_to_pb(result.match))
+
+    @streaming
+    def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
+        key = f"match:{request.match_id}"
+        next_seq = max(0, request.from_seq)
+        announced: set[int] = set()
+        while context.is_active():
+            version = notify.version(key)
+            m, actions, hands = matches.match_actions(
+                request.match_id, next_seq, sessions=self.sessions)
+            ends = {h.last_seq: h for h in hands if h.last_seq is not None}
+            for row in actions:
+                yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
+                next_seq = row.seq + 1
+                hand = ends.get(row.seq)
+                if hand is not None and hand.number not in announced:
+                    announced.add(hand.number)
+                    yield match_pb2.WatchMatchResponse(
+                        hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+            if m.state == "finished" and next_seq >= m.seq:
+                yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
+                return
+            notify.wait(key, version, 1.0)
+
+
+class BotServicer(bot_pb2_grpc.BotServiceServicer):
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+        self.sessions = sessions
+        self.config = config
+
+    @unary
+    def RegisterBot(self, request, context):  # type: ignore[no-untyped-def]
+        if not self.config.open_registration:
+            bots.require_operator(token_of(context), self.config, "RegisterBot")
+        bot, token = bots.register_bot(request.name, sessions=self.sessions)
+        return bot_pb2.RegisterBotResponse(bot=convert.bot_to_pb(bot), token=token or "")
+
+    @unary
+    def GetBot(self, request, context):  # type: ignore[no-untyped-def]
+        return bot_pb2.GetBotResponse(
+            bot=convert.bot_to_pb(bots.get_bot(request.bot_id, sessions=self.sessions)))
+
+    def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        try:
+            bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+        except ServiceError as e:
+            _abort(context, e)
+            return
+        session = PlaySession(bot, self.sessions, self.config)
+        context.add_callback(session.close)
+        threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
+                         name=f"play-reader-{bot.id}").start()
+        yield from session.responses(context.is_active)
