@@ -11,6 +11,7 @@
 | `BUMMERL_SWEEP_EVERY` | seconds between sweeps (beat) | 10 |
 | `BUMMERL_SWEEP_STALE` | seconds without progress before owed work is re-enqueued | 60 |
 | `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
+| `BUMMERL_BEAT_SCHEDULE` | beat's schedule file | `var/celerybeat-schedule` |
 
 Embedded default: kombu's filesystem transport under `var/broker/` (no Redis), still real
 Celery workers; all processes on one machine share the folder. Its messages are removed when a
@@ -86,7 +87,8 @@ def make_app() -> Celery:
         worker_prefetch_multiplier=1,
         worker_send_task_events=False,
         worker_hijack_root_logger=False,
-        beat_schedule_filename=str(ROOT / "var" / "celerybeat-schedule"),
+        beat_schedule_filename=os.environ.get("BUMMERL_BEAT_SCHEDULE")
+        or str(ROOT / "var" / "celerybeat-schedule"),
         beat_schedule={
             "ladder": {"task": "bummerl.ladder_tick",
                        "schedule": _env_float("BUMMERL_LADDER_EVERY", 5.0)},

@@ -1,0 +1,80 @@
+"""Start and stop real Celery processes (worker, beat) as subprocesses.
+
+Used by `bummerl up`, `bench/batch.py` and the tests. Each process gets its own process group,
+so it can be killed with everything it forked (a prefork worker's pool children).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def celery_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "workers.app", *args]
+
+
+def start_worker(env: dict[str, str] | None = None, queues: str = "moves,batch",
+                 concurrency: int = 1, beat: bool = False, logfile: str | Path | None = None,
+                 name: str = "w1", loglevel: str = "INFO") -> subprocess.Popen:
+    """A Celery worker process (prefork pool of `concurrency` children) on `queues`."""
+    args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", "prefork",
+            "--without-mingle", "--without-gossip", "-n", f"{name}@%h", "-l", loglevel]
+    if beat:
+        args.append("-B")
+    return _start(celery_command(*args), env, logfile)
+
+
+def start_beat(env: dict[str, str] | None = None, logfile: str | Path | None = None,
+               loglevel: str = "INFO") -> subprocess.Popen:
+    """The Celery beat scheduler (ladder ticks and sweeps)."""
+    return _start(celery_command("beat", "-l", loglevel), env, logfile)
+
+
+def _start(cmd: list[str], env: dict[str, str] | None, logfile: str | Path | None
+           ) -> subprocess.Popen:
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT),
+                                                          full_env.get("PYTHONPATH")]))
+    out = open(logfile, "ab") if logfile else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        return subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        if logfile:
+            out.close()  # type: ignore[union-attr]
+
+
+def children(proc: subprocess.Popen) -> list[int]:
+    """Pids of the direct children of `proc` (a prefork worker's pool processes)."""
+    try:
+        text = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(pid) for pid in text.split()]
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the process and its whole group, no clean-up (a crash)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """Warm shutdown (SIGTERM: finish the current task), then SIGKILL if it hangs."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        kill(proc)
