@@ -1,0 +1,183 @@
+"""Unit tests for R6 (closing the stock: when, what changes, the position at closing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import (
+    ALL_CARDS,
+    Action,
+    Card,
+    Hand,
+    HandResult,
+    IllegalActionError,
+    Profile,
+    Reason,
+)
+
+# Deck A of docs/rules.md (dealer 1): seat 0 JC AS TS KH QH, seat 1 QC KS JS JD QD, trump TH,
+# stock KC QS AD TC JH AC KD TD AH.
+DECK_A = "JC AS TS QC KS JS TH KH QH JD QD KC QS AD TC JH AC KD TD AH"
+# Deck B of docs/rules.md (dealer 1): seat 0 JD KS QS TC JC, seat 1 AS TS KC QC AH, trump AD,
+# stock KH JS TD AC QH JH KD TH QD.
+DECK_B = "JD KS QS AS TS KC AD TC JC QC AH KH JS TD AC QH JH KD TH QD"
+
+
+def cards(text: str) -> list[Card]:
+    return [Card.from_text(t) for t in text.split()]
+
+
+def deck_of(forehand: str, dealer: str, trump: str, stock: str | None = None) -> str:
+    """The deck (top first) that deals `forehand` to the non-dealer and `dealer` to the dealer
+    (three cards, then two, R2.2), turns up `trump` and leaves `stock` (top first; by default
+    the other nine cards in index order) face down."""
+    fh, dh = forehand.split(), dealer.split()
+    used = {*fh, *dh, trump}
+    rest = stock.split() if stock is not None else [str(c) for c in ALL_CARDS
+                                                      if str(c) not in used]
+    deck = [*fh[:3], *dh[:3], trump, *fh[3:], *dh[3:], *rest]
+    assert sorted(deck) == sorted(str(c) for c in ALL_CARDS), "not a full deck"
+    return " ".join(deck)
+
+
+def run(deck: str | list[Card], steps: str = "", dealer: int = 1,
+        profile: str = "soft") -> Hand:
+    """Deal `deck` (top card first) and apply `steps`, like "0 play JC; 1 play QC; 1 claim"."""
+    hand = Hand(cards(deck) if isinstance(deck, str) else deck, dealer, Profile(profile))
+    for step in filter(None, (s.strip() for s in steps.split(";"))):
+        seat, text = step.split(" ", 1)
+        hand.apply(int(seat), Action.from_text(text))
+    return hand
+
+
+def legal(hand: Hand) -> set[str]:
+    return {str(a) for a in hand.legal_actions()}
+
+
+def held(hand: Hand, seat: int) -> set[str]:
+    return {str(c) for c in hand.holding(seat)}
+
+
+def snapshot(hand: Hand) -> tuple:
+    return (hand.observe(0).to_dict(), hand.observe(1).to_dict(), list(hand.history),
+            hand.stock_cards(), hand.holding(0), hand.holding(1), hand.result)
+
+
+def rejected(hand: Hand, seat: int, text: str) -> str:
+    """Apply an illegal action: check it raises, changes nothing; return the rule it cites."""
+    before = snapshot(hand)
+    with pytest.raises(IllegalActionError) as err:
+        hand.apply(seat, Action.from_text(text))
+    assert snapshot(hand) == before
+    assert str(err.value).startswith(err.value.rule + " ")
+    return err.value.rule
+
+
+def result(winner: int, game_points: int, reason: str, points: tuple[int, int],
+           tricks: tuple[int, int]) -> HandResult:
+    return HandResult(winner, game_points, Reason(reason), points, tricks)
+
+LAST_DRAW = "0 play JC; 1 play QC; 1 play KS; 0 play AS; 0 play QH; 1 play JS; 0 play TS; 1 play JD"
+# docs/rules.md example 3: seat 1 closes after winning the first trick
+FAILED_CLOSE = ("0 play JC; 1 play QC; 1 close; 1 play KC; 0 play QH; 0 play AS; 1 play JS; "
+                "0 play TS; 1 play KS; 0 play KH; 1 play JD; 0 play QS; 1 play QD")
+
+
+@pytest.mark.parametrize("profile", ["soft", "sharp"])
+def test_r6_1_close_before_the_first_trick(profile: str) -> None:
+    """R6.1: the player on lead may close before the first trick (both profiles)."""
+    hand = run(DECK_B, profile=profile)
+    assert "close" in legal(hand)
+    hand.apply(0, Action.close())
+    assert hand.closed_by == 0
+    assert hand.to_act == 0
+    assert "close" not in legal(hand)  # not twice
+    assert rejected(hand, 0, "close") == "R6.1"
+    for seat in (0, 1):
+        assert hand.observe(seat).closed_by == 0
+        assert hand.observe(seat).closed_after == 0
+
+
+def test_r6_1_soft_close_at_stock_size_two() -> None:
+    """R6.1: soft: closing is allowed with one face-down card + the trump card left."""
+    hand = run(DECK_A, LAST_DRAW)
+    assert hand.stock_size == 2
+    assert "close" in legal(hand)
+    hand.apply(0, Action.close())
+    assert hand.closed_by == 0
+    assert hand.observe(1).closed_after == 4
+
+
+def test_r6_1_sharp_no_close_at_stock_size_two() -> None:
+    """R6.1 with R9.3: sharp: no close with only one face-down card + the trump card left."""
+    hand = run(DECK_A, LAST_DRAW, profile="sharp")
+    assert hand.stock_size == 2
+    assert "close" not in legal(hand)
+    assert rejected(hand, 0, "close") == "R6.1"
+    # one trick earlier (stock size 4) the sharp profile does allow it
+    earlier = run(DECK_A, "0 play JC; 1 play QC; 1 play KS; 0 play AS; 0 play QH; 1 play JS",
+                  profile="sharp")
+    assert earlier.stock_size == 4
+    assert "close" in legal(earlier)
+
+
+def test_r6_1_not_after_exhaustion() -> None:
+    """R6.1: an exhausted stock cannot be closed."""
+    hand = run(DECK_A, LAST_DRAW + "; 0 play QS; 1 play TD")
+    assert hand.stock_size == 0
+    assert "close" not in legal(hand)
+    assert rejected(hand, 0, "close") == "R6.1"
+
+
+def test_r6_1_only_the_player_on_lead() -> None:
+    """R6.1: the follower may not close."""
+    hand = run(DECK_A, "0 play JC")
+    assert rejected(hand, 1, "close") == "R6.1"
+
+
+@pytest.mark.parametrize("steps", [
+    "0 exchange; 0 declare S; 0 close",
+    "0 declare S; 0 exchange; 0 close",
+    "0 declare S; 0 close",
+    "0 exchange; 0 close; 0 declare S",
+    "0 close; 0 declare S",
+])
+def test_r6_1_exchange_and_declaration_before_the_close_in_any_order(steps: str) -> None:
+    """R6.1: exchange and marriage may come before the close in any order; after it, no
+    exchange."""
+    hand = run(DECK_B, steps)
+    assert hand.closed_by == 0
+    assert "exchange" not in legal(hand)
+    assert {a for a in legal(hand) if a.startswith("play")} == {"play KS", "play QS"}
+
+
+def test_r6_2_no_drawing_and_strict_play_at_once() -> None:
+    """R6.2: after the close nobody draws, and strict play applies from the next trick."""
+    hand = run(DECK_A, "0 play JC; 1 play QC; 1 close")
+    stock = hand.stock_cards()
+    hand.apply(1, Action.from_text("play KC"))
+    # seat 0 (AS TS KH QH QS) is void in clubs: it must trump
+    assert legal(hand) == {"play KH", "play QH"}
+    hand.apply(0, Action.from_text("play QH"))
+    assert len(hand.holding(0)) == 4 and len(hand.holding(1)) == 4  # nobody drew
+    assert hand.stock_cards() == stock
+    assert hand.stock_size == 8
+    obs = hand.observe(0)
+    assert obs.trump_card == Card.from_text("TH")  # still known ...
+    assert obs.trump_card_face_up is False  # ... but no longer face up
+    assert obs.closed_by == 1
+
+
+def test_r6_3_failed_close_scored_from_the_position_at_closing() -> None:
+    """R6.3 / R8.4: the closer's opponent had no trick at closing: 3, though it won 5 since."""
+    hand = run(DECK_A, FAILED_CLOSE)
+    assert hand.result == result(0, 3, "closer_failed", (46, 5), (5, 1))
+
+
+def test_r6_3_position_at_closing_counts_effective_marriages() -> None:
+    """R6.3: the opponent's points at closing include its effective marriages (R5.5):
+    34 = 14 card points + 20, so the closer's correct claim scores 1, not 2."""
+    deck = "KH TC QH AH AC KD TS AD TH JS QS QC KS AS TD JH JD JC QD KC"
+    hand = run(deck, "0 declare H; 0 play QH; 1 play AC; 0 play TH; 1 play AH; 1 exchange; "
+                     "1 close; 1 declare S; 1 play QS; 0 play KH; 1 claim")
+    assert hand.result == result(1, 1, "closer_claim", (34, 68), (1, 2))
