@@ -77,19 +77,23 @@ def aware(moment: datetime | None) -> datetime | None:
 
 
 # --- the rebuilt game states, per process ---------------------------------------------------
-_cache: dict[tuple[str, int], tuple[int, engine.Match]] = {}
-_locks: dict[tuple[str, int], threading.Lock] = {}
+# Keyed by (database engine, match id); the engines are kept so that their ids stay unique.
+_cache: dict[tuple[int, int], tuple[int, engine.Match]] = {}
+_locks: dict[tuple[int, int], threading.Lock] = {}
+_engines: dict[int, object] = {}
 _guard = threading.Lock()
 CACHE_SIZE = 5000
 
 
-def _key(session: Session, match_id: int) -> tuple[str, int]:
+def _key(session: Session, match_id: int) -> tuple[int, int]:
     bind = session.get_bind()
-    return (str(bind.url), match_id)
+    with _guard:
+        _engines.setdefault(id(bind), bind)
+    return (id(bind), match_id)
 
 
 @contextmanager
-def _match_lock(key: tuple[str, int]) -> Iterator[None]:
+def _match_lock(key: tuple[int, int]) -> Iterator[None]:
     with _guard:
         lock = _locks.setdefault(key, threading.Lock())
     with lock:
@@ -117,7 +121,7 @@ def _game(session: Session, m: Match) -> engine.Match:
     return game
 
 
-def _keep(key: tuple[str, int], seq: int, game: engine.Match) -> None:
+def _keep(key: tuple[int, int], seq: int, game: engine.Match) -> None:
     with _guard:
         if game.is_over:
             _cache.pop(key, None)
@@ -127,7 +131,7 @@ def _keep(key: tuple[str, int], seq: int, game: engine.Match) -> None:
         _cache[key] = (seq, game)
 
 
-def _drop(key: tuple[str, int]) -> None:
+def _drop(key: tuple[int, int]) -> None:
     with _guard:
         _cache.pop(key, None)
 
@@ -179,6 +183,12 @@ def _charge_time(m: Match, seat: int, now: datetime) -> None:
         m.bank1_ms = max(0, m.bank1_ms - over)
     else:
         m.bank0_ms = max(0, m.bank0_ms - over)
+
+
+def _locked(session: Session, match_id: int) -> Match | None:
+    """The match row, locked for update (PostgreSQL; SQLite serialises writers anyway)."""
+    query = select(Match).where(Match.id == match_id).with_for_update(of=Match)
+    return session.scalars(query).unique().one_or_none()
 
 
 def _forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> None:
@@ -259,7 +269,7 @@ def create_match(
     return m
 
 
-def _key_for(sessions: sessionmaker[Session] | None, match_id: int) -> tuple[str, int]:
+def _key_for(sessions: sessionmaker[Session] | None, match_id: int) -> tuple[int, int]:
     with _sessions(sessions)() as session:
         return _key(session, match_id)
 
@@ -417,7 +427,7 @@ def submit_action(
 
 def _submit(
     session: Session,
-    key: tuple[str, int],
+    key: tuple[int, int],
     match_id: int,
     seat: int,
     action: engine.Action,
@@ -427,7 +437,7 @@ def _submit(
     config: Settings,
 ) -> SubmitResult:
     now = utcnow()
-    m = session.get(Match, match_id, with_for_update=True)
+    m = _locked(session, match_id)
     if m is None:
         raise NotFound(f"no match with id {match_id}")
     _check_seat(m, seat, bot_id)
@@ -553,7 +563,7 @@ def enforce_deadlines(
         with factory() as session:
             key = _key(session, match_id)
             with _match_lock(key):
-                m = session.get(Match, match_id, with_for_update=True)
+                m = _locked(session, match_id)
                 deadline = aware(m.deadline_at) if m else None
                 if m is None or m.state != RUNNING or deadline is None or deadline >= now:
                     continue

@@ -8,6 +8,7 @@ process, and at least once a second for changes made by other processes.
 
 from __future__ import annotations
 
+import logging
 import queue
 from collections.abc import Iterator
 
@@ -18,8 +19,9 @@ from client import wire
 from db.models import FINISHED, Bot
 from services import convert, matches, notify
 from services.config import Settings
-from services.errors import FailedPrecondition, ServiceError
+from services.errors import ServiceError
 
+log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
 
 
@@ -41,8 +43,8 @@ class PlaySession:
             for request in requests:
                 if request.WhichOneof("message") == "action":
                     self.answer(request.action)
-        except Exception:  # noqa: BLE001  (the stream ended or broke: the writer notices)
-            pass
+        except Exception as e:  # noqa: BLE001  (the stream ended or broke: the writer notices)
+            log.debug("play stream of bot %d ended: %r", self.bot.id, e)
         finally:
             self.close()
 
@@ -60,7 +62,10 @@ class PlaySession:
                 answer.match_id, seat, action, expected_seq=answer.seq,
                 request_id=answer.request_id or None, bot_id=self.bot.id,
                 sessions=self.sessions, config=self.config)
-        except (ServiceError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
+            if not isinstance(e, ServiceError | ValueError):
+                log.exception("answer of bot %d failed", self.bot.id)
+                e = ServiceError(f"internal error: {e!r}; answer again")
             code = e.code if isinstance(e, ServiceError) else "INVALID_ARGUMENT"
             rejected = bot_pb2.ActionRejected(
                 match_id=answer.match_id, seq=answer.seq, code=code, message=str(e))
@@ -68,7 +73,7 @@ class PlaySession:
                 rejected.rule = e.rule or ""
                 left = e.details.get("illegal_left")
                 rejected.illegal_left = int(left) if isinstance(left, int) else 0
-            if isinstance(e, FailedPrecondition | ValueError) or code == "INVALID_ARGUMENT":
+            if code != "ABORTED":  # stale: the current turn is (or will be) sent anyway
                 self.sent.pop(answer.match_id, None)  # send the same turn again
             self.outbox.put(bot_pb2.PlayResponse(rejected=rejected))
             notify.notify(self.key)

@@ -1,0 +1,134 @@
+"""Helpers of the service tests: a fresh database (SQLite file or PostgreSQL schema) and a real
+gRPC server on a free loopback port."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from bummerl.v1 import bot_pb2_grpc, match_pb2_grpc
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from client import Bot, Runner
+from db.base import make_session_factory
+from services import bots
+from services.config import Settings, sha256
+from services.server import Server, create_server
+
+OPERATOR = "operator-secret"
+CONFIG = Settings(operator_token_sha256=sha256(OPERATOR), move_ms=3000, bank_ms=2000,
+                  max_illegal=3)
+
+
+@dataclass
+class Database:
+    url: str
+    schema: str | None = None
+
+    def sessions(self) -> sessionmaker[Session]:
+        """A new session factory (a new engine, as a restarted process would have)."""
+        if self.schema is None:
+            return make_session_factory(self.url)
+        engine = create_engine(
+            self.url, connect_args={"options": f"-csearch_path={self.schema}"},
+            pool_size=10, max_overflow=40)
+        return sessionmaker(bind=engine, expire_on_commit=False)
+
+    def create_tables(self) -> None:
+        import db  # noqa: F401
+        from db.base import Base
+
+        Base.metadata.create_all(self.sessions().kw["bind"])
+
+
+@contextmanager
+def fresh_database(kind: str, request: pytest.FixtureRequest, tmp_path) -> Iterator[Database]:  # type: ignore[no-untyped-def]
+    if kind == "sqlite":
+        yield Database(f"sqlite:///{tmp_path / 'bummerl.sqlite3'}")
+        return
+    url = request.getfixturevalue("postgres_url")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield Database(url, schema)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@dataclass
+class Service:
+    database: Database
+    sessions: sessionmaker[Session]
+    server: Server
+    channel: grpc.Channel
+    config: Settings
+
+    @property
+    def matches(self) -> match_pb2_grpc.MatchServiceStub:
+        return match_pb2_grpc.MatchServiceStub(self.channel)
+
+    @property
+    def bots(self) -> bot_pb2_grpc.BotServiceStub:
+        return bot_pb2_grpc.BotServiceStub(self.channel)
+
+    def register(self, name: str) -> tuple[int, str]:
+        bot, token = bots.register_bot(name, sessions=self.sessions)
+        assert token is not None
+        return bot.id, token
+
+    def restart(self) -> None:
+        """Stop the server and start a new one, with a new engine, on the same database."""
+        self.channel.close()
+        self.server.stop(grace=0)
+        self.sessions.kw["bind"].dispose()
+        self.sessions = self.database.sessions()
+        self.server = create_server("127.0.0.1:0", sessions=self.sessions,
+                                    config=self.config).start()
+        self.channel = grpc.insecure_channel(self.server.address)
+
+    def close(self) -> None:
+        self.channel.close()
+        self.server.stop(grace=0)
+        self.sessions.kw["bind"].dispose()
+
+
+@contextmanager
+def running_service(database: Database, config: Settings = CONFIG) -> Iterator[Service]:
+    database.create_tables()
+    sessions = database.sessions()
+    server = create_server("127.0.0.1:0", sessions=sessions, config=config).start()
+    service = Service(database, sessions, server, grpc.insecure_channel(server.address), config)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def auth(token: str) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def play_in_threads(service: Service, players: list[tuple[Bot, str]], matches: int,
+                    timeout: float = 60) -> list[Runner]:
+    """Run each (bot, token) with the client kit until it has finished `matches` matches."""
+    runners = [Runner(bot, service.server.address, token, max_matches=matches)
+               for bot, token in players]
+    threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    for r in runners:
+        r.stop()
+    assert not any(t.is_alive() for t in threads), "a bot did not finish its matches in time"
+    return runners
