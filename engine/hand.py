@@ -51,6 +51,7 @@ _FOLLOWER_WINS = tuple(_follower_wins_table(t) for t in range(4))
 # Legal-action tuples, cached by a key of the hand mask and a few flags (see _compute_legal).
 _PLAYS: dict[int, tuple[Action, ...]] = {}
 _LEADS: dict[int, tuple[Action, ...]] = {}
+_SPECIALS: dict[int, tuple[Action, ...]] = {}  # exchange, close, declare, claim, by flags
 _CACHE_LIMIT = 500_000
 
 
@@ -502,17 +503,30 @@ def _build_lead_actions(mask: int, flags: int) -> tuple[Action, ...]:
         must = 1 << (5 * declared + _KING)
         if not flags & 128:  # soft: the king or the queen (R5.1); sharp: the king (R9.3)
             must |= 1 << (5 * declared + _QUEEN)
-        actions = list(_plays(mask & must))
+        plays = _plays(mask & must)
     else:
-        actions = list(_plays(mask))
+        plays = _plays(mask)
+    marriages = 0
+    if flags & 4:
+        for suit in range(4):
+            if mask & _MARRIAGE_MASK[suit] == _MARRIAGE_MASK[suit]:
+                marriages |= 1 << suit
+    key = (flags & 0b1000111) | (marriages << 8)
+    specials = _SPECIALS.get(key)
+    if specials is None:
+        specials = _SPECIALS[key] = _build_specials(flags, marriages)
+    return plays + specials
+
+
+def _build_specials(flags: int, marriages: int) -> tuple[Action, ...]:
+    actions = []
     if flags & 1:
         actions.append(EXCHANGE)
     if flags & 2:
         actions.append(CLOSE)
-    if flags & 4:
-        for suit in range(4):
-            if mask & _MARRIAGE_MASK[suit] == _MARRIAGE_MASK[suit]:
-                actions.append(DECLARE_ACTIONS[suit])
+    for suit in range(4):
+        if marriages & (1 << suit):
+            actions.append(DECLARE_ACTIONS[suit])
     if flags & 64:
         actions.append(CLAIM)
     return tuple(actions)
