@@ -449,10 +449,8 @@ def _submit(
                 raise InvalidArgument(
                     f"request_id {request_id!r} was already used for '{done.action}' by seat "
                     f"{done.seat}: use a new request_id for a new action")
-            session.rollback()
             return SubmitResult(done.seq, True, m)
     if m.state != RUNNING:
-        session.rollback()
         raise FailedPrecondition(f"R9.1 match {m.id} is over: {m.end_detail}", rule="R9.1")
     deadline = aware(m.deadline_at)
     if deadline is not None and now > deadline and m.to_act == seat:
@@ -462,12 +460,10 @@ def _submit(
         _after_commit(m)
         raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
     if expected_seq != m.seq:
-        session.rollback()
         raise Aborted(
             f"stale expected_seq {expected_seq}: match {m.id} is at seq {m.seq}; "
             "get the observation again and act on it")
     if m.to_act != seat:
-        session.rollback()
         raise FailedPrecondition(
             f"R3.1 it is not seat {seat}'s turn: seat {m.to_act} is to act", rule="R3.1")
     game = _game(session, m)

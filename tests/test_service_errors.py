@@ -1,0 +1,238 @@
+"""Every error code of the service, over a real gRPC server; duplicate and stale submits."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2
+from servicekit import OPERATOR, auth, fresh_database, running_service
+
+import engine
+from client import wire
+from services import matches as plain
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def service(request, tmp_path):
+    with fresh_database(request.param, request, tmp_path) as database, \
+            running_service(database) as svc:
+        yield svc
+
+
+def code_of(call, *args, **kwargs) -> tuple[grpc.StatusCode, str, dict[str, str]]:
+    with pytest.raises(grpc.RpcError) as info:
+        call(*args, **kwargs)
+    error = info.value
+    trailing = {k: v for k, v in (error.trailing_metadata() or ())}
+    return error.code(), error.details(), trailing
+
+
+@pytest.fixture
+def match(service):
+    """A running match (seed 3) of two registered bots: (match id, seat to act, tokens)."""
+    a_id, a_token = service.register("alice")
+    b_id, b_token = service.register("bob")
+    m = plain.create_match([a_id, b_id], seed=3, sessions=service.sessions,
+                           config=service.config)
+    return m.id, m.to_act, (a_token, b_token)
+
+
+def submit(service, match_id, seat, token, action, seq, request_id=""):
+    return service.matches.SubmitAction(match_pb2.SubmitActionRequest(
+        match_id=match_id, seat=seat, expected_seq=seq, action=wire.action_to_pb(action),
+        request_id=request_id), metadata=auth(token))
+
+
+def legal(match_id, seq=0):
+    game = engine.Match(3, "soft")
+    return game.legal_actions()
+
+
+def illegal_play(game: engine.Match) -> engine.Action:
+    holding = set(game.observe(game.to_act).hand)
+    card = next(c for c in engine.ALL_CARDS if c not in holding)
+    return engine.Action.play(card)
+
+
+def test_unauthenticated(service, match):
+    match_id, seat, _ = match
+    code, details, _ = code_of(service.matches.GetObservation,
+                               match_pb2.GetObservationRequest(match_id=match_id, seat=seat))
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "authorization" in details
+    code, details, _ = code_of(
+        service.matches.SubmitAction, match_pb2.SubmitActionRequest(match_id=match_id),
+        metadata=auth("not-a-token"))
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "unknown token" in details
+    code, _, _ = code_of(service.matches.CreateMatch, match_pb2.CreateMatchRequest())
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    code, _, _ = code_of(service.bots.RegisterBot, bot_pb2.RegisterBotRequest(name="x"))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    stream = service.bots.Play(iter([]), metadata=auth("wrong"))
+    code, _, _ = code_of(lambda: list(stream))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_permission_denied(service, match):
+    match_id, seat, tokens = match
+    mine, theirs = tokens[seat], tokens[1 - seat]
+    # a bot may only see and act for its own seat
+    code, details, _ = code_of(
+        service.matches.GetObservation,
+        match_pb2.GetObservationRequest(match_id=match_id, seat=seat), metadata=auth(theirs))
+    assert code == grpc.StatusCode.PERMISSION_DENIED and f"seat {seat}" in details
+    action = legal(match_id)[0]
+    code, _, _ = code_of(submit, service, match_id, seat, theirs, action, 0)
+    assert code == grpc.StatusCode.PERMISSION_DENIED
+    # only the operator creates matches and registers bots
+    code, details, _ = code_of(service.matches.CreateMatch,
+                               match_pb2.CreateMatchRequest(bot_ids=[1, 2]), metadata=auth(mine))
+    assert code == grpc.StatusCode.PERMISSION_DENIED and "operator" in details
+    code, _, _ = code_of(service.bots.RegisterBot, bot_pb2.RegisterBotRequest(name="x"),
+                         metadata=auth(mine))
+    assert code == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_register_with_operator_token_returns_token_once(service):
+    reply = service.bots.RegisterBot(bot_pb2.RegisterBotRequest(name="newbie"),
+                                     metadata=auth(OPERATOR))
+    assert reply.token and reply.bot.name == "newbie"
+    got = service.bots.GetBot(bot_pb2.GetBotRequest(bot_id=reply.bot.bot_id))
+    assert got.bot.name == "newbie" and got.bot.kind == bot_pb2.BOT_KIND_REMOTE
+    # the token is stored hashed only
+    from db.models import Bot
+
+    with service.sessions() as session:
+        stored = session.get(Bot, reply.bot.bot_id)
+        assert stored.token_hash != reply.token and reply.token not in stored.token_hash
+    code, _, _ = code_of(service.bots.RegisterBot, bot_pb2.RegisterBotRequest(name="newbie"),
+                         metadata=auth(OPERATOR))
+    assert code == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_not_found(service, match):
+    match_id, seat, tokens = match
+    code, details, _ = code_of(service.matches.GetMatch, match_pb2.GetMatchRequest(match_id=999))
+    assert code == grpc.StatusCode.NOT_FOUND and "999" in details
+    code, _, _ = code_of(service.matches.GetObservation,
+                         match_pb2.GetObservationRequest(match_id=999, seat=0),
+                         metadata=auth(tokens[0]))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _, _ = code_of(service.bots.GetBot, bot_pb2.GetBotRequest(bot_id=999))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _, _ = code_of(service.matches.CreateMatch,
+                         match_pb2.CreateMatchRequest(bot_ids=[1, 999]), metadata=auth(OPERATOR))
+    assert code == grpc.StatusCode.NOT_FOUND
+    stream = service.matches.WatchMatch(match_pb2.WatchMatchRequest(match_id=999))
+    code, _, _ = code_of(lambda: list(stream))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_invalid_argument(service, match):
+    match_id, seat, tokens = match
+    op = auth(OPERATOR)
+    for request in (match_pb2.CreateMatchRequest(bot_ids=[1]),
+                    match_pb2.CreateMatchRequest(bot_ids=[1, 1]),
+                    match_pb2.CreateMatchRequest(bot_ids=[1, 2], seed=-5)):
+        code, _, _ = code_of(service.matches.CreateMatch, request, metadata=op)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _, _ = code_of(service.bots.RegisterBot, bot_pb2.RegisterBotRequest(name="no spaces"),
+                         metadata=op)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, details, _ = code_of(service.matches.SubmitAction, match_pb2.SubmitActionRequest(
+        match_id=match_id, seat=seat, action=common_pb2.Action()), metadata=auth(tokens[seat]))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "kind" in details
+    code, _, _ = code_of(service.matches.SubmitAction, match_pb2.SubmitActionRequest(
+        match_id=match_id, seat=seat,
+        action=common_pb2.Action(kind=common_pb2.ACTION_KIND_PLAY, card="ZZ")),
+        metadata=auth(tokens[seat]))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _, _ = code_of(service.matches.GetObservation,
+                         match_pb2.GetObservationRequest(match_id=match_id, seat=2),
+                         metadata=auth(tokens[0]))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _, _ = code_of(service.matches.ListMatches,
+                         match_pb2.ListMatchesRequest(page_token="garbage"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _, _ = code_of(service.matches.ListMatches,
+                         match_pb2.ListMatchesRequest(page_size=1000))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_failed_precondition_cites_the_rule(service, match):
+    match_id, seat, tokens = match
+    game = engine.Match(3, "soft")
+    # not this seat's turn
+    other = 1 - seat
+    code, details, trailing = code_of(submit, service, match_id, other, tokens[other],
+                                      game.legal_actions()[0], 0)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert details.startswith("R3.1") and trailing["bummerl-rule"] == "R3.1"
+    # an illegal action names the rule it breaks, and changes nothing
+    bad = illegal_play(game)
+    code, details, trailing = code_of(submit, service, match_id, seat, tokens[seat], bad, 0)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert trailing["bummerl-rule"] == "R3.1" and "not in your hand" in details
+    assert "illegal action 1" in details
+    m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id)).match
+    assert m.seq == 0 and m.state == match_pb2.MATCH_STATE_RUNNING
+
+
+def test_repeated_illegal_actions_forfeit_the_match(service, match):
+    match_id, seat, tokens = match
+    bad = illegal_play(engine.Match(3, "soft"))
+    for _ in range(service.config.max_illegal):
+        code, details, _ = code_of(submit, service, match_id, seat, tokens[seat], bad, 0)
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "forfeits the match" in details
+    m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id)).match
+    assert m.state == match_pb2.MATCH_STATE_FINISHED
+    assert m.end_reason == match_pb2.END_REASON_FORFEIT_ILLEGAL
+    assert m.forfeit_seat == seat and m.winner == 1 - seat and "illegal" in m.end_detail
+    # a finished match refuses further actions, citing R9.1
+    action = engine.Match(3, "soft").legal_actions()[0]
+    code, details, trailing = code_of(submit, service, match_id, seat, tokens[seat], action, 0)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and trailing["bummerl-rule"] == "R9.1"
+
+
+def test_duplicate_submit_applies_once_and_stale_is_aborted(service, match):
+    match_id, seat, tokens = match
+    game = engine.Match(3, "soft")
+    action = game.legal_actions()[0]
+    first = submit(service, match_id, seat, tokens[seat], action, 0, request_id="req-1")
+    assert first.seq == 0 and not first.duplicate and first.match.seq == 1
+    again = submit(service, match_id, seat, tokens[seat], action, 0, request_id="req-1")
+    assert again.seq == 0 and again.duplicate and again.match.seq == 1
+    # the same request id for another action is a client bug
+    game.apply(seat, action)
+    other = next(a for a in engine.Match(3, "soft").legal_actions() if a != action)
+    code, _, _ = code_of(submit, service, match_id, seat, tokens[seat], other, 0, "req-1")
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    # a stale expected_seq is refused: nothing applies twice
+    nxt = game.to_act
+    code, details, _ = code_of(submit, service, match_id, nxt, tokens[nxt],
+                               game.legal_actions()[0], 0, "req-2")
+    assert code == grpc.StatusCode.ABORTED and "stale" in details
+    m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id))
+    assert m.match.seq == 1 and sum(len(h.actions) for h in m.hands) == 1
+
+
+def test_concurrent_duplicate_submits_apply_once(service, match):
+    from concurrent.futures import ThreadPoolExecutor
+
+    match_id, seat, tokens = match
+    action = engine.Match(3, "soft").legal_actions()[0]
+
+    def attempt(i):
+        try:
+            return submit(service, match_id, seat, tokens[seat], action, 0, f"r{i % 2}")
+        except grpc.RpcError as e:
+            return e.code()
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(attempt, range(16)))
+    applied = [r for r in results if not isinstance(r, grpc.StatusCode) and not r.duplicate]
+    assert len(applied) == 1
+    assert all(r == grpc.StatusCode.ABORTED or not isinstance(r, grpc.StatusCode)
+               for r in results)
+    m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id)).match
+    assert m.seq == 1
