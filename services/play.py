@@ -39,13 +39,14 @@ class PlaySession:
 
     # --- the bot's answers (reader thread) ---------------------------------------------------
     def read(self, requests: Iterator[bot_pb2.PlayRequest]) -> None:
+        """Apply the bot's answers. A half-close (no more answers) keeps the stream open: the
+        bot may still listen; the stream ends when the call ends (see `close`)."""
         try:
             for request in requests:
                 if request.WhichOneof("message") == "action":
                     self.answer(request.action)
-        except Exception as e:  # noqa: BLE001  (the stream ended or broke: the writer notices)
+        except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot.id, e)
-        finally:
             self.close()
 
     def close(self) -> None:
