@@ -2,9 +2,10 @@
 
 `play_house_move(match_id, seat, seq)` re-reads the match; unless the match is still waiting for
 `seat` at sequence number `seq` and that seat is a house bot, it does nothing. It gives the bot
-the seat's observation only, and submits the answer through the service's `submit_action` with
-`expected_seq=seq` and the request id `house:<match>:<seq>`: a duplicate task (redelivery,
-sweeper) is refused as stale or recognised as the same request, never applied twice.
+the seat's observation only (`services.matches.get_observation`), and submits the answer with
+the service's `submit_action`, `expected_seq=seq` and the request id `house:<match>:<seq>`:
+a duplicate task (redelivery, sweeper) is refused as stale or recognised as the same request,
+never applied twice.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
-from db.models import HOUSE, RUNNING, ActionLog, Bot, Match
-from engine import Action, Observation
-from engine import Match as EngineMatch
+from db.models import HOUSE, RUNNING, Bot, Match
 from workers.bots import make_bot
 
 log = logging.getLogger(__name__)
@@ -32,13 +31,11 @@ def think_seconds() -> float:
     return float(os.environ.get("BUMMERL_HOUSE_THINK_S", "1.0"))
 
 
-def observation(s: Session, match: Match, seat: int) -> Observation:
-    """The seat's observation, rebuilt with the engine from the match's seed and action log."""
-    log_rows = s.scalars(select(ActionLog).where(ActionLog.match_id == match.id)
-                         .order_by(ActionLog.seq))
-    game = EngineMatch.replay(match.seed, match.profile,
-                              ((row.seat, Action.from_text(row.action)) for row in log_rows))
-    return game.observe(seat)
+def bot_options(strategy: str) -> dict[str, object]:
+    """Options of house bots in live play: `BUMMERL_RDEEP_SAMPLES` (playouts per action)."""
+    if strategy == "rdeep" and os.environ.get("BUMMERL_RDEEP_SAMPLES"):
+        return {"samples": int(os.environ["BUMMERL_RDEEP_SAMPLES"])}
+    return {}
 
 
 def play_house_move(match_id: int, seat: int, seq: int,
@@ -55,15 +52,18 @@ def play_house_move(match_id: int, seat: int, seq: int,
         bot = match.bot(seat)
         if bot.kind != HOUSE or not bot.house_strategy:
             return False
-        obs = observation(s, match, seat)
         strategy = bot.house_strategy
-        deadline_at = match.deadline_at
+    obs, match = matches.get_observation(match_id, seat, sessions=sessions)
+    if match.seq != seq or obs.to_act != seat:
+        return False
+    deadline_at = match.deadline_at
     budget = think_seconds()
     if deadline_at is not None:
         left = (_aware(deadline_at) - datetime.now(UTC)).total_seconds() - 0.5
         budget = max(0.05, min(budget, left))
     rng = random.Random(f"house:{match_id}:{seq}")
-    action = make_bot(strategy).choose(obs, rng, deadline=time.monotonic() + budget)
+    action = make_bot(strategy, **bot_options(strategy)).choose(
+        obs, rng, deadline=time.monotonic() + budget)
     try:
         matches.submit_action(match_id, seat, action, expected_seq=seq,
                               request_id=f"house:{match_id}:{seq}", sessions=sessions)

@@ -58,3 +58,9 @@ def sweep_task() -> None:
     from workers.sweeper import sweep
 
     sweep()
+
+
+# A house move submitted by this process hands the turn on: announce the next one.
+from workers.hooks import install as _install_hooks  # noqa: E402
+
+_install_hooks()

@@ -1,0 +1,39 @@
+"""Wire the service's post-commit hooks to the queues (call `install()` once per process).
+
+- `services.hooks.on_turn(match_id, seat, seq)` → a `bummerl.move` task on `moves`;
+- `services.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
+  match).
+
+The hooks run after the service's commit, so a task never sees a state older than its trigger.
+Installed by the workers (a house move they submit announces the next house turn) and by
+`bummerl up` in the service process (a remote bot's move that hands the turn to a house bot).
+A message lost on the way is made good by the sweeper.
+"""
+
+from __future__ import annotations
+
+_installed = False
+
+
+def on_turn(match_id: int, seat: int, seq: int) -> None:
+    from workers.moves import send_move
+
+    send_move(match_id, seat, seq)
+
+
+def on_match_end(match_id: int) -> None:
+    from workers.tasks import rate_match_task
+
+    rate_match_task.apply_async((match_id,))
+
+
+def install() -> None:
+    """Register the hooks with `services.hooks` (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    from services import hooks
+
+    hooks.on_turn.append(on_turn)
+    hooks.on_match_end.append(on_match_end)
+    _installed = True

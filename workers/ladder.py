@@ -1,0 +1,248 @@
+"""The ladder: keep N matches going per rules profile, pair informatively, rate with openskill.
+
+- Ratings: openskill's Plackett-Luce model, one rating per bot per profile (`db.ratings`). A
+  finished ladder match updates both ratings once (guarded by `ladder_matches.rated_at`).
+  Shown as mu ± 2·sigma; the standings sort by the conservative ordinal mu - 3·sigma. A bot is
+  *provisional* until it has played `PROVISIONAL_MATCHES` rated matches.
+- Who plays: every house bot, and every remote bot that is active (it acted, or was registered,
+  in the last `BUMMERL_LADDER_ACTIVE_S` seconds) with at most one ladder match at a time (the
+  service has no connection flag in the database; a remote bot that does not answer forfeits on
+  time, per the service's policy, and drops out once inactive).
+- Pairings: among the eligible pairs not already playing each other, weighted by how close the
+  match is (openskill's draw probability) times how uncertain the two ratings are (sigma), so
+  close and little-known pairings are chosen most; random among them, so the ladder varies.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from openskill.models import PlackettLuce
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import session_factory
+from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Match
+from db.ratings import LadderMatch, Rating
+
+log = logging.getLogger(__name__)
+
+MODEL = PlackettLuce()
+PROVISIONAL_MATCHES = 10
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def target_matches() -> int:
+    return int(os.environ.get("BUMMERL_LADDER_MATCHES", "2"))
+
+
+def profiles() -> list[str]:
+    return [p.strip() for p in os.environ.get("BUMMERL_LADDER_PROFILES", "soft").split(",")
+            if p.strip()]
+
+
+def active_seconds() -> float:
+    return float(os.environ.get("BUMMERL_LADDER_ACTIVE_S", "600"))
+
+
+# --- ratings ---------------------------------------------------------------------------------
+def _rating_row(s: Session, bot_id: int, profile: str, lock: bool = False) -> Rating:
+    query = select(Rating).where(Rating.bot_id == bot_id, Rating.profile == profile)
+    if lock:
+        query = query.with_for_update()
+    row = s.scalar(query)
+    if row is None:
+        fresh = MODEL.rating()
+        row = Rating(bot_id=bot_id, profile=profile, mu=fresh.mu, sigma=fresh.sigma, matches=0,
+                     wins=0, updated_at=now())
+        s.add(row)
+        s.flush()
+    return row
+
+
+def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> bool:
+    """Update both ratings for finished ladder match `match_id`, once; True if this call did."""
+    sessions = sessions or session_factory()
+    try:
+        with sessions.begin() as s:
+            match = s.get(Match, match_id)
+            if match is None or match.state != FINISHED or match.winner is None:
+                return False
+            claimed = s.execute(update(LadderMatch)
+                                .where(LadderMatch.match_id == match_id,
+                                       LadderMatch.rated_at.is_(None))
+                                .values(rated_at=now()))
+            if claimed.rowcount == 0:
+                return False  # not a ladder match, or rated already
+            rows = [_rating_row(s, match.bot_id(seat), match.profile, lock=True)
+                    for seat in (0, 1)]
+            teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in rows]
+            ranks = [0, 1] if match.winner == 0 else [1, 0]
+            new = MODEL.rate(teams, ranks=ranks)
+            for seat, (row, [rating]) in enumerate(zip(rows, new, strict=True)):
+                row.mu, row.sigma = rating.mu, rating.sigma
+                row.matches += 1
+                row.wins += int(match.winner == seat)
+                row.updated_at = now()
+            return True
+    except IntegrityError:  # a rating row created concurrently: the next tick rates it
+        log.info("rating match %s raced with another; will retry", match_id)
+        return False
+
+
+def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
+    """Rate every finished, unrated ladder match; how many."""
+    sessions = sessions or session_factory()
+    with sessions() as s:
+        ids = list(s.scalars(select(LadderMatch.match_id)
+                             .join(Match, Match.id == LadderMatch.match_id)
+                             .where(LadderMatch.rated_at.is_(None), Match.state == FINISHED)
+                             .order_by(LadderMatch.match_id)))
+    return sum(rate_match(match_id, sessions) for match_id in ids)
+
+
+# --- standings -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Standing:
+    bot_id: int
+    name: str
+    kind: str
+    strategy: str | None
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    playing: int  # ladder matches running now
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    @property
+    def provisional(self) -> bool:
+        return self.matches < PROVISIONAL_MATCHES
+
+
+def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = None
+              ) -> list[Standing]:
+    """Every bot with a rating in `profile`, best (conservative ordinal) first."""
+    sessions = sessions or session_factory()
+    with sessions() as s:
+        playing = _running_ladder_counts(s, profile)
+        rows = s.execute(select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id)
+                         .where(Rating.profile == profile)).all()
+        table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
+                          r.matches, r.wins, playing.get(bot.id, 0)) for r, bot in rows]
+    return sorted(table, key=lambda st: (-st.ordinal, st.name))
+
+
+def _running_ladder(s: Session, profile: str) -> list[Match]:
+    return list(s.scalars(select(Match).join(LadderMatch, LadderMatch.match_id == Match.id)
+                          .where(LadderMatch.profile == profile, Match.state == RUNNING)).unique())
+
+
+def _running_ladder_counts(s: Session, profile: str) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for m in _running_ladder(s, profile):
+        for bot_id in (m.bot0_id, m.bot1_id):
+            counts[bot_id] = counts.get(bot_id, 0) + 1
+    return counts
+
+
+# --- pairing ---------------------------------------------------------------------------------
+def eligible_bots(s: Session, profile: str) -> list[Bot]:
+    """House bots, and remote bots active lately with no ladder match running."""
+    since = now() - timedelta(seconds=active_seconds())
+    recent = set(s.scalars(select(Match.bot0_id).join(ActionLog, ActionLog.match_id == Match.id)
+                           .where(ActionLog.created_at >= since, ActionLog.seat == 0)))
+    recent |= set(s.scalars(select(Match.bot1_id).join(ActionLog, ActionLog.match_id == Match.id)
+                            .where(ActionLog.created_at >= since, ActionLog.seat == 1)))
+    busy = _running_ladder_counts(s, profile)
+    def active(bot: Bot) -> bool:
+        return busy.get(bot.id, 0) == 0 and (bot.id in recent or _aware(bot.created_at) >= since)
+
+    return [bot for bot in s.scalars(select(Bot).order_by(Bot.id))
+            if bot.kind == HOUSE or active(bot)]
+
+
+def pair_weight(a: Rating, b: Rating) -> float:
+    """How informative a match between a and b is: closeness × uncertainty."""
+    ra, rb = MODEL.rating(mu=a.mu, sigma=a.sigma), MODEL.rating(mu=b.mu, sigma=b.sigma)
+    closeness = MODEL.predict_draw([[ra], [rb]])
+    uncertainty = (a.sigma + b.sigma) / (2 * MODEL.sigma)
+    return max(1e-6, closeness * (0.25 + uncertainty))
+
+
+def choose_pair(ratings: dict[int, Rating], playing_pairs: set[frozenset[int]],
+                rng: random.Random) -> tuple[int, int] | None:
+    """A pair of bot ids (random seat order), weighted by `pair_weight`; None if none."""
+    ids = sorted(ratings)
+    pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
+             if frozenset((a, b)) not in playing_pairs]
+    if not pairs:
+        return None
+    weights = [pair_weight(ratings[a], ratings[b]) for a, b in pairs]
+    a, b = rng.choices(pairs, weights=weights)[0]
+    return (a, b) if rng.random() < 0.5 else (b, a)
+
+
+def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | None = None,
+                  rng: random.Random | None = None) -> list[int]:
+    """Create ladder matches in `profile` until `target` are running; the new match ids."""
+    from services import matches
+
+    sessions = sessions or session_factory()
+    rng = rng or random.Random()
+    created: list[int] = []
+    with sessions() as s:
+        running = _running_ladder(s, profile)
+        need = target - len(running)
+        if need <= 0:
+            return created
+        bots = eligible_bots(s, profile)
+        ratings = {}
+        for bot in bots:
+            ratings[bot.id] = _rating_row(s, bot.id, profile)
+        s.commit()
+        playing = {frozenset((m.bot0_id, m.bot1_id)) for m in running}
+    remote = {bot.id for bot in bots if bot.kind != HOUSE}
+    for _ in range(need):
+        pair = choose_pair(ratings, playing, rng)
+        if pair is None:
+            break
+        match = matches.create_match(pair, profile=profile, sessions=sessions)
+        with sessions.begin() as s:
+            s.add(LadderMatch(match_id=match.id, profile=profile, created_at=now()))
+        created.append(match.id)
+        playing.add(frozenset(pair))
+        for bot_id in pair:  # a remote bot plays one ladder match at a time
+            if bot_id in remote:
+                ratings.pop(bot_id, None)
+    if created:
+        log.info("ladder %s: started matches %s", profile, created)
+    return created
+
+
+def tick(sessions: sessionmaker[Session] | None = None) -> dict[str, list[int]]:
+    """The scheduler's periodic step: rate what finished, then top up every profile."""
+    sessions = sessions or session_factory()
+    rate_finished(sessions)
+    started = {}
+    for profile in profiles():
+        started[profile] = start_matches(profile, target_matches(), sessions)
+    rate_finished(sessions)
+    return started
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
