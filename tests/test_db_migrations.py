@@ -1,0 +1,59 @@
+"""The Alembic migrations build the schema the models describe, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
+
+import db
+from db.migrate import downgrade, upgrade
+
+OWN_TABLES = {"bots", "matches", "hands", "actions"}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'migrated.sqlite3'}"
+        return
+    url = request.getfixturevalue("postgres_url")
+    schema = f"m_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    yield f"{url}?options=-csearch_path%3D{schema}"
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
+def _table_of(diff) -> str | None:
+    item = diff[0] if isinstance(diff, list) else diff
+    for part in item[1:]:
+        name = getattr(part, "name", None)
+        table = getattr(part, "table", None)
+        if table is not None:
+            return table.name
+        if isinstance(part, str) and part in OWN_TABLES:
+            return part
+        if name in OWN_TABLES:
+            return name
+    return None
+
+
+def test_migrations_match_the_models(database_url):
+    upgrade(database_url)
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        assert OWN_TABLES <= set(inspect(conn).get_table_names())
+        diffs = compare_metadata(MigrationContext.configure(conn), db.Base.metadata)
+    own = [d for d in diffs if _table_of(d) in OWN_TABLES]
+    assert own == []
+    downgrade(database_url)
+    with engine.connect() as conn:
+        assert not OWN_TABLES & set(inspect(conn).get_table_names())
+    engine.dispose()
