@@ -1,0 +1,80 @@
+"""The ladder on a real worker with embedded beat (real Redis, real PostgreSQL): matches kept
+going, each finished match rated exactly once."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from db.base import create_all, make_session_factory
+from db.models import FINISHED, HOUSE, RUNNING, Match
+from db.ratings import LadderMatch, Rating
+from services import bots
+from workers import ladder, procs
+from workers.testing import fresh_postgres, wait_until
+
+
+@pytest.fixture
+def database(postgres_url: str):
+    with fresh_postgres(postgres_url) as url:
+        sessions = make_session_factory(url)
+        create_all(sessions)
+        yield url, sessions
+        sessions.kw["bind"].dispose()
+
+
+def rated(sessions) -> int:
+    with sessions() as s:
+        return s.scalar(select(func.count()).select_from(LadderMatch)
+                        .where(LadderMatch.rated_at.is_not(None))) or 0
+
+
+def running_ladder(sessions) -> int:
+    with sessions() as s:
+        return s.scalar(select(func.count()).select_from(LadderMatch)
+                        .join(Match, Match.id == LadderMatch.match_id)
+                        .where(Match.state == RUNNING)) or 0
+
+
+def test_ladder_keeps_matches_going_and_rates_each_once(database, redis_url, tmp_path):
+    url, sessions = database
+    for strategy in ("random", "bully", "rdeep"):
+        bots.register_bot(f"house-{strategy}", kind=HOUSE, house_strategy=strategy,
+                          sessions=sessions)
+    env = {
+        "DATABASE_URL": url,
+        "BUMMERL_BROKER_URL": redis_url,
+        "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
+        "BUMMERL_LADDER_EVERY": "1",
+        "BUMMERL_LADDER_MATCHES": "2",
+        "BUMMERL_SWEEP_EVERY": "2",
+        "BUMMERL_RDEEP_SAMPLES": "3",
+    }
+    worker = procs.start_worker(env, concurrency=2, beat=True, logfile=tmp_path / "worker.log")
+    most_running = 0
+    try:
+        def enough() -> bool:
+            nonlocal most_running
+            most_running = max(most_running, running_ladder(sessions))
+            return rated(sessions) >= 5
+
+        wait_until(enough, 120, every=0.2, what="five rated ladder matches")
+    finally:
+        procs.stop(worker)
+    assert most_running <= 2
+    with sessions() as s:
+        finished = s.scalar(select(func.count()).select_from(LadderMatch)
+                            .join(Match, Match.id == LadderMatch.match_id)
+                            .where(Match.state == FINISHED)) or 0
+        ratings = list(s.scalars(select(Rating)))
+    ladder.rate_finished(sessions)  # whatever finished after the worker stopped
+    count = rated(sessions)
+    assert count >= finished
+    with sessions() as s:
+        ratings = list(s.scalars(select(Rating)))
+    assert sum(r.matches for r in ratings) == 2 * count  # each match rated once, both sides
+    assert sum(r.wins for r in ratings) == count
+    table = ladder.standings("soft", sessions)
+    assert {st.name for st in table} == {"house-random", "house-bully", "house-rdeep"}
+    assert all(st.provisional == (st.matches < ladder.PROVISIONAL_MATCHES) for st in table)
+    assert all(st.sigma < 25 / 3 for st in table if st.matches)
