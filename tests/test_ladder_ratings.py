@@ -1,0 +1,89 @@
+"""Ladder ratings and pairings, in-process on SQLite (no worker)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from sqlalchemy import select, update
+
+from db.base import create_all, make_session_factory
+from db.models import FINISHED, HOUSE, Match
+from db.ratings import LadderMatch, Rating
+from services import bots, hooks
+from workers import ladder
+
+
+@pytest.fixture
+def sessions(tmp_path, monkeypatch):
+    monkeypatch.setattr(hooks, "on_turn", [])  # no queue here: matches are finished by hand
+    monkeypatch.setattr(hooks, "on_match_end", [])
+    factory = make_session_factory(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    create_all(factory)
+    return factory
+
+
+def finish(sessions, match_id: int, winner: int) -> None:
+    with sessions.begin() as s:
+        s.execute(update(Match).where(Match.id == match_id)
+                  .values(state=FINISHED, winner=winner, to_act=None))
+
+
+def test_matches_kept_going_and_rated_once(sessions):
+    for strategy in ("random", "bully", "rdeep"):
+        bots.register_bot(strategy, kind=HOUSE, house_strategy=strategy, sessions=sessions)
+    started = ladder.start_matches("soft", 2, sessions, random.Random(1))
+    assert len(started) == 2
+    assert ladder.start_matches("soft", 2, sessions) == []  # already 2 running
+    finish(sessions, started[0], winner=0)
+    assert ladder.rate_match(started[0], sessions) is True
+    assert ladder.rate_match(started[0], sessions) is False  # once only
+    assert ladder.rate_match(started[1], sessions) is False  # still running
+    with sessions() as s:
+        m = s.get(Match, started[0])
+        winner, loser = m.bot_id(0), m.bot_id(1)
+        rows = {r.bot_id: r for r in s.scalars(select(Rating).where(Rating.profile == "soft"))}
+    assert rows[winner].mu > 25 > rows[loser].mu
+    assert rows[winner].matches == rows[loser].matches == 1 and rows[winner].wins == 1
+    assert len(ladder.start_matches("soft", 2, sessions)) == 1  # topped up again
+    table = ladder.standings("soft", sessions)
+    assert table[0].bot_id == winner and all(st.provisional for st in table)
+
+
+def test_profiles_have_their_own_ratings(sessions):
+    for strategy in ("random", "bully"):
+        bots.register_bot(strategy, kind=HOUSE, house_strategy=strategy, sessions=sessions)
+    [soft] = ladder.start_matches("soft", 1, sessions)
+    [sharp] = ladder.start_matches("sharp", 1, sessions)
+    finish(sessions, soft, 0)
+    finish(sessions, sharp, 1)
+    assert ladder.rate_finished(sessions) == 2
+    assert {st.matches for st in ladder.standings("sharp", sessions)} == {1}
+    with sessions() as s:
+        assert s.get(Match, sharp).profile == "sharp"
+        assert s.get(LadderMatch, sharp).profile == "sharp"
+
+
+def test_pairings_prefer_close_and_uncertain():
+    def rating(bot_id, mu, sigma):
+        return Rating(bot_id=bot_id, profile="soft", mu=mu, sigma=sigma, matches=0, wins=0)
+
+    close_a, close_b = rating(1, 25, 8), rating(2, 25.5, 8)
+    far = rating(3, 45, 8)
+    assert ladder.pair_weight(close_a, close_b) > ladder.pair_weight(close_a, far)
+    known = rating(4, 25, 1)
+    assert ladder.pair_weight(close_a, close_b) > ladder.pair_weight(known, rating(5, 25, 1))
+    ratings = {r.bot_id: r for r in (close_a, close_b, far)}
+    rng = random.Random(3)
+    picks = Counter(frozenset(ladder.choose_pair(ratings, set(), rng)) for _ in range(500))
+    assert picks.most_common(1)[0][0] == frozenset((1, 2))
+    assert ladder.choose_pair(ratings, {frozenset((1, 2)), frozenset((1, 3)),
+                                        frozenset((2, 3))}, rng) is None
+
+
+def test_remote_bots_join_when_active_one_match_at_a_time(sessions):
+    bots.register_bot("house", kind=HOUSE, house_strategy="random", sessions=sessions)
+    bots.register_bot("remote", sessions=sessions)  # just registered: active
+    started = ladder.start_matches("soft", 3, sessions, random.Random(2))
+    assert len(started) == 1  # the remote bot plays one at a time; no other pair
