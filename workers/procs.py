@@ -69,12 +69,8 @@ def kill(proc: subprocess.Popen) -> None:
 
 def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
     """Warm shutdown (SIGTERM: finish the current task), then SIGKILL if it hangs."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=timeout)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        kill(proc)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)  # the main process stops its pool itself
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
+    kill(proc)  # whatever is left of the group
