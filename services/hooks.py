@@ -1,7 +1,8 @@
 """Callbacks other parts of bummerl register to learn about matches (e.g. the workers).
 
 Each list holds plain callables; they run in the process that made the change, right after the
-database commit, and an exception in one is logged and does not undo anything.
+database commit (outside the match's lock), and an exception in one is logged and does not undo
+anything. A hook should be quick: enqueue the work (as the workers do) rather than do it inline.
 
 - `on_turn(match_id, seat, seq)`: a house bot (`bots.kind == "house"`) must act in `match_id`
   as `seat`; submit its move with `services.matches.submit_action(match_id, seat, action,
@@ -27,3 +28,18 @@ def fire(callbacks: list, *args: object) -> None:  # type: ignore[type-arg]
             callback(*args)
         except Exception:  # noqa: BLE001  (a hook must never break the service)
             log.exception("hook %r failed for %r", callback, args)
+
+
+def install(spec: str) -> None:
+    """Call the installers named in `spec`: comma-separated "module:function" (e.g. the
+    workers' "workers.hooks:install"); one that cannot be imported is logged and skipped."""
+    import importlib
+
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        module_name, _, function = item.partition(":")
+        try:
+            installer = getattr(importlib.import_module(module_name), function or "install")
+        except (ImportError, AttributeError) as e:
+            log.warning("hooks %r not installed: %s", item, e)
+            continue
+        installer()

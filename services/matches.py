@@ -418,11 +418,16 @@ def submit_action(
         raise InvalidArgument("request_id is at most 64 characters")
     request_id = request_id or None
     factory = _sessions(sessions)
-    with factory() as session:
-        key = _key(session, match_id)
-        with _match_lock(key):
-            return _submit(session, key, match_id, seat, action, expected_seq, request_id,
-                           bot_id, config)
+    committed: list[Match] = []  # announced after the lock is released (hooks may submit)
+    try:
+        with factory() as session:
+            key = _key(session, match_id)
+            with _match_lock(key):
+                return _submit(session, key, match_id, seat, action, expected_seq, request_id,
+                               bot_id, config, committed)
+    finally:
+        for m in committed:
+            _after_commit(m)
 
 
 def _submit(
@@ -435,6 +440,7 @@ def _submit(
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
+    committed: list[Match],
 ) -> SubmitResult:
     now = utcnow()
     m = _locked(session, match_id)
@@ -457,7 +463,7 @@ def _submit(
         _timeout(m, now)
         session.commit()
         _drop(key)
-        _after_commit(m)
+        committed.append(m)
         raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
     if expected_seq != m.seq:
         raise Aborted(
@@ -486,7 +492,7 @@ def _submit(
         session.commit()
         if left <= 0:
             _drop(key)
-            _after_commit(m)
+            committed.append(m)
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     session.add(ActionLog(match_id=m.id, seq=seq, seat=seat, action=str(action),
@@ -522,7 +528,7 @@ def _submit(
         _drop(key)
         raise
     _keep(key, m.seq, game)
-    _after_commit(m)
+    committed.append(m)
     return SubmitResult(seq, False, m)
 
 

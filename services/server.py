@@ -7,6 +7,7 @@ localhost:50051 list` works. A referee thread enforces the time control (see ser
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent import futures
 
@@ -16,7 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import matches
+from services import hooks, matches
 from services.config import Settings, settings
 from services.servicers import BotServicer, MatchServicer
 
@@ -98,11 +99,15 @@ def create_server(
 
 
 def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True) -> None:
-    """Run the service until interrupted, on the configured database (DATABASE_URL)."""
+    """Run the service until interrupted, on the configured database (DATABASE_URL).
+
+    Applies the migrations first, and installs the post-commit hooks named by `BUMMERL_HOOKS`
+    (default "workers.hooks:install", which queues house-bot moves and ratings)."""
     if migrate:
         from db.migrate import upgrade
 
         upgrade()
+    hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
     server = create_server(address).start()
     print(f"bummerl service listening on {server.address}", flush=True)
     try:
