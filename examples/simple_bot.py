@@ -31,15 +31,19 @@ class SimpleBot(Bot):
         if declares:
             declares.sort(key=lambda a: a.suit != observation.trump_suit)
             return declares[0]
-        plays = [a for a in legal if a.kind == engine.ActionKind.PLAY]
+        cards = [a.card for a in legal if a.card is not None]  # the plays
         trump = observation.trump_suit
-        if observation.lead_card is None:  # leading
-            return min(plays, key=lambda a: (a.card.suit == trump, a.card.points, strength(a.card)))
         lead = observation.lead_card
-        winners = [a for a in plays if self._beats(a.card, lead, trump)]
+
+        def cheap(card: engine.Card) -> tuple[bool, int, int]:
+            return (card.suit == trump, card.points, strength(card))
+
+        if lead is None:  # leading: the cheapest non-trump card
+            return engine.Action.play(min(cards, key=cheap))
+        winners = [c for c in cards if self._beats(c, lead, trump)]
         if winners and (lead.points >= 10 or observation.points + lead.points >= 55):
-            return min(winners, key=lambda a: (a.card.suit == trump, a.card.points))
-        return min(plays, key=lambda a: (a.card.suit == trump, a.card.points, strength(a.card)))
+            return engine.Action.play(min(winners, key=cheap))
+        return engine.Action.play(min(cards, key=cheap))
 
     @staticmethod
     def _beats(card: engine.Card, lead: engine.Card, trump: engine.Suit) -> bool:

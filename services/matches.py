@@ -248,10 +248,12 @@ def create_match(
     game = engine.Match(seed, profile)
     now = utcnow()
     with _sessions(sessions).begin() as session:
-        bots = [session.get(Bot, bot_id) for bot_id in bot_ids]
-        for bot_id, bot in zip(bot_ids, bots, strict=True):
+        bots: list[Bot] = []
+        for bot_id in bot_ids:
+            bot = session.get(Bot, bot_id)
             if bot is None:
                 raise NotFound(f"no bot with id {bot_id}: register it first")
+            bots.append(bot)
         m = Match(
             bot0_id=bot_ids[0], bot1_id=bot_ids[1], profile=profile, seed=seed,
             state=RUNNING, seq=0, move_ms=move_ms, bank_ms=bank_ms, max_illegal=max_illegal,

@@ -1,0 +1,83 @@
+"""`bummerl bot register|run` and `bummerl match create`: talk to a running engine service."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def _server(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
+                        help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
+
+
+def _operator(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
+                        help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+
+
+def register(subparsers: Any) -> None:
+    bot = subparsers.add_parser("bot", help="register a bot, or run one against a server")
+    commands = bot.add_subparsers(dest="bot_command", metavar="COMMAND", required=True)
+    reg = commands.add_parser("register", help="register a bot; prints its id and secret token")
+    reg.add_argument("name")
+    _server(reg)
+    _operator(reg)
+    reg.set_defaults(func=run_register)
+    play = commands.add_parser("run", help="play a bot class (module:Class or file.py:Class)")
+    from client.__main__ import add_arguments
+
+    add_arguments(play)
+    play.set_defaults(func=run_bot)
+
+    match = subparsers.add_parser("match", help="create a match between two bots")
+    mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
+    create = mcommands.add_parser("create", help="create a match; prints its id")
+    create.add_argument("bot_ids", nargs=2, type=int, metavar="BOT_ID",
+                        help="the bots of seat 0 and seat 1")
+    create.add_argument("--profile", choices=["soft", "sharp"], default="soft")
+    create.add_argument("--seed", type=int, default=None)
+    create.add_argument("--move-ms", type=int, default=0)
+    create.add_argument("--bank-ms", type=int, default=0)
+    _server(create)
+    _operator(create)
+    create.set_defaults(func=run_create)
+
+
+def _metadata(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def run_register(args: argparse.Namespace) -> int:
+    import grpc
+    from bummerl.v1 import bot_pb2, bot_pb2_grpc
+
+    with grpc.insecure_channel(args.server) as channel:
+        reply = bot_pb2_grpc.BotServiceStub(channel).RegisterBot(
+            bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token))
+    print(f"bot id {reply.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown once)")
+    return 0
+
+
+def run_create(args: argparse.Namespace) -> int:
+    import grpc
+    from bummerl.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    request = match_pb2.CreateMatchRequest(
+        bot_ids=args.bot_ids,
+        profile=common_pb2.PROFILE_SHARP if args.profile == "sharp" else common_pb2.PROFILE_SOFT,
+        time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
+    if args.seed is not None:
+        request.seed = args.seed
+    with grpc.insecure_channel(args.server) as channel:
+        reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
+            request, metadata=_metadata(args.operator_token))
+    print(f"match id {reply.match.match_id}")
+    return 0
+
+
+def run_bot(args: argparse.Namespace) -> int:
+    from client.__main__ import main
+
+    return main(args)

@@ -1,0 +1,29 @@
+"""`bummerl serve`: run the gRPC engine service (migrates the database first)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="run the gRPC engine service",
+        description="Run the gRPC engine service on ADDRESS, on the database of DATABASE_URL "
+                    "(default: SQLite under var/). Settings: BUMMERL_OPERATOR_TOKEN, "
+                    "BUMMERL_OPEN_REGISTRATION, BUMMERL_MOVE_MS, BUMMERL_BANK_MS, "
+                    "BUMMERL_MAX_ILLEGAL, BUMMERL_HOOKS (see services/config.py).")
+    parser.add_argument("--address", default="127.0.0.1:50051",
+                        help="host:port to listen on (default: %(default)s)")
+    parser.add_argument("--no-migrate", action="store_true",
+                        help="do not apply the Alembic migrations first")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from services.server import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    serve(args.address, migrate=not args.no_migrate)
+    return 0
