@@ -67,6 +67,15 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=10)
 
 
+def stop_all(procs: list[subprocess.Popen], timeout: float = 15) -> None:
+    """Warm shutdown of several processes at once."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        stop(proc, timeout)
+
+
 def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
     """Warm shutdown (SIGTERM: finish the current task), then SIGKILL if it hangs."""
     if proc.poll() is None:

@@ -1,0 +1,58 @@
+"""`bummerl worker` and `bummerl beat`: run a Celery worker or the beat scheduler.
+
+Shorthands for `celery -A workers.app worker|beat ...` with bummerl's defaults; the broker is
+`BUMMERL_BROKER_URL` / `REDIS_URL`, else the embedded filesystem broker under var/broker
+(see workers/app.py), the database `DATABASE_URL`, else SQLite under var/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    worker = subparsers.add_parser(
+        "worker", help="run a Celery worker (house-bot moves, simulation chunks)",
+        description="Run a Celery worker on the queues `moves` (house-bot moves, ladder, "
+                    "sweeps) and `batch` (simulation chunks).")
+    worker.add_argument("-Q", "--queues", default="moves,batch")
+    worker.add_argument("-c", "--concurrency", type=int, default=os.cpu_count() or 1,
+                        help="pool processes (default: the number of cores)")
+    worker.add_argument("-n", "--name", default="bummerl")
+    worker.add_argument("-B", "--beat", action="store_true",
+                        help="also run the beat scheduler in this worker (one per site!)")
+    worker.add_argument("-l", "--loglevel", default="INFO")
+    worker.set_defaults(func=run_worker)
+    beat = subparsers.add_parser(
+        "beat", help="run the Celery beat scheduler (ladder ticks, sweeper)",
+        description="Run Celery beat: every BUMMERL_LADDER_EVERY s a ladder tick, every "
+                    "BUMMERL_SWEEP_EVERY s a sweep. Run exactly one.")
+    beat.add_argument("-l", "--loglevel", default="INFO")
+    beat.set_defaults(func=run_beat)
+
+
+def _migrate() -> None:
+    from db.migrate import upgrade
+
+    upgrade()
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from workers.procs import celery_command
+
+    _migrate()
+    cmd = celery_command("worker", "-Q", args.queues, "-c", str(args.concurrency), "-P",
+                         "prefork", "--without-mingle", "--without-gossip",
+                         "-n", f"{args.name}@%h", "-l", args.loglevel, *(["-B"] if args.beat
+                                                                          else []))
+    os.execv(cmd[0], cmd)
+
+
+def run_beat(args: argparse.Namespace) -> int:
+    from workers.procs import celery_command
+
+    _migrate()
+    cmd = celery_command("beat", "-l", args.loglevel)
+    os.execv(cmd[0], cmd)
