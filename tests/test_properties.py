@@ -27,7 +27,7 @@ from engine import (
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 PROFILES = st.sampled_from([Profile.SOFT, Profile.SHARP])
-FAST = settings(max_examples=150, deadline=None)
+FAST = settings(max_examples=300, deadline=None)
 
 EVERY_ACTION: tuple[Action, ...] = (
     *(Action.play(c) for c in ALL_CARDS),
@@ -67,6 +67,9 @@ def check_invariants(hand: Hand) -> None:
     assert len(hand.holding(0)) <= 5 and len(hand.holding(1)) <= 5
     if hand.stock_size and hand.closed_by is None and hand.lead_card is None and not hand.is_over:
         assert len(hand.holding(0)) == len(hand.holding(1)) == 5  # R3.3: refilled to five
+    closed_after = hand.observe(0).closed_after
+    if closed_after is not None:  # R6.2: nobody draws after the close
+        assert hand.stock_size == 10 - 2 * closed_after
 
 
 def effective_marriages(hand: Hand, seat: int) -> int:
@@ -137,6 +140,156 @@ def test_played_out_hand_distributes_exactly_120_card_points(seed: int,
     assert hand.result.reason is not Reason.FALSE_CLAIM
 
 
+def expected_legal(hand: Hand) -> set[str]:
+    """The legal actions worked out from RULES.md alone (R3.2, R3.4, R4.1, R5.1, R5.2, R6.1,
+    R7.1, R9.3), from what the hand shows: an independent reference for the engine's list."""
+    if hand.is_over:
+        return set()
+    seat = hand.to_act
+    own = hand.holding(seat)
+    trump = hand.trump_suit
+    strict = hand.closed_by is not None or hand.stock_size == 0
+    lead = hand.lead_card
+    if lead is not None:  # following
+        allowed = list(own)
+        if strict:
+            same = [c for c in own if c.suit == lead.suit]
+            order = "ATKQJ"
+            higher = [c for c in same if order.index(c.rank) < order.index(lead.rank)]
+            trumps = [c for c in own if c.suit == trump]
+            allowed = higher or same or trumps or list(own)
+        return {f"play {c}" for c in allowed}
+    sharp = hand.profile is Profile.SHARP
+    won = hand.tricks_won(seat) > 0
+    this_lead = []  # the actions taken on the lead under way
+    for who, action in reversed(hand.history):
+        if action.kind.value == "play":
+            break
+        assert who == seat
+        this_lead.append(action)
+    declared = [a.suit for a in this_lead if a.kind.value == "declare"]
+    names = {str(c) for c in own}
+    if declared:
+        suit = declared[0].value
+        marriage = {"K" + suit} if sharp else {"K" + suit, "Q" + suit}
+        out = {f"play {c}" for c in names & marriage}
+    else:
+        out = {f"play {c}" for c in names}
+    stock_open = hand.closed_by is None and hand.stock_size > 0
+    if stock_open and hand.stock_size >= 2 and "J" + trump in names and (won or not sharp):
+        out.add("exchange")
+    if stock_open and not (sharp and hand.stock_size == 2):
+        out.add("close")
+    if not declared and (won or not sharp):
+        out |= {f"declare {s}" for s in "CDHS" if {"K" + s, "Q" + s} <= names}
+    if hand.observe(seat).tricks:
+        out.add("claim")
+    return out
+
+
+@FAST
+@given(seed=SEEDS, profile=PROFILES)
+def test_legal_actions_follow_the_rules(seed: int, profile: Profile) -> None:
+    """R3.2, R3.4, R4.1, R5.1, R5.2, R6.1, R7.1, R9.3: at every moment of random play the
+    engine's legal actions are exactly those the rules allow."""
+    rng = random.Random(seed)
+    hand = new_hand(rng, profile)
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        assert {str(a) for a in legal} == expected_legal(hand)
+        assert len(set(legal)) == len(legal)
+        options = [a for a in legal if a.kind.value != "claim"] if rng.random() < 0.9 else legal
+        hand.apply(hand.to_act, rng.choice(options))
+    assert expected_legal(hand) == set() and hand.legal_actions() == ()
+
+
+def reference_points(hand: Hand) -> tuple[int, int]:
+    """Both seats' points (R5.5) from the public record: card points of the tricks won, plus
+    the marriages of a seat that has won a trick (R5.3)."""
+    obs = hand.observe(0)
+    out = []
+    for seat in (0, 1):
+        won = [t for t in obs.tricks if t.winner == seat]
+        cards = sum(t.lead.points + t.follow.points for t in won)
+        marriages = sum(40 if m.suit == obs.trump_suit else 20 for m in obs.marriages
+                        if m.seat == seat)
+        out.append(cards + marriages if won else cards)
+    return out[0], out[1]
+
+
+def reference_result(hand: Hand) -> tuple:
+    """The finished hand's (winner, game points, reason) worked out from RULES.md alone
+    (R5.3, R5.5, R7.2-R7.4, R8.1-R8.5), from the hand's public record."""
+    obs = hand.observe(0)
+    trump = obs.trump_suit
+
+    def points(seat: int, tricks: int) -> int:
+        done = obs.tricks[:tricks]
+        cards = sum(t.lead.points + t.follow.points for t in done if t.winner == seat)
+        if not any(t.winner == seat for t in done):
+            return cards  # R5.3: marriages count only once a trick is won
+        return cards + sum(40 if m.suit == trump else 20 for m in obs.marriages
+                           if m.seat == seat and m.trick <= tricks)
+
+    def won_any(seat: int, tricks: int) -> bool:
+        return any(t.winner == seat for t in obs.tricks[:tricks])
+
+    n = len(obs.tricks)
+    closer = obs.closed_by
+    last_seat, last_action = hand.history[-1]
+    if last_action.kind.value == "claim":
+        claimer = last_seat
+    elif points(obs.tricks[-1].winner, n) >= 66:  # R7.4: a deemed claim
+        claimer = obs.tricks[-1].winner
+    else:
+        claimer = None
+    if closer is not None:
+        opp = 1 - closer
+        at = obs.closed_after
+        opp_had_trick = won_any(opp, at)
+        failed = 2 if opp_had_trick else 3  # R8.4
+        if claimer == closer:
+            if points(closer, n) >= 66:  # R8.3
+                gp = 3 if not opp_had_trick else 2 if points(opp, at) < 33 else 1
+                return closer, gp, Reason.CLOSER_CLAIM
+            return opp, failed, Reason.FALSE_CLAIM
+        if claimer is None:
+            return opp, failed, Reason.CLOSER_FAILED
+        if points(claimer, n) >= 66:
+            return opp, failed, Reason.CLOSER_FAILED
+        return closer, 2 if won_any(closer, n) else 3, Reason.FALSE_CLAIM  # R8.2
+    if claimer is None:
+        return obs.tricks[-1].winner, 1, Reason.LAST_TRICK  # R8.5
+    other = 1 - claimer
+    if points(claimer, n) >= 66:  # R8.1
+        gp = 3 if not won_any(other, n) else 2 if points(other, n) < 33 else 1
+        return claimer, gp, Reason.CLAIM
+    return other, 2 if won_any(other, n) else 3, Reason.FALSE_CLAIM  # R8.2
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=SEEDS, profile=PROFILES, claim_when_correct=st.booleans())
+def test_results_follow_the_scoring_rules(seed: int, profile: Profile,
+                                          claim_when_correct: bool) -> None:
+    """R7, R8: every random hand's winner, game points and reason are those the rules give."""
+    rng = random.Random(seed)
+    hand = new_hand(rng, profile)
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        seat = hand.to_act
+        claim = Action.claim()
+        if claim in legal and claim_when_correct and hand.points(seat) >= 66:
+            action = claim
+        elif claim in legal and rng.random() < 0.85:
+            action = rng.choice([a for a in legal if a is not claim])
+        else:
+            action = rng.choice(legal)
+        hand.apply(seat, action)
+    res = hand.result
+    assert (res.winner, res.game_points, res.reason) == reference_result(hand)
+    assert res.points == reference_points(hand)
+
+
 def state(hand: Hand) -> tuple:
     return (hand.holding(0), hand.holding(1), hand.stock_cards(), len(hand.history),
             hand.points(0), hand.points(1), hand.pending_points(0), hand.pending_points(1),
@@ -144,7 +297,7 @@ def state(hand: Hand) -> tuple:
             hand.closed_by, hand.trump_card, hand.result, hand.legal_actions())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(seed=SEEDS, profile=PROFILES)
 def test_legal_actions_apply_and_all_others_are_refused(seed: int, profile: Profile) -> None:
     """R11.1: every legal action applies; every other action by either seat raises
@@ -180,7 +333,7 @@ def test_legal_actions_apply_and_all_others_are_refused(seed: int, profile: Prof
         hand.apply(hand.to_act, rng.choice(options))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(seed=SEEDS, profile=PROFILES, claim_bias=st.booleans())
 def test_replaying_a_transcript_gives_the_same_match(seed: int, profile: Profile,
                                                      claim_bias: bool) -> None:
