@@ -1,0 +1,176 @@
+"""`bummerl up`: the whole site on one machine, with the ladder's standings live in the terminal.
+
+Starts the gRPC engine service (in this process, with the workers' hooks), a Celery worker and
+the beat scheduler (subprocesses), registers the house bots, and shows the standings as they
+change until Ctrl-C. With no `REDIS_URL` / `DATABASE_URL` it runs on the embedded defaults:
+kombu's filesystem broker and SQLite under var/. An outside bot can join while it runs: register
+it with the operator token shown, then run it with the client kit; the ladder pairs it once it
+is registered or active.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import time
+from typing import Any
+
+HOUSE_BOTS = {"house-random": "random", "house-bully": "bully", "house-rdeep": "rdeep"}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "up", help="run service + worker + scheduler; house bots play a ladder, standings live",
+        description="Start the engine service, a Celery worker and the beat scheduler on the "
+                    "configured (default: embedded) database and broker; house bots play a "
+                    "ladder and the standings are shown live until Ctrl-C.")
+    parser.add_argument("--address", default="127.0.0.1:50051",
+                        help="host:port of the gRPC service (default: %(default)s)")
+    parser.add_argument("--matches", type=int, default=int(
+        os.environ.get("BUMMERL_LADDER_MATCHES", "3")),
+        help="ladder matches kept going per profile (default 3)")
+    parser.add_argument("--profiles", default=os.environ.get("BUMMERL_LADDER_PROFILES", "soft"),
+                        help="rules profiles the ladder runs, comma-separated (default soft)")
+    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+    parser.add_argument("--duration", type=float, default=None,
+                        help="stop after this many seconds (default: run until Ctrl-C)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.live import Live
+
+    from db.migrate import upgrade
+    from workers import app as celery_app
+    from workers import procs
+
+    console = Console()
+    os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
+    os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
+    token = None
+    if not (os.environ.get("BUMMERL_OPERATOR_TOKEN") or os.environ.get(
+            "BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get("BUMMERL_OPEN_REGISTRATION")):
+        token = os.environ["BUMMERL_OPERATOR_TOKEN"] = secrets.token_urlsafe(16)
+    logs = Path(celery_app.ROOT / "var" / "log")
+    logs.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+    upgrade()
+    ensure_house_bots()
+    from services import hooks
+    from services.server import create_server
+
+    hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
+    server = create_server(args.address).start()
+    worker = procs.start_worker(queues="moves,batch", concurrency=args.concurrency, name="up",
+                                logfile=logs / "worker.log")
+    beat = procs.start_beat(logfile=logs / "beat.log")
+    header = {
+        "service": server.address,
+        "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
+        if celery_app.is_embedded() else "redis",
+        "database": _safe_url(),
+        "logs": str(logs),
+        "token": token,
+    }
+    end = None if args.duration is None else time.monotonic() + args.duration
+    try:
+        with Live(render(header, args.profiles), console=console, refresh_per_second=2,
+                  screen=False) as live:
+            while end is None or time.monotonic() < end:
+                time.sleep(1)
+                if worker.poll() is not None or beat.poll() is not None:
+                    console.print("[red]a worker or the scheduler stopped; see the logs[/red]")
+                    return 1
+                live.update(render(header, args.profiles))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        procs.stop_all([worker, beat])
+        server.stop()
+    return 0
+
+
+def ensure_house_bots() -> None:
+    from db.models import HOUSE
+    from services import bots
+    from services.errors import AlreadyExists
+
+    for name, strategy in HOUSE_BOTS.items():
+        with contextlib.suppress(AlreadyExists):
+            bots.register_bot(name, kind=HOUSE, house_strategy=strategy)
+
+
+def _safe_url() -> str:
+    from sqlalchemy.engine import make_url
+
+    from db.base import database_url
+
+    return make_url(database_url()).render_as_string(hide_password=True)
+
+
+def render(header: dict, profiles: str) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from workers import ladder
+
+    lines = [Text.from_markup(
+        f"[bold]bummerl[/bold] service [cyan]{header['service']}[/cyan] · broker "
+        f"{header['broker']} · database {header['database']} · logs {header['logs']}")]
+    if header["token"]:
+        lines.append(Text.from_markup(
+            f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "
+            f"--operator-token {header['token']}[/green], then [green]bummerl bot run "
+            f"...[/green] (see README)"))
+    parts: list[Any] = [*lines]
+    for profile in filter(None, (p.strip() for p in profiles.split(","))):
+        table = Table(title=f"ladder standings · profile {profile}  (openskill μ ± 2σ, "
+                            "ranked by μ − 3σ; prov. = provisional)", title_justify="left")
+        for column, justify in (("#", "right"), ("bot", "left"), ("kind", "left"),
+                                ("rating", "right"), ("μ−3σ", "right"), ("matches", "right"),
+                                ("won", "right"), ("now", "right"), ("", "left")):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for rank, st in enumerate(ladder.standings(profile), 1):
+            kind = st.strategy or "?" if st.kind == "house" else "remote"
+            won = f"{st.wins / st.matches:.0%}" if st.matches else "–"
+            table.add_row(str(rank), st.name, kind, f"{st.mu:.1f}±{2 * st.sigma:.1f}",
+                          f"{st.ordinal:.1f}", str(st.matches), won,
+                          str(st.playing) if st.playing else "",
+                          "[yellow]prov.[/yellow]" if st.provisional else "")
+        parts.append(table)
+        parts.append(running_table(profile))
+    return Group(*parts)
+
+
+def running_table(profile: str) -> Any:
+    from rich.table import Table
+    from sqlalchemy import select
+
+    from db.base import session_factory
+    from db.models import Match
+    from db.ratings import LadderMatch
+
+    table = Table(title=f"ladder matches · profile {profile} (latest)", title_justify="left")
+    for column in ("match", "seat 0", "seat 1", "counters", "hand", "state"):
+        table.add_column(column)
+    with session_factory()() as s:
+        rows = s.scalars(select(Match).join(LadderMatch, LadderMatch.match_id == Match.id)
+                         .where(LadderMatch.profile == profile)
+                         .order_by(Match.id.desc()).limit(6)).unique()
+        for m in rows:
+            if m.state == "running":
+                state = f"{m.bot(m.to_act).name} to act" if m.to_act is not None else "running"
+            else:
+                state = f"{m.bot(m.winner or 0).name} won ({m.end_reason})"
+            table.add_row(str(m.id), m.bot0.name, m.bot1.name, f"{m.counter0}:{m.counter1}",
+                          str(m.hand_number + 1), state)
+    return table
