@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from openskill.models import PlackettLuce
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 
 MODEL = PlackettLuce()
 PROVISIONAL_MATCHES = 10
+
+
+def rowcount(result: object) -> int:
+    """Rows an UPDATE changed."""
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def now() -> datetime:
@@ -80,12 +86,12 @@ def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> 
                                 .where(LadderMatch.match_id == match_id,
                                        LadderMatch.rated_at.is_(None))
                                 .values(rated_at=now()))
-            if claimed.rowcount == 0:
+            if rowcount(claimed) == 0:
                 return False  # not a ladder match, or rated already
             rows = [_rating_row(s, match.bot_id(seat), match.profile, lock=True)
                     for seat in (0, 1)]
             teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in rows]
-            ranks = [0, 1] if match.winner == 0 else [1, 0]
+            ranks = [0.0, 1.0] if match.winner == 0 else [1.0, 0.0]
             new = MODEL.rate(teams, ranks=ranks)
             for seat, (row, [rating]) in enumerate(zip(rows, new, strict=True)):
                 row.mu, row.sigma = rating.mu, rating.sigma

@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
@@ -39,6 +39,12 @@ log = logging.getLogger(__name__)
 
 TOTAL_FIELDS = ("pairs", "net", "net_sq", "wins_a", "wins_sq", "points_a", "points_b")
 Sender = Callable[[list[int]], None]
+
+
+def rowcount(result: object) -> int:
+    """Rows an UPDATE changed."""
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def now() -> datetime:
@@ -150,13 +156,13 @@ def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None,
         locked = s.execute(update(Simulation)
                            .where(Simulation.id == sim_id, Simulation.state == SIM_RUNNING)
                            .values(progress_at=now()))
-        if locked.rowcount == 0:
+        if rowcount(locked) == 0:
             return False  # finished or stopped meanwhile: this chunk no longer counts
         marked = s.execute(update(SimulationChunk)
                            .where(SimulationChunk.id == chunk_id,
                                   SimulationChunk.state == CHUNK_PENDING)
                            .values(state=CHUNK_DONE, done_at=now(), **totals.as_dict()))
-        if marked.rowcount == 0:
+        if rowcount(marked) == 0:
             return False  # another run of this chunk counted it already
         s.execute(update(Simulation).where(Simulation.id == sim_id)
                   .values(deals_done=Simulation.deals_done + count))
