@@ -142,7 +142,7 @@ class ActionLog(Base):
     __tablename__ = "actions"
     __table_args__ = (
         UniqueConstraint("match_id", "seq"),
-        Index("ix_actions_request", "match_id", "request_id"),
+        Index("ix_actions_request", "match_id", "request_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -109,7 +109,7 @@ def _game(session: Session, m: Match) -> engine.Match:
         return cached[1]
     rows = session.execute(
         select(ActionLog.seat, ActionLog.action)
-        .where(ActionLog.match_id == m.id)
+        .where(ActionLog.match_id == m.id, ActionLog.seq < m.seq)
         .order_by(ActionLog.seq)
     ).all()
     if len(rows) != m.seq:
@@ -117,7 +117,8 @@ def _game(session: Session, m: Match) -> engine.Match:
     game = engine.Match.replay(
         m.seed, m.profile, [(seat, engine.Action.from_text(text)) for seat, text in rows]
     )
-    _keep(key, m.seq, game)
+    if cached is None or cached[0] < m.seq:
+        _keep(key, m.seq, game)
     return game
 
 
@@ -203,9 +204,13 @@ def _forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> No
     m.finished_at = now
 
 
-def _after_commit(m: Match) -> None:
-    """Wake the streams of the match and its bots, and run the hooks."""
-    notify.notify(f"match:{m.id}", f"bot:{m.bot0_id}", f"bot:{m.bot1_id}")
+def _after_commit(m: Match, everyone: bool = True) -> None:
+    """Wake the streams of the match and of its bots (only the bot to act unless `everyone`),
+    and run the hooks."""
+    if everyone or m.to_act is None:
+        notify.notify(f"match:{m.id}", f"bot:{m.bot0_id}", f"bot:{m.bot1_id}")
+    else:
+        notify.notify(f"match:{m.id}", f"bot:{m.bot_id(m.to_act)}")
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
         hooks.fire(hooks.on_turn, m.id, m.to_act, m.seq)
     if m.state == FINISHED:
@@ -380,6 +385,19 @@ def get_observation(
             return game.observe(seat), m
 
 
+def observe_match(
+    m: Match, seat: int, *, sessions: sessionmaker[Session] | None = None
+) -> engine.Observation:
+    """`seat`'s observation of the match row `m` as loaded (at `m.seq`); no permission check.
+
+    Uses the cached state when it is at `m.seq` (no database query), else rebuilds it.
+    """
+    with _sessions(sessions)() as session:
+        key = _key(session, m.id)
+        with _match_lock(key):
+            return _game(session, m).observe(seat)
+
+
 # --- acting --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SubmitResult:
@@ -420,7 +438,8 @@ def submit_action(
         raise InvalidArgument("request_id is at most 64 characters")
     request_id = request_id or None
     factory = _sessions(sessions)
-    committed: list[Match] = []  # announced after the lock is released (hooks may submit)
+    # announced after the lock is released (hooks may submit): (match, to both bots?)
+    committed: list[tuple[Match, bool]] = []
     try:
         with factory() as session:
             key = _key(session, match_id)
@@ -428,8 +447,8 @@ def submit_action(
                 return _submit(session, key, match_id, seat, action, expected_seq, request_id,
                                bot_id, config, committed)
     finally:
-        for m in committed:
-            _after_commit(m)
+        for m, everyone in committed:
+            _after_commit(m, everyone)
 
 
 def _submit(
@@ -442,22 +461,19 @@ def _submit(
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
-    committed: list[Match],
+    committed: list[tuple[Match, bool]],
 ) -> SubmitResult:
     now = utcnow()
     m = _locked(session, match_id)
     if m is None:
         raise NotFound(f"no match with id {match_id}")
     _check_seat(m, seat, bot_id)
-    if request_id is not None:
-        done = session.scalar(select(ActionLog).where(
-            ActionLog.match_id == match_id, ActionLog.request_id == request_id))
-        if done is not None:
-            if done.seat != seat or done.action != str(action):
-                raise InvalidArgument(
-                    f"request_id {request_id!r} was already used for '{done.action}' by seat "
-                    f"{done.seat}: use a new request_id for a new action")
-            return SubmitResult(done.seq, True, m)
+    # A retry of an applied submit names an older seq (or the match is over since); a
+    # request_id reused at the current seq is caught by the unique index at commit.
+    if request_id is not None and (expected_seq != m.seq or m.state != RUNNING):
+        duplicate = _duplicate(session, m, seat, action, request_id)
+        if duplicate is not None:
+            return duplicate
     if m.state != RUNNING:
         raise FailedPrecondition(f"R9.1 match {m.id} is over: {m.end_detail}", rule="R9.1")
     deadline = aware(m.deadline_at)
@@ -465,7 +481,7 @@ def _submit(
         _timeout(m, now)
         session.commit()
         _drop(key)
-        committed.append(m)
+        committed.append((m, True))
         raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
     if expected_seq != m.seq:
         raise Aborted(
@@ -494,7 +510,7 @@ def _submit(
         session.commit()
         if left <= 0:
             _drop(key)
-            committed.append(m)
+            committed.append((m, True))
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     session.add(ActionLog(match_id=m.id, seq=seq, seat=seat, action=str(action),
@@ -524,14 +540,33 @@ def _submit(
     except IntegrityError:
         session.rollback()
         _drop(key)
+        if request_id is not None:
+            m = session.get(Match, match_id, populate_existing=True) or m
+            duplicate = _duplicate(session, m, seat, action, request_id)
+            if duplicate is not None:
+                return duplicate
         raise Aborted(f"another submit for seq {seq} of match {m.id} won: get the observation "
                       "again") from None
     except BaseException:
         _drop(key)
         raise
     _keep(key, m.seq, game)
-    committed.append(m)
+    committed.append((m, result is not None or game.is_over))
     return SubmitResult(seq, False, m)
+
+
+def _duplicate(session: Session, m: Match, seat: int, action: engine.Action,
+               request_id: str) -> SubmitResult | None:
+    """The first result of the submit with this request_id, if it was applied."""
+    done = session.scalar(select(ActionLog).where(
+        ActionLog.match_id == m.id, ActionLog.request_id == request_id))
+    if done is None:
+        return None
+    if done.seat != seat or done.action != str(action):
+        raise InvalidArgument(
+            f"request_id {request_id!r} was already used for '{done.action}' by seat "
+            f"{done.seat}: use a new request_id for a new action")
+    return SubmitResult(done.seq, True, m)
 
 
 def _timeout(m: Match, now: datetime) -> None:

@@ -9,24 +9,34 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-_cond = threading.Condition()
+_lock = threading.Lock()
+_conditions: dict[str, threading.Condition] = {}
 _versions: defaultdict[str, int] = defaultdict(int)
 
 
+def _condition(key: str) -> threading.Condition:
+    condition = _conditions.get(key)
+    if condition is None:
+        condition = _conditions.setdefault(key, threading.Condition(_lock))
+    return condition
+
+
 def notify(*keys: str) -> None:
-    with _cond:
+    with _lock:
         for key in keys:
             _versions[key] += 1
-        _cond.notify_all()
+            condition = _conditions.get(key)
+            if condition is not None:
+                condition.notify_all()
 
 
 def version(key: str) -> int:
-    with _cond:
+    with _lock:
         return _versions[key]
 
 
 def wait(key: str, seen: int, timeout: float) -> int:
     """Wait until `key` changes from version `seen` (or `timeout` s); returns the version."""
-    with _cond:
-        _cond.wait_for(lambda: _versions[key] != seen, timeout)
+    with _lock:
+        _condition(key).wait_for(lambda: _versions[key] != seen, timeout)
         return _versions[key]

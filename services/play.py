@@ -16,10 +16,10 @@ from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
-from db.models import FINISHED, Bot
+from db.models import FINISHED, Bot, Match
 from services import convert, matches, notify
 from services.config import Settings
-from services.errors import ServiceError
+from services.errors import Aborted, ServiceError
 
 log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
@@ -35,6 +35,7 @@ class PlaySession:
         self.outbox: queue.SimpleQueue[bot_pb2.PlayResponse] = queue.SimpleQueue()
         self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
         self.known: dict[int, int] = {}  # match id -> hand number last reported
+        self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.closed = False
 
     # --- the bot's answers (reader thread) ---------------------------------------------------
@@ -55,7 +56,10 @@ class PlaySession:
 
     def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
-            seat = matches.get_match(answer.match_id, sessions=self.sessions).seat_of(self.bot.id)
+            seat = self.seats.get(answer.match_id)
+            if seat is None:
+                match = matches.get_match(answer.match_id, sessions=self.sessions)
+                seat = match.seat_of(self.bot.id)
             if seat is None:
                 raise ServiceError(f"bot {self.bot.id} does not play in match {answer.match_id}")
             action = wire.action_from_pb(answer.action)
@@ -111,18 +115,20 @@ class PlaySession:
                     seat=seat, won=m.winner == seat, match=convert.match_to_pb(m)))
                 continue
             self.known[m.id] = m.hand_number
+            self.seats[m.id] = seat
             if m.to_act == seat and self.sent.get(m.id) != m.seq:
-                turn = self.turn(m.id, seat, m.seq)
+                turn = self.turn(m, seat)
                 if turn is not None:
                     self.sent[m.id] = m.seq
                     yield bot_pb2.PlayResponse(turn=turn)
 
-    def turn(self, match_id: int, seat: int, seq: int) -> bot_pb2.Turn | None:
-        obs, m = matches.get_observation(match_id, seat, sessions=self.sessions)
-        if m.seq != seq or m.to_act != seat or m.state == FINISHED:
+    def turn(self, m: Match, seat: int) -> bot_pb2.Turn | None:
+        try:
+            obs = matches.observe_match(m, seat, sessions=self.sessions)
+        except Aborted:
             return None  # it moved on meanwhile; the next step sends the new state
         return bot_pb2.Turn(
-            match_id=match_id, seat=seat, seq=seq,
+            match_id=m.id, seat=seat, seq=m.seq,
             observation=wire.observation_to_pb(obs),
             deadline=convert.timestamp(m.deadline_at),
             bank_left_ms=matches.bank_left(m, seat),

@@ -86,7 +86,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("match_id", "seq", name=op.f("uq_actions_match_id_seq")),
     )
     with op.batch_alter_table("actions", schema=None) as batch_op:
-        batch_op.create_index("ix_actions_request", ["match_id", "request_id"], unique=False)
+        batch_op.create_index("ix_actions_request", ["match_id", "request_id"], unique=True)
 
     op.create_table(
         "hands",
