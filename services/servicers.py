@@ -9,6 +9,9 @@ from typing import Any
 
 import grpc
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
@@ -28,10 +31,33 @@ def token_of(context: grpc.ServicerContext) -> str | None:
     return None
 
 
-def _abort(context: grpc.ServicerContext, error: ServiceError) -> None:
+def rich_status(error: ServiceError) -> grpc.Status:
+    """The status of `error`, with a google.rpc.Status detail (ErrorInfo; PreconditionFailure
+    naming the rule) and the rule id also in the `bummerl-rule` trailing metadata."""
+    code = getattr(grpc.StatusCode, error.code)
+    metadata = {k: str(v) for k, v in error.details.items()}
     if error.rule:
-        context.set_trailing_metadata((("bummerl-rule", error.rule),))
-    context.abort(getattr(grpc.StatusCode, error.code), error.message)
+        metadata["rule"] = error.rule
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(
+        reason=error.code, domain="bummerl.v1", metadata=metadata))
+    details = [info]
+    if error.rule:
+        failure = any_pb2.Any()
+        failure.Pack(error_details_pb2.PreconditionFailure(violations=[
+            error_details_pb2.PreconditionFailure.Violation(
+                type="RULE", subject=error.rule, description=error.message)]))
+        details.append(failure)
+    status = rpc_status.to_status(status_pb2.Status(
+        code=code.value[0], message=error.message, details=details))
+    if error.rule:
+        trailing = (*status.trailing_metadata, ("bummerl-rule", error.rule))
+        status = status._replace(trailing_metadata=trailing)  # type: ignore[attr-defined]
+    return status
+
+
+def _abort(context: grpc.ServicerContext, error: ServiceError) -> None:
+    context.abort_with_status(rich_status(error))
 
 
 def unary(method: Callable[..., Any]) -> Callable[..., Any]:

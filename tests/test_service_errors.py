@@ -5,6 +5,8 @@ from __future__ import annotations
 import grpc
 import pytest
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 from servicekit import OPERATOR, auth, fresh_database, running_service
 
 import engine
@@ -173,6 +175,16 @@ def test_failed_precondition_cites_the_rule(service, match):
     assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert trailing["bummerl-rule"] == "R3.1" and "not in your hand" in details
     assert "illegal action 1" in details
+    # the rich status (google.rpc.Status) carries the rule and what is left
+    with pytest.raises(grpc.RpcError) as info:
+        submit(service, match_id, seat, tokens[seat], bad, 0)
+    status = rpc_status.from_call(info.value)
+    assert status is not None and status.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    error_info = error_details_pb2.ErrorInfo()
+    failure = error_details_pb2.PreconditionFailure()
+    assert status.details[0].Unpack(error_info) and status.details[1].Unpack(failure)
+    assert error_info.metadata["rule"] == "R3.1" and error_info.metadata["illegal_left"] == "1"
+    assert failure.violations[0].subject == "R3.1"
     m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id)).match
     assert m.seq == 0 and m.state == match_pb2.MATCH_STATE_RUNNING
 
@@ -207,6 +219,11 @@ def test_duplicate_submit_applies_once_and_stale_is_aborted(service, match):
     other = next(a for a in engine.Match(3, "soft").legal_actions() if a != action)
     code, _, _ = code_of(submit, service, match_id, seat, tokens[seat], other, 0, "req-1")
     assert code == grpc.StatusCode.INVALID_ARGUMENT
+    # a request id reused at the current seq for another action is caught too
+    nxt = game.to_act
+    code, details, _ = code_of(submit, service, match_id, nxt, tokens[nxt],
+                               game.legal_actions()[0], 1, "req-1")
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "req-1" in details
     # a stale expected_seq is refused: nothing applies twice
     nxt = game.to_act
     code, details, _ = code_of(submit, service, match_id, nxt, tokens[nxt],
