@@ -136,3 +136,23 @@ def test_server_refuses_answers_after_the_deadline(database):
         service.server = type(service.server)("127.0.0.1:0", sessions=service.sessions,
                                               config=FAST).start()
         service.channel = grpc.insecure_channel(service.server.address)
+
+
+def test_time_over_the_move_time_comes_from_the_bank(database):
+    config = Settings(move_ms=100, bank_ms=2000)
+    with running_service(database, config) as service:
+        a_id, a_token = service.register("a")
+        b_id, b_token = service.register("b")
+        m = plain.create_match([a_id, b_id], seed=13, sessions=service.sessions, config=config)
+        seat = m.to_act
+        game = engine.Match(13, "soft")
+        time.sleep(0.4)
+        result = plain.submit_action(m.id, seat, game.legal_actions()[0], expected_seq=0,
+                                     sessions=service.sessions, config=config)
+        left = plain.bank_left(result.match, seat)
+        assert 1500 <= left <= 1750  # ~300 ms over the 100 ms move time
+        assert plain.bank_left(result.match, 1 - seat) == 2000
+        # the next deadline is the next seat's move time + its whole bank
+        got = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.id)).match
+        assert list(got.bank_left_ms)[seat] == left
+        assert got.deadline.seconds + got.deadline.nanos / 1e9 > time.time() + 1.9
