@@ -70,7 +70,7 @@ def make_app() -> Celery:
     elif url.startswith("redis"):
         # Redeliver an unacknowledged message after this long (a crashed worker's task); the
         # sweeper usually re-enqueues owed work sooner.
-        transport_options = {"visibility_timeout": 600}
+        transport_options = {"visibility_timeout": 1800}
     app.conf.update(
         broker_url=url,
         broker_transport_options=transport_options,
