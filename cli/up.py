@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         "logs": str(logs),
         "token": token,
     }
+    for line in header_lines(header):
+        console.print(line)
     end = None if args.duration is None else time.monotonic() + args.duration
     try:
         with Live(render(header, args.profiles), console=console, refresh_per_second=2,
@@ -116,12 +118,8 @@ def _safe_url() -> str:
     return make_url(database_url()).render_as_string(hide_password=True)
 
 
-def render(header: dict, profiles: str) -> Any:
-    from rich.console import Group
-    from rich.table import Table
+def header_lines(header: dict) -> list[Any]:
     from rich.text import Text
-
-    from workers import ladder
 
     lines = [Text.from_markup(
         f"[bold]bummerl[/bold] service [cyan]{header['service']}[/cyan] · broker "
@@ -131,7 +129,17 @@ def render(header: dict, profiles: str) -> Any:
             f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "
             f"--operator-token {header['token']}[/green], then [green]bummerl bot run "
             f"...[/green] (see README)"))
-    parts: list[Any] = [*lines]
+    lines.append(Text("Ctrl-C stops everything."))
+    return lines
+
+
+def render(header: dict, profiles: str) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+
+    from workers import ladder
+
+    parts: list[Any] = []
     for profile in filter(None, (p.strip() for p in profiles.split(","))):
         table = Table(title=f"ladder standings · profile {profile}  (openskill μ ± 2σ, "
                             "ranked by μ − 3σ; prov. = provisional)", title_justify="left")

@@ -32,7 +32,7 @@ def embedded(tmp_path, monkeypatch):
 
 def test_simulation_and_house_match_on_the_filesystem_broker(embedded, monkeypatch):
     app, sessions = embedded
-    assert app.conf.broker_url.startswith("filesystem")
+    assert app.conf.broker_url.startswith("bummerlfs")
 
     def send_chunks(ids: list[int]) -> None:
         for chunk_id in ids:

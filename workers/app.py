@@ -13,8 +13,9 @@
 | `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
 | `BUMMERL_BEAT_SCHEDULE` | beat's schedule file | `var/celerybeat-schedule` |
 
-Embedded default: kombu's filesystem transport under `var/broker/` (no Redis), still real
-Celery workers; all processes on one machine share the folder. Its messages are removed when a
+Embedded default: kombu's filesystem transport under `var/broker/` (no Redis), made safe for
+several processes (workers.fsbroker, URL `bummerlfs://`), still real Celery workers; all
+processes on one machine share the folder. Its messages are removed when a
 worker takes them, so a killed worker loses its message: the sweeper re-enqueues from the
 database, which is the truth (the queue is only a trigger).
 
@@ -30,6 +31,10 @@ from pathlib import Path
 
 from celery import Celery
 from kombu import Queue
+from kombu.transport import TRANSPORT_ALIASES
+
+# The embedded broker: kombu's filesystem transport with atomic writes and claims.
+TRANSPORT_ALIASES.setdefault("bummerlfs", "workers.fsbroker:Transport")
 
 ROOT = Path(__file__).resolve().parent.parent
 MOVES = "moves"
@@ -41,7 +46,10 @@ def _env_float(name: str, default: float) -> float:
 
 
 def broker_url() -> str:
-    return os.environ.get("BUMMERL_BROKER_URL") or os.environ.get("REDIS_URL") or "filesystem://"
+    url = os.environ.get("BUMMERL_BROKER_URL") or os.environ.get("REDIS_URL") or "bummerlfs://"
+    if url.startswith("filesystem://"):
+        url = "bummerlfs://" + url.removeprefix("filesystem://")
+    return url
 
 
 def broker_dir() -> Path:
@@ -49,7 +57,7 @@ def broker_dir() -> Path:
 
 
 def is_embedded() -> bool:
-    return broker_url().startswith("filesystem")
+    return broker_url().startswith("bummerlfs")
 
 
 def make_app() -> Celery:
@@ -57,7 +65,7 @@ def make_app() -> Celery:
     (ROOT / "var").mkdir(exist_ok=True)
     url = broker_url()
     transport_options: dict[str, object] = {}
-    if url.startswith("filesystem"):
+    if is_embedded():
         folder = broker_dir()
         for sub in ("queue", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -96,7 +104,7 @@ def make_app() -> Celery:
                       "schedule": _env_float("BUMMERL_SWEEP_EVERY", 10.0)},
         },
     )
-    if url.startswith("filesystem"):
+    if is_embedded():
         # No broadcast needed: remote control would leave reply queues behind in the folder.
         app.conf.worker_enable_remote_control = False
     return app
