@@ -4,7 +4,7 @@ worker process and for two.
 Each deal is played twice (a duplicate pair), in-process with the engine on the workers; the
 figure counts distinct deals (hands = 2 × deals). The broker is Redis with `--redis URL`, else
 the embedded filesystem broker; the database is `--database URL`, else a fresh SQLite file.
-Run: `.venv/bin/python bench/batch.py [--a bully --b random --deals 4000 --chunk 100]`.
+Run: `.venv/bin/python bench/batch.py [--a bully --b random --deals 10000 --chunk 500]`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a", default="bully")
     parser.add_argument("--b", default="random")
-    parser.add_argument("--deals", type=int, default=4000)
-    parser.add_argument("--chunk", type=int, default=100)
+    parser.add_argument("--deals", type=int, default=10000)
+    parser.add_argument("--chunk", type=int, default=500)
     parser.add_argument("--workers", default="1,2", help="worker counts to measure")
     parser.add_argument("--redis", default=None, help="Redis broker URL (default: embedded)")
     parser.add_argument("--database", default=None, help="database URL (default: temp SQLite)")

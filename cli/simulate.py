@@ -26,7 +26,8 @@ def register(subparsers: Any) -> None:
                         help="distinct deals (each played twice); default 1000")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals (random)")
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
-    parser.add_argument("--chunk", type=int, default=25, help="deals per chunk (default 25)")
+    parser.add_argument("--chunk", type=int, default=None,
+                        help="deals per chunk (default: 20 with rdeep, else 500)")
     parser.add_argument("--sprt", action="store_true",
                         help="stop early once the SPRT (H0: elo0, H1: elo1) decides")
     parser.add_argument("--elo0", type=float, default=0.0)

@@ -63,12 +63,19 @@ def send_chunks(chunk_ids: list[int]) -> None:
         run_chunk_task.apply_async((chunk_id,))
 
 
+def default_chunk(strategy_a: str, strategy_b: str) -> int:
+    """Deals per chunk: a chunk should take about a second (search bots are ~100× slower)."""
+    return 20 if "rdeep" in (strategy_a, strategy_b) else 500
+
+
 def create_simulation(strategy_a: str, strategy_b: str, deals: int, seed: int | None = None,
-                      profile: str = "soft", chunk_deals: int = 25, sprt: Sprt | None = None,
+                      profile: str = "soft", chunk_deals: int | None = None,
+                      sprt: Sprt | None = None,
                       sessions: sessionmaker[Session] | None = None) -> int:
     """Write a simulation and its chunks; returns its id. Call `dispatch` to start it."""
     make_bot(strategy_a), make_bot(strategy_b)  # unknown strategy names fail here
     Profile(profile)
+    chunk_deals = chunk_deals or default_chunk(strategy_a, strategy_b)
     if deals < 1 or chunk_deals < 1:
         raise ValueError("deals and chunk size must be positive")
     sessions = sessions or session_factory()
