@@ -92,6 +92,23 @@ def _key(session: Session, match_id: int) -> tuple[int, int]:
     return (id(bind), match_id)
 
 
+_sqlite_writers: dict[int, threading.Lock] = {}
+
+
+@contextmanager
+def _writing(session: Session) -> Iterator[None]:
+    """Serialise this process's write transactions on an SQLite database (one writer at a time
+    anyway): no busy-waiting, and no read-to-write upgrade conflicts. Other databases: no-op."""
+    bind = session.get_bind()
+    if bind.dialect.name != "sqlite":
+        yield
+        return
+    with _guard:
+        lock = _sqlite_writers.setdefault(id(bind), threading.Lock())
+    with lock:
+        yield
+
+
 @contextmanager
 def _match_lock(key: tuple[int, int]) -> Iterator[None]:
     with _guard:
@@ -252,7 +269,7 @@ def create_match(
         raise InvalidArgument("time control: move_ms >= 1, bank_ms >= 0, max_illegal >= 1")
     game = engine.Match(seed, profile)
     now = utcnow()
-    with _sessions(sessions).begin() as session:
+    with _sessions(sessions)() as session, _writing(session), session.begin():
         bots: list[Bot] = []
         for bot_id in bot_ids:
             bot = session.get(Bot, bot_id)
@@ -443,7 +460,7 @@ def submit_action(
     try:
         with factory() as session:
             key = _key(session, match_id)
-            with _match_lock(key):
+            with _match_lock(key), _writing(session):
                 return _submit(session, key, match_id, seat, action, expected_seq, request_id,
                                bot_id, config, committed)
     finally:
@@ -601,7 +618,7 @@ def enforce_deadlines(
     for match_id in due:
         with factory() as session:
             key = _key(session, match_id)
-            with _match_lock(key):
+            with _match_lock(key), _writing(session):
                 m = _locked(session, match_id)
                 deadline = aware(m.deadline_at) if m else None
                 if m is None or m.state != RUNNING or deadline is None or deadline >= now:
@@ -623,7 +640,7 @@ def resume_all(
     """
     config = config or settings()
     now = utcnow()
-    with _sessions(sessions).begin() as session:
+    with _sessions(sessions)() as session, _writing(session), session.begin():
         running = list(session.scalars(select(Match).where(Match.state == RUNNING)).unique())
         for m in running:
             _start_turn(m, now, config)
