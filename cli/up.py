@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds (default: run until Ctrl-C)")
+    parser.add_argument("--until-rated", type=int, default=None, metavar="N",
+                        help="stop once N ladder matches are rated (default: run on)")
     parser.set_defaults(func=run)
 
 
@@ -88,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
                   screen=False) as live:
             while end is None or time.monotonic() < end:
                 time.sleep(1)
+                if args.until_rated is not None and rated_count() >= args.until_rated:
+                    live.update(render(header, args.profiles))
+                    break
                 if worker.poll() is not None or beat.poll() is not None:
                     console.print("[red]a worker or the scheduler stopped; see the logs[/red]")
                     return 1
@@ -98,6 +103,17 @@ def run(args: argparse.Namespace) -> int:
         procs.stop_all([worker, beat])
         server.stop()
     return 0
+
+
+def rated_count() -> int:
+    from sqlalchemy import func, select
+
+    from db.base import session_factory
+    from db.ratings import LadderMatch
+
+    with session_factory()() as s:
+        return s.scalar(select(func.count()).select_from(LadderMatch)
+                        .where(LadderMatch.rated_at.is_not(None))) or 0
 
 
 def ensure_house_bots() -> None:

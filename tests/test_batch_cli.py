@@ -37,8 +37,8 @@ def test_simulate_on_spawned_workers_with_sprt(tmp_path):
 
 
 def test_up_plays_a_ladder_and_shows_standings(tmp_path):
-    out = bummerl(tmp_path, "up", "--address", "127.0.0.1:0", "--duration", "12",
-                  "--matches", "2", timeout=90)
+    out = bummerl(tmp_path, "up", "--address", "127.0.0.1:0", "--until-rated", "1",
+                  "--duration", "90", "--matches", "2", timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     for name in ("house-random", "house-bully", "house-rdeep"):
         assert name in out.stdout

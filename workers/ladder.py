@@ -214,10 +214,12 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
         if need <= 0:
             return created
         bots = eligible_bots(s, profile)
-        ratings = {}
-        for bot in bots:
-            ratings[bot.id] = _rating_row(s, bot.id, profile)
-        s.commit()
+        try:
+            ratings = {bot.id: _rating_row(s, bot.id, profile) for bot in bots}
+            s.commit()
+        except IntegrityError:  # a rating row created concurrently: try again next tick
+            log.info("ladder %s: rating rows raced; next tick", profile)
+            return created
         playing = {frozenset((m.bot0_id, m.bot1_id)) for m in running}
     remote = {bot.id for bot in bots if bot.kind != HOUSE}
     for _ in range(need):
