@@ -518,11 +518,12 @@ def _submit(
             m.illegal0 = count
         left = m.max_illegal - count
         message = (f"{e} (illegal action {count} of this seat in this match; "
-                   f"the {m.max_illegal}th forfeits the match)")
+                   f"at {m.max_illegal} the seat forfeits the match)")
         if left <= 0:
             _forfeit(m, seat, FORFEIT_ILLEGAL,
                      f"seat {seat} ({m.bot(seat).name}) forfeited: {count} illegal actions "
-                     f"(policy: the {m.max_illegal}th illegal action forfeits); last: {e}", now)
+                     f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
+                     now)
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
         session.commit()
         if left <= 0:
@@ -530,29 +531,29 @@ def _submit(
             committed.append((m, True))
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
-    session.add(ActionLog(match_id=m.id, seq=seq, seat=seat, action=str(action),
-                          request_id=request_id, created_at=now))
-    m.seq = seq + 1
-    if result is not None:
-        hand = session.scalar(select(Hand).where(
-            Hand.match_id == m.id, Hand.number == len(game.results) - 1))
-        if hand is not None:
-            hand.winner = result.winner
-            hand.game_points = result.game_points
-            hand.reason = result.reason.value
-            hand.points0, hand.points1 = result.points
-            hand.tricks0, hand.tricks1 = result.tricks
-            hand.last_seq = seq
-            hand.finished_at = now
-        if not game.is_over:
-            session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
-                             first_seq=seq + 1))
-    _charge_time(m, seat, now)
-    _summarize(m, game)
-    if game.is_over:
-        m.finished_at = now
-    _start_turn(m, now, config)
-    try:
+    try:  # the cached game has moved on: drop it unless the commit succeeds
+        session.add(ActionLog(match_id=m.id, seq=seq, seat=seat, action=str(action),
+                              request_id=request_id, created_at=now))
+        m.seq = seq + 1
+        if result is not None:
+            hand = session.scalar(select(Hand).where(
+                Hand.match_id == m.id, Hand.number == len(game.results) - 1))
+            if hand is not None:
+                hand.winner = result.winner
+                hand.game_points = result.game_points
+                hand.reason = result.reason.value
+                hand.points0, hand.points1 = result.points
+                hand.tricks0, hand.tricks1 = result.tricks
+                hand.last_seq = seq
+                hand.finished_at = now
+            if not game.is_over:
+                session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
+                                 first_seq=seq + 1))
+        _charge_time(m, seat, now)
+        _summarize(m, game)
+        if game.is_over:
+            m.finished_at = now
+        _start_turn(m, now, config)
         session.commit()
     except IntegrityError:
         session.rollback()
