@@ -253,3 +253,19 @@ def test_concurrent_duplicate_submits_apply_once(service, match):
                for r in results)
     m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id)).match
     assert m.seq == 1
+
+
+def test_open_registration_needs_no_operator_token(tmp_path, request):
+    from servicekit import Database, running_service
+
+    from services.config import Settings
+
+    with running_service(Database(f"sqlite:///{tmp_path / 'open.sqlite3'}"),
+                         Settings(open_registration=True)) as service:
+        reply = service.bots.RegisterBot(bot_pb2.RegisterBotRequest(name="anyone"))
+        assert reply.token
+        # creating matches still needs the operator (none is configured here)
+        code, _, _ = code_of(service.matches.CreateMatch,
+                             match_pb2.CreateMatchRequest(bot_ids=[1, 2]),
+                             metadata=auth(reply.token))
+        assert code == grpc.StatusCode.PERMISSION_DENIED
