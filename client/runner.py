@@ -59,10 +59,11 @@ class Runner:
         if self._call is not None:
             self._call.cancel()
 
-    def _requests(self) -> Iterator[bot_pb2.PlayRequest]:
+    def _requests(self, outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None]
+                  ) -> Iterator[bot_pb2.PlayRequest]:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name))
         while True:
-            item = self._outbox.get()
+            item = outbox.get()
             if item is None:
                 return
             yield item
@@ -89,8 +90,9 @@ class Runner:
         return self.stats
 
     def _play(self, stub: bot_pb2_grpc.BotServiceStub) -> None:
+        self._outbox.put(None)  # ends the request stream of the previous connection, if any
         self._outbox = queue.SimpleQueue()
-        call = stub.Play(self._requests(),
+        call = stub.Play(self._requests(self._outbox),
                          metadata=(("authorization", f"Bearer {self.token}"),))
         self._call = call
         for response in call:

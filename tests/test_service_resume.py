@@ -156,3 +156,44 @@ def test_time_over_the_move_time_comes_from_the_bank(database):
         got = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.id)).match
         assert list(got.bank_left_ms)[seat] == left
         assert got.deadline.seconds + got.deadline.nanos / 1e9 > time.time() + 1.9
+
+
+class SlowRandom(RandomBot):
+    def act(self, observation):
+        time.sleep(0.01)
+        return super().act(observation)
+
+
+def test_connected_bots_reconnect_and_finish_after_a_restart(database):
+    from client import Runner
+    from services.server import create_server
+
+    with running_service(database) as service:
+        a_id, a_token = service.register("a")
+        b_id, b_token = service.register("b")
+        m = plain.create_match([a_id, b_id], seed=30, sessions=service.sessions,
+                               config=service.config)
+        address = service.server.address
+        runners = [Runner(SlowRandom(i), address, token, max_matches=1)
+                   for i, token in enumerate((a_token, b_token))]
+        threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 20
+        while plain.get_match(m.id, sessions=service.sessions).seq < 8:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        service.server.stop(grace=0)  # the service goes down mid-match ...
+        plain._cache.clear()
+        service.server = create_server(address, sessions=service.sessions,
+                                       config=service.config).start()  # ... and comes back
+        for t in threads:
+            t.join(30)
+        assert not any(t.is_alive() for t in threads)
+        final = plain.get_match(m.id, sessions=service.sessions)
+        assert final.state == "finished" and final.end_reason == "played"
+        game = engine.Match(30, "soft")
+        _, _, log = plain.match_hands(m.id, sessions=service.sessions)
+        for row in log:
+            game.apply(row.seat, engine.Action.from_text(row.action))
+        assert game.winner == final.winner
