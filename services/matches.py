@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,7 +80,18 @@ def aware(moment: datetime | None) -> datetime | None:
 # --- the rebuilt game states, per process ---------------------------------------------------
 # Keyed by (database engine, match id); the engines are kept so that their ids stay unique.
 _cache: dict[tuple[int, int], tuple[int, engine.Match]] = {}
-_locks: dict[tuple[int, int], threading.Lock] = {}
+
+
+class _Lock:
+    """A match's lock; kept only while some thread holds a reference to it."""
+
+    __slots__ = ("lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_locks: weakref.WeakValueDictionary[tuple[int, int], _Lock] = weakref.WeakValueDictionary()
 _engines: dict[int, object] = {}
 _guard = threading.Lock()
 CACHE_SIZE = 5000
@@ -112,8 +124,10 @@ def _writing(session: Session) -> Iterator[None]:
 @contextmanager
 def _match_lock(key: tuple[int, int]) -> Iterator[None]:
     with _guard:
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
+        holder = _locks.get(key)
+        if holder is None:
+            holder = _locks[key] = _Lock()
+    with holder.lock:
         yield
 
 
