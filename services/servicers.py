@@ -15,6 +15,7 @@ from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
+from db.models import FINISHED, RUNNING
 from services import bots, convert, matches, notify
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
@@ -122,7 +123,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
         obs, m = matches.get_observation(
             request.match_id, request.seat, bot_id=bot.id, sessions=self.sessions)
-        mine = m.state == "running" and m.to_act == request.seat
+        mine = m.state == RUNNING and m.to_act == request.seat
         return match_pb2.GetObservationResponse(
             observation=wire.observation_to_pb(obs), seq=m.seq,
             deadline=convert.timestamp(m.deadline_at) if mine else None)
@@ -159,7 +160,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                     announced.add(hand.number)
                     yield match_pb2.WatchMatchResponse(
                         hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
-            if m.state == "finished" and next_seq >= m.seq:
+            if m.state == FINISHED and next_seq >= m.seq:
                 yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
                 return
             notify.wait(key, version, 1.0)
