@@ -38,11 +38,13 @@ class Server:
         *,
         sessions: sessionmaker[Session] | None = None,
         config: Settings | None = None,
-        max_workers: int = 256,
+        max_workers: int | None = None,
     ) -> None:
         self.sessions = sessions
         self.config = config or settings()
-        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers))
+        # Each Play or WatchMatch stream holds one thread while it is open.
+        threads = max_workers or int(os.environ.get("BUMMERL_GRPC_THREADS", "1024"))
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=threads))
         match_pb2_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(sessions, self.config), self.grpc)
         bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
@@ -92,7 +94,7 @@ def create_server(
     *,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
-    max_workers: int = 256,
+    max_workers: int | None = None,
 ) -> Server:
     """Build the service on `address` without starting it (tests use "127.0.0.1:0")."""
     return Server(address, sessions=sessions, config=config, max_workers=max_workers)
