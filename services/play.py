@@ -16,13 +16,17 @@ from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
-from db.models import FINISHED, Bot, Match
+from db.models import FINISHED, HOUSE, Bot, Match
 from services import convert, matches, notify
 from services.config import Settings
 from services.errors import Aborted, ServiceError
 
 log = logging.getLogger(__name__)
+# Changes made by another process (a worker playing a house bot, or creating a ladder match)
+# are found by polling: quickly while a house bot is to act in one of the bot's matches.
 POLL_SECONDS = 1.0
+POLL_HOUSE_SECONDS = 0.05
+POLL_IDLE_SECONDS = 2.0
 
 
 class PlaySession:
@@ -37,6 +41,7 @@ class PlaySession:
         self.known: dict[int, int] = {}  # match id -> hand number last reported
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.closed = False
+        self.poll = POLL_SECONDS
 
     # --- the bot's answers (reader thread) ---------------------------------------------------
     def read(self, requests: Iterator[bot_pb2.PlayRequest]) -> None:
@@ -93,10 +98,14 @@ class PlaySession:
             while not self.outbox.empty():
                 yield self.outbox.get()
             yield from self.step()
-            notify.wait(self.key, version, POLL_SECONDS)
+            notify.wait(self.key, version, self.poll)
 
     def step(self) -> Iterator[bot_pb2.PlayResponse]:
         rows = matches.running_matches_of(self.bot.id, list(self.known), sessions=self.sessions)
+        house_to_act = any(m.state != FINISHED and m.to_act is not None
+                           and m.bot(m.to_act).kind == HOUSE for m in rows)
+        self.poll = POLL_HOUSE_SECONDS if house_to_act else POLL_SECONDS if rows else \
+            POLL_IDLE_SECONDS
         for m in rows:
             seat = m.seat_of(self.bot.id)
             if seat is None:
