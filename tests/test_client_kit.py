@@ -1,4 +1,4 @@
-"""The client kit: wire conversions are lossless, and the bot of docs/write-a-bot.md plays."""
+"""The client kit: wire conversions are lossless, and the bot of the README's guide plays."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from client import Bot, wire
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "write-a-bot.md"
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def play_locally(bots: list[Bot], seed: int) -> engine.Match:
@@ -47,7 +47,8 @@ def test_example_bots_play_whole_matches():
 
 
 def test_the_bot_of_the_guide_plays():
-    code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
+    guide = README.read_text().split("## Write a bot in 10 minutes", 1)[1]
+    code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
     namespace: dict = {}
     exec(code, namespace)  # noqa: S102  (our own documentation)
     bot = namespace["MyBot"]()
