@@ -17,7 +17,7 @@ from db.base import create_all, make_session_factory
 from db.batch import CHUNK_DONE, SimulationChunk
 from workers import procs, simulations
 from workers.batch import play_deals
-from workers.testing import fresh_postgres, wait_until
+from workers.testing import fresh_postgres, redis_site, wait_until
 
 
 @pytest.fixture
@@ -29,10 +29,16 @@ def database(postgres_url: str):
         sessions.kw["bind"].dispose()
 
 
-def worker_env(database_url: str, broker_url: str, tmp_path: Path) -> dict[str, str]:
+@pytest.fixture
+def site(redis_url):
+    """This test's Celery app and worker environment, in its own corner of Redis."""
+    return redis_site(redis_url)
+
+
+def worker_env(database_url: str, broker_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     return {
         "DATABASE_URL": database_url,
-        "BUMMERL_BROKER_URL": broker_url,
+        **broker_env,
         "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
         "BUMMERL_SWEEP_EVERY": "1",
         "BUMMERL_SWEEP_STALE": "3",
@@ -40,14 +46,12 @@ def worker_env(database_url: str, broker_url: str, tmp_path: Path) -> dict[str, 
     }
 
 
-def send_with(broker_url: str):
+def send_with(app):
     """A chunk sender for the test process, on the test's broker."""
-    from workers.app import app
 
     def send(ids: list[int]) -> None:
-        with app.connection_for_write(broker_url) as conn:
-            for chunk_id in ids:
-                app.send_task("bummerl.chunk", (chunk_id,), queue="batch", connection=conn)
+        for chunk_id in ids:
+            app.send_task("bummerl.chunk", (chunk_id,), queue="batch")
 
     return send
 
@@ -57,14 +61,15 @@ def chunks(sessions) -> list[SimulationChunk]:
         return list(s.scalars(select(SimulationChunk).order_by(SimulationChunk.number)))
 
 
-def test_simulation_on_a_worker(database, redis_url, tmp_path):
+def test_simulation_on_a_worker(database, site, tmp_path):
     url, sessions = database
+    app, broker_env = site
     sim_id = simulations.create_simulation("random", "bully", 60, seed=11, chunk_deals=10,
                                            sessions=sessions)
-    worker = procs.start_worker(worker_env(url, redis_url, tmp_path), concurrency=2,
+    worker = procs.start_worker(worker_env(url, broker_env, tmp_path), concurrency=2,
                                 logfile=tmp_path / "worker.log")
     try:
-        simulations.dispatch(sim_id, sessions, send_with(redis_url))
+        simulations.dispatch(sim_id, sessions, send_with(app))
         done = wait_until(lambda: simulations.progress(sim_id, sessions)["state"] == "done"
                           and simulations.progress(sim_id, sessions), 60, what="the simulation")
     finally:
@@ -77,17 +82,19 @@ def test_simulation_on_a_worker(database, redis_url, tmp_path):
 
 
 @pytest.mark.parametrize("victim", ["worker", "pool-child"])
-def test_sigkill_mid_chunk(database, redis_url, tmp_path, victim):
+def test_sigkill_mid_chunk(database, site, tmp_path, victim):
     """Kill the whole worker (main process and pool; the sweeper re-enqueues) or only the pool
     child running the chunk (reject_on_worker_lost puts the message back) mid-chunk."""
     url, sessions = database
+    app, broker_env = site
     sim_id = simulations.create_simulation("bully", "rdeep", 24, seed=5, chunk_deals=6,
                                            sessions=sessions)
-    env = worker_env(url, redis_url, tmp_path)
+    env = worker_env(url, broker_env, tmp_path)
     log = tmp_path / "worker.log"
-    worker = procs.start_worker(env, concurrency=1, beat=True, logfile=log)
+    # Killing only the pool child must recover without the sweeper: no beat in that case.
+    worker = procs.start_worker(env, concurrency=1, beat=victim == "worker", logfile=log)
     try:
-        simulations.dispatch(sim_id, sessions, send_with(redis_url))
+        simulations.dispatch(sim_id, sessions, send_with(app))
         # A chunk a worker has started (attempts 1) and not finished: the worker is mid-chunk.
         started = wait_until(lambda: [c for c in chunks(sessions)
                                       if c.attempts and c.state != CHUNK_DONE], 60,

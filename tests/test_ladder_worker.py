@@ -11,7 +11,7 @@ from db.models import FINISHED, HOUSE, RUNNING, Match
 from db.ratings import LadderMatch, Rating
 from services import bots
 from workers import ladder, procs
-from workers.testing import fresh_postgres, wait_until
+from workers.testing import fresh_postgres, redis_site, wait_until
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_ladder_keeps_matches_going_and_rates_each_once(database, redis_url, tmp
                           sessions=sessions)
     env = {
         "DATABASE_URL": url,
-        "BUMMERL_BROKER_URL": redis_url,
+        **redis_site(redis_url)[1],
         "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
         "BUMMERL_LADDER_EVERY": "1",
         "BUMMERL_LADDER_MATCHES": "2",

@@ -18,7 +18,7 @@ from engine import Action
 from engine import Match as EngineMatch
 from services import bots, hooks, matches
 from workers import procs
-from workers.testing import fresh_postgres, wait_until
+from workers.testing import fresh_postgres, redis_site, wait_until
 
 
 @pytest.fixture
@@ -30,11 +30,11 @@ def database(postgres_url: str):
         sessions.kw["bind"].dispose()
 
 
-def worker_env(database_url: str, broker_url: str, tmp_path: Path, **extra: str
+def worker_env(database_url: str, broker_env: dict[str, str], tmp_path: Path, **extra: str
                ) -> dict[str, str]:
     return {
         "DATABASE_URL": database_url,
-        "BUMMERL_BROKER_URL": broker_url,
+        **broker_env,
         "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
         "BUMMERL_SWEEP_EVERY": "1",
         "BUMMERL_SWEEP_STALE": "3",
@@ -46,15 +46,16 @@ def worker_env(database_url: str, broker_url: str, tmp_path: Path, **extra: str
 
 @pytest.fixture
 def announce(monkeypatch, redis_url):
-    """In this test process, a house turn is sent to the test's broker (as the service does)."""
-    from workers.app import app
+    """This test's corner of Redis; in this test process, a house turn is sent there (as the
+    service does). Yields the worker processes' broker environment."""
+    app, broker_env = redis_site(redis_url)
 
     def on_turn(match_id: int, seat: int, seq: int) -> None:
-        with app.connection_for_write(redis_url) as conn:
-            app.send_task("bummerl.move", (match_id, seat, seq), queue="moves", connection=conn)
+        app.send_task("bummerl.move", (match_id, seat, seq), queue="moves")
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])
+    return broker_env
 
 
 def house(sessions, name: str, strategy: str) -> int:
@@ -83,7 +84,7 @@ def check_log(sessions, match: Match) -> None:
 def test_house_match_on_a_worker(database, redis_url, tmp_path, announce):
     url, sessions = database
     a, b = house(sessions, "bully", "bully"), house(sessions, "rdeep", "rdeep")
-    worker = procs.start_worker(worker_env(url, redis_url, tmp_path),
+    worker = procs.start_worker(worker_env(url, announce, tmp_path),
                                 logfile=tmp_path / "worker.log")
     try:
         match = matches.create_match([a, b], seed=7, sessions=sessions)
@@ -99,7 +100,7 @@ def test_sigkill_mid_move(database, redis_url, tmp_path, announce):
     a, b = house(sessions, "rdeep", "rdeep"), house(sessions, "random", "random")
     log = tmp_path / "worker.log"
     # A slow rdeep (3 s per move), so that the kill lands while it thinks.
-    slow = worker_env(url, redis_url, tmp_path, BUMMERL_RDEEP_SAMPLES="100000",
+    slow = worker_env(url, announce, tmp_path, BUMMERL_RDEEP_SAMPLES="100000",
                       BUMMERL_HOUSE_THINK_S="3")
     worker = procs.start_worker(slow, beat=True, logfile=log)
     try:
@@ -117,7 +118,7 @@ def test_sigkill_mid_move(database, redis_url, tmp_path, announce):
         procs.kill(worker)
         with sessions() as s:
             assert s.get(Match, match.id).seq == seq_at_kill, "the killed move was not applied"
-        worker = procs.start_worker(worker_env(url, redis_url, tmp_path), beat=True,
+        worker = procs.start_worker(worker_env(url, announce, tmp_path), beat=True,
                                     logfile=log)
         done = wait_until(lambda: finished(sessions, match.id), 120,
                           what="the match to finish after the kill")

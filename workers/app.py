@@ -4,6 +4,7 @@
 |---|---|---|
 | `BUMMERL_BROKER_URL` | the Celery broker | `REDIS_URL` if set, else embedded |
 | `REDIS_URL` | Redis (production broker) | none |
+| `BUMMERL_BROKER_PREFIX` | prefix of every Redis key (sites sharing one Redis) | none |
 | `BUMMERL_BROKER_DIR` | folder of the embedded (filesystem) broker | `var/broker` |
 | `BUMMERL_LADDER_MATCHES` | ladder matches kept going per profile | 2 |
 | `BUMMERL_LADDER_PROFILES` | profiles the ladder runs, comma-separated | `soft` |
@@ -60,12 +61,15 @@ def is_embedded() -> bool:
     return broker_url().startswith("bummerlfs")
 
 
-def make_app() -> Celery:
+def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
+    """The Celery app for broker `url` (default: `broker_url()`); Redis keys get `prefix`
+    (default: `BUMMERL_BROKER_PREFIX`), so several sites (or test runs) can share a Redis."""
     app = Celery("bummerl", include=["workers.tasks"])
     (ROOT / "var").mkdir(exist_ok=True)
-    url = broker_url()
+    url = url or broker_url()
+    prefix = os.environ.get("BUMMERL_BROKER_PREFIX", "") if prefix is None else prefix
     transport_options: dict[str, object] = {}
-    if is_embedded():
+    if url.startswith("bummerlfs"):
         folder = broker_dir()
         for sub in ("queue", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -79,6 +83,8 @@ def make_app() -> Celery:
         # Redeliver an unacknowledged message after this long (a crashed worker's task); the
         # sweeper usually re-enqueues owed work sooner.
         transport_options = {"visibility_timeout": 1800}
+        if prefix:
+            transport_options["global_keyprefix"] = prefix
     app.conf.update(
         broker_url=url,
         broker_transport_options=transport_options,
@@ -104,7 +110,7 @@ def make_app() -> Celery:
                       "schedule": _env_float("BUMMERL_SWEEP_EVERY", 10.0)},
         },
     )
-    if is_embedded():
+    if url.startswith("bummerlfs"):
         # No broadcast needed: remote control would leave reply queues behind in the folder.
         app.conf.worker_enable_remote_control = False
     return app

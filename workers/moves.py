@@ -48,6 +48,9 @@ def play_house_move(match_id: int, seat: int, seq: int,
     with sessions() as s:
         match = s.get(Match, match_id)
         if match is None or match.state != RUNNING or match.seq != seq or match.to_act != seat:
+            log.info("house move %s/%s/%s: nothing owed (match %s)", match_id, seat, seq,
+                     "missing" if match is None else
+                     f"{match.state} at seq {match.seq}, seat {match.to_act} to act")
             return False
         bot = match.bot(seat)
         if bot.kind != HOUSE or not bot.house_strategy:
@@ -55,6 +58,8 @@ def play_house_move(match_id: int, seat: int, seq: int,
         strategy = bot.house_strategy
     obs, match = matches.get_observation(match_id, seat, sessions=sessions)
     if match.seq != seq or obs.to_act != seat:
+        log.info("house move %s/%s/%s: the match moved on (seq %s)", match_id, seat, seq,
+                 match.seq)
         return False
     deadline_at = match.deadline_at
     budget = think_seconds()

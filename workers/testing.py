@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from celery import Celery
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -41,3 +42,13 @@ def wait_until(condition: Callable[[], T], timeout: float, every: float = 0.1,
         if time.monotonic() > end:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(every)
+
+
+def redis_site(redis_url: str) -> tuple[Celery, dict[str, str]]:
+    """A Celery app for this test's own corner of a shared Redis (a unique key prefix), and the
+    environment that puts worker processes in the same corner."""
+    from workers.app import make_app
+
+    prefix = f"t{uuid.uuid4().hex[:10]}:"
+    env = {"BUMMERL_BROKER_URL": redis_url, "BUMMERL_BROKER_PREFIX": prefix}
+    return make_app(redis_url, prefix), env
