@@ -9,12 +9,18 @@ The server runs in its own process (`bummerl serve`) on a fresh SQLite file, or 
 database given with --database-url (e.g. PostgreSQL).
 
     .venv/bin/python bench/service.py [--seconds 4] [--sizes 1 10 50]
+
+With --profile FILE the server runs under cProfile (every thread) and writes the merged
+statistics to FILE when it stops: `python -m pstats FILE`, then e.g. `sort tottime`, `stats 30`.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
+import signal
 import socket
 import statistics
 import subprocess
@@ -86,12 +92,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(database_url: str, profile: str | None = None
+                 ) -> tuple[subprocess.Popen[bytes], str]:
     address = f"127.0.0.1:{free_port()}"
     env = {**os.environ, "DATABASE_URL": database_url, "BUMMERL_OPERATOR_TOKEN": OPERATOR,
            "BUMMERL_HOOKS": "", "BUMMERL_MOVE_MS": "20000", "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--address", address],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    command = [sys.executable, "-m", "cli.main", "serve", "--address", address]
+    if profile:
+        command = [sys.executable, __file__, "--serve-profiled", address, profile]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     with grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=60)
@@ -148,17 +157,50 @@ def run_size(address: str, n: int, seconds: float, tag: str) -> tuple[float, flo
     return answers / elapsed, p50 * 1000, p99 * 1000, len(samples)
 
 
+def serve_profiled(address: str, path: str) -> int:
+    """Run the server with a cProfile (CPU time) per thread; on SIGTERM write the merged stats."""
+    from services.server import serve
+
+    profiles: list[cProfile.Profile] = []
+    run = threading.Thread.run
+
+    def profiled_run(self: threading.Thread) -> None:
+        profile = cProfile.Profile(time.thread_time)  # CPU time: waits do not count
+        profiles.append(profile)
+        profile.runcall(run, self)
+
+    threading.Thread.run = profiled_run  # type: ignore[method-assign]
+
+    def dump(*_: object) -> None:
+        stats = None
+        for profile in list(profiles):
+            profile.create_stats()
+            if profile.stats:  # type: ignore[attr-defined]
+                stats = pstats.Stats(profile) if stats is None else stats.add(profile)
+        if stats is not None:
+            stats.dump_stats(path)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, dump)
+    serve(address)
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve-profiled":
+        return serve_profiled(sys.argv[2], sys.argv[3])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="measured time per N")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--database-url", default=None,
                         help="database of the server (default: a fresh SQLite file)")
+    parser.add_argument("--profile", metavar="FILE", default=None,
+                        help="run the server under cProfile; write its stats to FILE")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
-        server, address = start_server(url)
+        server, address = start_server(url, args.profile)
         try:
             kind = url.split(":", 1)[0]
             print(f"service bench on {kind}, {args.seconds:g} s per N "

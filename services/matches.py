@@ -33,9 +33,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import or_, select
+from sqlalchemy import Connection, Engine, bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
 from db.models import (
@@ -98,10 +98,20 @@ CACHE_SIZE = 5000
 
 
 def _key(session: Session, match_id: int) -> tuple[int, int]:
-    bind = session.get_bind()
+    return _bind_key(session.get_bind(), match_id)
+
+
+def _bind_key(bind: object, match_id: int) -> tuple[int, int]:
     with _guard:
         _engines.setdefault(id(bind), bind)
     return (id(bind), match_id)
+
+
+def _engine(sessions: sessionmaker[Session] | None) -> Engine:
+    """The engine the session factory is bound to (for plain Core reads, no ORM session)."""
+    bind = _sessions(sessions).kw["bind"]
+    assert isinstance(bind, Engine)
+    return bind
 
 
 _sqlite_writers: dict[int, threading.Lock] = {}
@@ -131,14 +141,14 @@ def _match_lock(key: tuple[int, int]) -> Iterator[None]:
         yield
 
 
-def _game(session: Session, m: Match) -> engine.Match:
+def _game(db: Session | Connection, m: Match | MatchState) -> engine.Match:
     """The engine state of `m` after its `m.seq` actions (from the cache or rebuilt)."""
-    key = _key(session, m.id)
+    key = _bind_key(db.get_bind() if isinstance(db, Session) else db.engine, m.id)
     with _guard:
         cached = _cache.get(key)
     if cached is not None and cached[0] == m.seq:
         return cached[1]
-    rows = session.execute(
+    rows = db.execute(
         select(ActionLog.seat, ActionLog.action)
         .where(ActionLog.match_id == m.id, ActionLog.seq < m.seq)
         .order_by(ActionLog.seq)
@@ -187,7 +197,7 @@ def _summarize(m: Match, game: engine.Match) -> None:
         )
 
 
-def bank_left(m: Match, seat: int) -> int:
+def bank_left(m: Match | MatchState, seat: int) -> int:
     return m.bank1_ms if seat else m.bank0_ms
 
 
@@ -417,16 +427,80 @@ def get_observation(
 
 
 def observe_match(
-    m: Match, seat: int, *, sessions: sessionmaker[Session] | None = None
+    m: Match | MatchState, seat: int, *, sessions: sessionmaker[Session] | None = None
 ) -> engine.Observation:
     """`seat`'s observation of the match row `m` as loaded (at `m.seq`); no permission check.
 
     Uses the cached state when it is at `m.seq` (no database query), else rebuilds it.
     """
-    with _sessions(sessions)() as session:
-        key = _key(session, m.id)
-        with _match_lock(key):
-            return _game(session, m).observe(seat)
+    bind = _engine(sessions)
+    with _match_lock(_bind_key(bind, m.id)), bind.connect() as connection:
+        return _game(connection, m).observe(seat)
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """The columns of a match that a Play stream needs each time it looks (a plain Core read,
+    no ORM objects), with the kinds of its two bots."""
+
+    id: int
+    bot0_id: int
+    bot1_id: int
+    profile: str
+    seed: int
+    state: str
+    seq: int
+    to_act: int | None
+    hand_number: int
+    winner: int | None
+    deadline_at: datetime | None
+    bank0_ms: int
+    bank1_ms: int
+    kind0: str
+    kind1: str
+
+    def seat_of(self, bot_id: int) -> int | None:
+        """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""
+        if self.bot0_id == bot_id:
+            return 0
+        if self.bot1_id == bot_id:
+            return 1
+        return None
+
+    def house_to_act(self) -> bool:
+        """A house bot (moved by the workers) is to act."""
+        if self.state != RUNNING or self.to_act is None:
+            return False
+        return (self.kind1 if self.to_act else self.kind0) == HOUSE
+
+
+def _match_states_query():  # type: ignore[no-untyped-def]
+    """SELECT the `MatchState` columns of the matches of bot :bot_id that are running or
+    among :also (built once: building a statement costs more than running it)."""
+    bot0, bot1 = aliased(Bot), aliased(Bot)
+    return (
+        select(Match.id, Match.bot0_id, Match.bot1_id, Match.profile, Match.seed, Match.state,
+               Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
+               Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"),
+               bot1.kind.label("kind1"))
+        .join(bot0, bot0.id == Match.bot0_id)
+        .join(bot1, bot1.id == Match.bot1_id)
+        .where(or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")))
+        .where(or_(Match.state == RUNNING, Match.id.in_(bindparam("also", expanding=True))))
+        .order_by(Match.id)
+    )
+
+
+MATCH_STATES = _match_states_query()
+
+
+def match_states_of(
+    bot_id: int, also: Sequence[int] = (), *, sessions: sessionmaker[Session] | None = None
+) -> list[MatchState]:
+    """Like `running_matches_of`, as light `MatchState` rows (what a Play stream polls)."""
+    with _engine(sessions).connect() as connection:
+        rows = connection.execute(MATCH_STATES, {"bot_id": bot_id, "also": list(also)})
+        return [MatchState(**row._mapping) for row in rows]
 
 
 # --- acting --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
-from db.models import FINISHED, HOUSE, Bot, Match
+from db.models import FINISHED, Bot
 from services import convert, matches, notify
 from services.config import Settings
 from services.errors import Aborted, ServiceError
@@ -101,9 +101,8 @@ class PlaySession:
             notify.wait(self.key, version, self.poll)
 
     def step(self) -> Iterator[bot_pb2.PlayResponse]:
-        rows = matches.running_matches_of(self.bot.id, list(self.known), sessions=self.sessions)
-        house_to_act = any(m.state != FINISHED and m.to_act is not None
-                           and m.bot(m.to_act).kind == HOUSE for m in rows)
+        rows = matches.match_states_of(self.bot.id, list(self.known), sessions=self.sessions)
+        house_to_act = any(m.house_to_act() for m in rows)
         self.poll = POLL_HOUSE_SECONDS if house_to_act else POLL_SECONDS if rows else \
             POLL_IDLE_SECONDS
         for m in rows:
@@ -120,8 +119,9 @@ class PlaySession:
             if m.state == FINISHED:
                 self.known.pop(m.id, None)
                 self.sent.pop(m.id, None)
+                match = matches.get_match(m.id, sessions=self.sessions)
                 yield bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
-                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(m)))
+                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(match)))
                 continue
             self.known[m.id] = m.hand_number
             self.seats[m.id] = seat
@@ -131,7 +131,7 @@ class PlaySession:
                     self.sent[m.id] = m.seq
                     yield bot_pb2.PlayResponse(turn=turn)
 
-    def turn(self, m: Match, seat: int) -> bot_pb2.Turn | None:
+    def turn(self, m: matches.MatchState, seat: int) -> bot_pb2.Turn | None:
         try:
             obs = matches.observe_match(m, seat, sessions=self.sessions)
         except Aborted:
