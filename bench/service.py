@@ -107,7 +107,17 @@ def start_server(database_url: str, profile: str | None = None
     return server, address
 
 
-def run_size(address: str, n: int, seconds: float, tag: str) -> tuple[float, float, float, int]:
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process `pid` used so far (Linux /proc; else nan)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_size(address: str, n: int, seconds: float, tag: str, server_pid: int
+             ) -> tuple[float, float, float, int, float]:
     channel = grpc.insecure_channel(address)
     bots = bot_pb2_grpc.BotServiceStub(channel)
     matches = match_pb2_grpc.MatchServiceStub(channel)
@@ -138,12 +148,14 @@ def run_size(address: str, n: int, seconds: float, tag: str) -> tuple[float, flo
         clock.recording = True
         clock.samples.clear()
     started = time.perf_counter()
+    cpu_started = cpu_seconds(server_pid)
     time.sleep(seconds)
     with clock.lock:
         clock.recording = False
         elapsed = time.perf_counter() - started
         samples = sorted(clock.samples)
         answers = clock.answers
+    server_cpu = cpu_seconds(server_pid) - cpu_started
     stop.set()
     for r in runners:
         r.stop()
@@ -151,10 +163,11 @@ def run_size(address: str, n: int, seconds: float, tag: str) -> tuple[float, flo
         t.join(5)
     channel.close()
     if not samples:
-        return 0.0, float("nan"), float("nan"), 0
+        return 0.0, float("nan"), float("nan"), 0, float("nan")
     p50 = statistics.median(samples)
     p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-    return answers / elapsed, p50 * 1000, p99 * 1000, len(samples)
+    cpu_per_action = server_cpu / answers * 1000 if answers else float("nan")
+    return answers / elapsed, p50 * 1000, p99 * 1000, len(samples), cpu_per_action
 
 
 def serve_profiled(address: str, path: str) -> int:
@@ -205,10 +218,13 @@ def main() -> int:
             kind = url.split(":", 1)[0]
             print(f"service bench on {kind}, {args.seconds:g} s per N "
                   "(N matches at once, 2N bot clients)")
-            print(f"{'N':>4} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'samples':>8}")
+            print(f"{'N':>4} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'samples':>8} "
+                  f"{'server CPU ms/action':>21}")
             for n in args.sizes:
-                rate, p50, p99, count = run_size(address, n, args.seconds, f"b{n}-{os.getpid()}")
-                print(f"{n:>4} {rate:>10.0f} {p50:>8.1f} {p99:>8.1f} {count:>8}", flush=True)
+                rate, p50, p99, count, cpu = run_size(
+                    address, n, args.seconds, f"b{n}-{os.getpid()}", server.pid)
+                print(f"{n:>4} {rate:>10.0f} {p50:>8.1f} {p99:>8.1f} {count:>8} {cpu:>21.2f}",
+                      flush=True)
         finally:
             server.terminate()
             server.wait(timeout=10)

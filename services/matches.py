@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, Engine, bindparam, or_, select
+from sqlalchemy import Connection, Engine, bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
@@ -228,9 +228,35 @@ def _charge_time(m: Match, seat: int, now: datetime) -> None:
 
 
 def _locked(session: Session, match_id: int) -> Match | None:
-    """The match row, locked for update (PostgreSQL; SQLite serialises writers anyway)."""
+    """The match row, locked for update (PostgreSQL; SQLite serialises writers anyway).
+
+    It comes detached from the session: its changes are written by `_save` (one UPDATE), not
+    by the ORM's unit of work."""
     query = select(Match).where(Match.id == match_id).with_for_update(of=Match)
-    return session.scalars(query).unique().one_or_none()
+    m = session.scalars(query).unique().one_or_none()
+    if m is not None:
+        session.expunge(m)
+    return m
+
+
+# The columns of a match that change after it is created (its summary, clocks and record).
+CHANGING = ("state", "seq", "to_act", "hand_number", "counter0", "counter1", "winner",
+            "schneider", "end_reason", "end_detail", "forfeit_seat", "bank0_ms", "bank1_ms",
+            "illegal0", "illegal1", "turn_started_at", "deadline_at", "finished_at")
+MATCHES = Match.metadata.tables["matches"]
+SAVE = (update(MATCHES)
+        .where(MATCHES.c.id == bindparam("match_id"))
+        .values({name: bindparam(name) for name in CHANGING}))
+
+
+def _save(session: Session, m: Match) -> None:
+    """Write the changing columns of `m` (from `_locked`) to its row, in the session's
+    transaction."""
+    values = {name: getattr(m, name) for name in CHANGING}
+    session.connection().execute(SAVE, {"match_id": m.id, **values})
+
+
+ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
 
 
 def _forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> None:
@@ -584,6 +610,7 @@ def _submit(
     deadline = aware(m.deadline_at)
     if deadline is not None and now > deadline and m.to_act == seat:
         _timeout(m, now)
+        _save(session, m)
         session.commit()
         _drop(key)
         committed.append((m, True))
@@ -613,6 +640,7 @@ def _submit(
                      f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
                      now)
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
+        _save(session, m)
         session.commit()
         if left <= 0:
             _drop(key)
@@ -620,8 +648,9 @@ def _submit(
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
-        session.add(ActionLog(match_id=m.id, seq=seq, seat=seat, action=str(action),
-                              request_id=request_id, created_at=now))
+        session.connection().execute(ADD_ACTION, {
+            "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
+            "request_id": request_id, "created_at": now})
         m.seq = seq + 1
         if result is not None:
             hand = session.scalar(select(Hand).where(
@@ -642,6 +671,7 @@ def _submit(
         if game.is_over:
             m.finished_at = now
         _start_turn(m, now, config)
+        _save(session, m)
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -713,6 +743,7 @@ def enforce_deadlines(
                 if m is None or m.state != RUNNING or deadline is None or deadline >= now:
                     continue
                 _timeout(m, now)
+                _save(session, m)
                 session.commit()
                 _drop(key)
         _after_commit(m)
