@@ -1,0 +1,68 @@
+"""The embedded broker under concurrent producers and consumers: every message arrives whole,
+exactly once (kombu's plain filesystem transport could hand out a half-written file)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue as stdlib_queue
+from pathlib import Path
+
+from kombu import Connection, Queue
+
+import workers.app  # noqa: F401  (registers the bummerlfs transport)
+
+
+def options(folder: Path) -> dict:
+    return {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
+            "control_folder": str(folder / "control"), "polling_interval": 0.01}
+
+
+def produce(folder: str, tag: str, count: int) -> None:
+
+    with Connection("bummerlfs://", transport_options=options(Path(folder))) as conn:
+        q = conn.SimpleQueue(Queue("t", routing_key="t"))
+        for i in range(count):
+            q.put({"tag": tag, "i": i, "pad": "x" * 2000})
+        q.close()
+
+
+def consume(folder: str, out: multiprocessing.Queue, stop) -> None:  # type: ignore[type-arg]
+
+    with Connection("bummerlfs://", transport_options=options(Path(folder))) as conn:
+        q = conn.SimpleQueue(Queue("t", routing_key="t"))
+        while not stop.is_set():
+            try:
+                message = q.get(timeout=0.05)
+            except q.Empty:
+                continue
+            out.put((message.payload["tag"], message.payload["i"], len(message.payload["pad"])))
+            message.ack()
+        q.close()
+
+
+def test_concurrent_producers_and_consumers(tmp_path):
+    for sub in ("queue", "control"):
+        (tmp_path / sub).mkdir()
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    stop = ctx.Event()
+    consumers = [ctx.Process(target=consume, args=(str(tmp_path), out, stop)) for _ in range(2)]
+    producers = [ctx.Process(target=produce, args=(str(tmp_path), tag, 300)) for tag in "ab"]
+    for p in consumers + producers:
+        p.start()
+    got = []
+    try:
+        while len(got) < 600:
+            got.append(out.get(timeout=30))
+        try:
+            extra = out.get(timeout=0.5)
+        except stdlib_queue.Empty:
+            extra = None
+    finally:
+        stop.set()
+        for p in producers + consumers:
+            p.join(timeout=10)
+    assert extra is None
+    assert sorted((tag, i) for tag, i, _ in got) == [(t, i) for t in "ab" for i in range(300)]
+    assert {size for _, _, size in got} == {2000}
+    assert all(p.exitcode == 0 for p in consumers + producers)
