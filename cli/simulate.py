@@ -109,11 +109,17 @@ def follow(sim_id: int, poll: float = 0.3) -> int:
     from workers import simulations
 
     info = simulations.progress(sim_id)
+    started = time.monotonic()
+    hinted = False
     with tqdm(total=info["deals"], unit="deal", initial=info["deals_done"]) as bar:
         try:
             while info["state"] == "running":
                 time.sleep(poll)
                 info = simulations.progress(sim_id)
+                if not hinted and info["deals_done"] == 0 and time.monotonic() - started > 15:
+                    hinted = True
+                    bar.write("no progress yet: is a worker running on the `batch` queue? "
+                              "(`bummerl worker`, or rerun with --spawn N or --inline)")
                 bar.update(info["deals_done"] - bar.n)
                 elo = info["result"].get("elo")
                 if info["result"]["pairs"]:
