@@ -107,6 +107,18 @@ def _bind_key(bind: object, match_id: int) -> tuple[int, int]:
     return (id(bind), match_id)
 
 
+@contextmanager
+def _reading(bind: Engine) -> Iterator[Connection]:
+    """A connection for a read of one statement, in autocommit mode: one statement sees one
+    consistent snapshot anyway, and PostgreSQL is spared the BEGIN and ROLLBACK round trips.
+    (The SQLite driver runs a lone SELECT outside a transaction already.)"""
+    with bind.connect() as connection:
+        if bind.dialect.name == "sqlite":
+            yield connection
+        else:
+            yield connection.execution_options(isolation_level="AUTOCOMMIT")
+
+
 def _engine(sessions: sessionmaker[Session] | None) -> Engine:
     """The engine the session factory is bound to (for plain Core reads, no ORM session)."""
     bind = _sessions(sessions).kw["bind"]
@@ -144,10 +156,9 @@ def _match_lock(key: tuple[int, int]) -> Iterator[None]:
 def _game(db: Session | Connection, m: Match | MatchState) -> engine.Match:
     """The engine state of `m` after its `m.seq` actions (from the cache or rebuilt)."""
     key = _bind_key(db.get_bind() if isinstance(db, Session) else db.engine, m.id)
-    with _guard:
-        cached = _cache.get(key)
-    if cached is not None and cached[0] == m.seq:
-        return cached[1]
+    game = _cached(key, m.seq)
+    if game is not None:
+        return game
     rows = db.execute(
         select(ActionLog.seat, ActionLog.action)
         .where(ActionLog.match_id == m.id, ActionLog.seq < m.seq)
@@ -158,9 +169,18 @@ def _game(db: Session | Connection, m: Match | MatchState) -> engine.Match:
     game = engine.Match.replay(
         m.seed, m.profile, [(seat, engine.Action.from_text(text)) for seat, text in rows]
     )
+    with _guard:
+        cached = _cache.get(key)
     if cached is None or cached[0] < m.seq:
         _keep(key, m.seq, game)
     return game
+
+
+def _cached(key: tuple[int, int], seq: int) -> engine.Match | None:
+    """The cached engine state of the match `key` if it is at `seq`."""
+    with _guard:
+        cached = _cache.get(key)
+    return cached[1] if cached is not None and cached[0] == seq else None
 
 
 def _keep(key: tuple[int, int], seq: int, game: engine.Match) -> None:
@@ -460,8 +480,13 @@ def observe_match(
     Uses the cached state when it is at `m.seq` (no database query), else rebuilds it.
     """
     bind = _engine(sessions)
-    with _match_lock(_bind_key(bind, m.id)), bind.connect() as connection:
-        return _game(connection, m).observe(seat)
+    key = _bind_key(bind, m.id)
+    with _match_lock(key):
+        game = _cached(key, m.seq)
+        if game is None:
+            with _reading(bind) as connection:
+                game = _game(connection, m)
+        return game.observe(seat)
 
 
 @dataclass(frozen=True)
@@ -524,7 +549,7 @@ def match_states_of(
     bot_id: int, also: Sequence[int] = (), *, sessions: sessionmaker[Session] | None = None
 ) -> list[MatchState]:
     """Like `running_matches_of`, as light `MatchState` rows (what a Play stream polls)."""
-    with _engine(sessions).connect() as connection:
+    with _reading(_engine(sessions)) as connection:
         rows = connection.execute(MATCH_STATES, {"bot_id": bot_id, "also": list(also)})
         return [MatchState(**row._mapping) for row in rows]
 
