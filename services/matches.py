@@ -247,23 +247,44 @@ def _charge_time(m: Match, seat: int, now: datetime) -> None:
         m.bank0_ms = max(0, m.bank0_ms - over)
 
 
+MATCHES = Match.metadata.tables["matches"]
+LOCK = select(MATCHES).where(MATCHES.c.id == bindparam("match_id")).with_for_update()
+
+
 def _locked(session: Session, match_id: int) -> Match | None:
     """The match row, locked for update (PostgreSQL; SQLite serialises writers anyway).
 
-    It comes detached from the session: its changes are written by `_save` (one UPDATE), not
-    by the ORM's unit of work."""
-    query = select(Match).where(Match.id == match_id).with_for_update(of=Match)
-    m = session.scalars(query).unique().one_or_none()
-    if m is not None:
-        session.expunge(m)
+    It is read with one Core statement into a `Match` outside the session: its changes are
+    written by `_save` (one UPDATE), not by the ORM's unit of work."""
+    row = session.connection().execute(LOCK, {"match_id": match_id}).one_or_none()
+    if row is None:
+        return None
+    m = Match(**row._mapping)
+    m.bot0, m.bot1 = _bot(session, m.bot0_id), _bot(session, m.bot1_id)
     return m
+
+
+_bots: dict[tuple[int, int], Bot] = {}
+
+
+def _bot(session: Session, bot_id: int) -> Bot:
+    """The bot `bot_id` (kept per process once read: a bot never changes once registered)."""
+    key = _key(session, bot_id)
+    bot = _bots.get(key)
+    if bot is None:
+        bot = session.get(Bot, bot_id)
+        if bot is None:
+            raise NotFound(f"no bot with id {bot_id}")
+        session.expunge(bot)
+        with _guard:
+            _bots[key] = bot
+    return bot
 
 
 # The columns of a match that change after it is created (its summary, clocks and record).
 CHANGING = ("state", "seq", "to_act", "hand_number", "counter0", "counter1", "winner",
             "schneider", "end_reason", "end_detail", "forfeit_seat", "bank0_ms", "bank1_ms",
             "illegal0", "illegal1", "turn_started_at", "deadline_at", "finished_at")
-MATCHES = Match.metadata.tables["matches"]
 SAVE = (update(MATCHES)
         .where(MATCHES.c.id == bindparam("match_id"))
         .values({name: bindparam(name) for name in CHANGING}))
