@@ -51,3 +51,16 @@ def postgres_url() -> str:
     """URL of the real PostgreSQL test database."""
     _need(5432, "PostgreSQL")
     return POSTGRES_URL
+
+
+@pytest.fixture
+def postgres_sessions(postgres_url: str):
+    """A fresh PostgreSQL database with every table: yields (url, session factory)."""
+    from db.base import create_all, make_session_factory
+    from workers.testing import fresh_postgres
+
+    with fresh_postgres(postgres_url) as url:
+        sessions = make_session_factory(url)
+        create_all(sessions)
+        yield url, sessions
+        sessions.kw["bind"].dispose()

@@ -13,20 +13,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from db.base import create_all, make_session_factory
 from db.batch import CHUNK_DONE, SimulationChunk
 from workers import procs, simulations
 from workers.batch import play_deals
-from workers.testing import fresh_postgres, redis_site, wait_until
-
-
-@pytest.fixture
-def database(postgres_url: str):
-    with fresh_postgres(postgres_url) as url:
-        sessions = make_session_factory(url)
-        create_all(sessions)
-        yield url, sessions
-        sessions.kw["bind"].dispose()
+from workers.testing import redis_site, wait_until
 
 
 @pytest.fixture
@@ -61,8 +51,8 @@ def chunks(sessions) -> list[SimulationChunk]:
         return list(s.scalars(select(SimulationChunk).order_by(SimulationChunk.number)))
 
 
-def test_simulation_on_a_worker(database, site, tmp_path):
-    url, sessions = database
+def test_simulation_on_a_worker(postgres_sessions, site, tmp_path):
+    url, sessions = postgres_sessions
     app, broker_env = site
     sim_id = simulations.create_simulation("random", "bully", 60, seed=11, chunk_deals=10,
                                            sessions=sessions)
@@ -82,10 +72,10 @@ def test_simulation_on_a_worker(database, site, tmp_path):
 
 
 @pytest.mark.parametrize("victim", ["worker", "pool-child"])
-def test_sigkill_mid_chunk(database, site, tmp_path, victim):
+def test_sigkill_mid_chunk(postgres_sessions, site, tmp_path, victim):
     """Kill the whole worker (main process and pool; the sweeper re-enqueues) or only the pool
     child running the chunk (reject_on_worker_lost puts the message back) mid-chunk."""
-    url, sessions = database
+    url, sessions = postgres_sessions
     app, broker_env = site
     sim_id = simulations.create_simulation("bully", "rdeep", 24, seed=5, chunk_deals=6,
                                            sessions=sessions)

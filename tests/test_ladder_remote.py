@@ -5,27 +5,16 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from sqlalchemy import select
 
 from client.runner import Runner
-from db.base import create_all, make_session_factory
 from db.models import FINISHED, HOUSE, Match
 from db.ratings import LadderMatch, Rating
 from examples.simple_bot import SimpleBot
 from services import bots, hooks
 from services.server import create_server
 from workers import procs
-from workers.testing import fresh_postgres, redis_site, wait_until
-
-
-@pytest.fixture
-def database(postgres_url: str):
-    with fresh_postgres(postgres_url) as url:
-        sessions = make_session_factory(url)
-        create_all(sessions)
-        yield url, sessions
-        sessions.kw["bind"].dispose()
+from workers.testing import redis_site, wait_until
 
 
 def summary(sessions) -> list[str]:
@@ -34,8 +23,8 @@ def summary(sessions) -> list[str]:
                 for m in s.scalars(select(Match).order_by(Match.id)).unique()]
 
 
-def test_a_remote_bot_plays_and_is_rated(database, redis_url, tmp_path, monkeypatch):
-    url, sessions = database
+def test_a_remote_bot_plays_and_is_rated(postgres_sessions, redis_url, tmp_path, monkeypatch):
+    url, sessions = postgres_sessions
     app, broker_env = redis_site(redis_url)
 
     def send(name: str, args: tuple) -> None:

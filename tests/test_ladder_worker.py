@@ -3,24 +3,13 @@ going, each finished match rated exactly once."""
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import func, select
 
-from db.base import create_all, make_session_factory
 from db.models import FINISHED, HOUSE, RUNNING, Match
 from db.ratings import LadderMatch, Rating
 from services import bots
 from workers import ladder, procs
-from workers.testing import fresh_postgres, redis_site, wait_until
-
-
-@pytest.fixture
-def database(postgres_url: str):
-    with fresh_postgres(postgres_url) as url:
-        sessions = make_session_factory(url)
-        create_all(sessions)
-        yield url, sessions
-        sessions.kw["bind"].dispose()
+from workers.testing import redis_site, wait_until
 
 
 def rated(sessions) -> int:
@@ -36,8 +25,8 @@ def running_ladder(sessions) -> int:
                         .where(Match.state == RUNNING)) or 0
 
 
-def test_ladder_keeps_matches_going_and_rates_each_once(database, redis_url, tmp_path):
-    url, sessions = database
+def test_ladder_keeps_matches_going_and_rates_each_once(postgres_sessions, redis_url, tmp_path):
+    url, sessions = postgres_sessions
     for strategy in ("random", "bully", "rdeep"):
         bots.register_bot(f"house-{strategy}", kind=HOUSE, house_strategy=strategy,
                           sessions=sessions)

@@ -12,22 +12,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from db.base import create_all, make_session_factory
 from db.models import FINISHED, HOUSE, ActionLog, Match
 from engine import Action
 from engine import Match as EngineMatch
 from services import bots, hooks, matches
 from workers import procs
-from workers.testing import fresh_postgres, redis_site, wait_until
-
-
-@pytest.fixture
-def database(postgres_url: str):
-    with fresh_postgres(postgres_url) as url:
-        sessions = make_session_factory(url)
-        create_all(sessions)
-        yield url, sessions
-        sessions.kw["bind"].dispose()
+from workers.testing import redis_site, wait_until
 
 
 def worker_env(database_url: str, broker_env: dict[str, str], tmp_path: Path, **extra: str
@@ -81,8 +71,8 @@ def check_log(sessions, match: Match) -> None:
     assert game.counters == (match.counter0, match.counter1)
 
 
-def test_house_match_on_a_worker(database, redis_url, tmp_path, announce):
-    url, sessions = database
+def test_house_match_on_a_worker(postgres_sessions, redis_url, tmp_path, announce):
+    url, sessions = postgres_sessions
     a, b = house(sessions, "bully", "bully"), house(sessions, "rdeep", "rdeep")
     worker = procs.start_worker(worker_env(url, announce, tmp_path),
                                 logfile=tmp_path / "worker.log")
@@ -95,8 +85,8 @@ def test_house_match_on_a_worker(database, redis_url, tmp_path, announce):
     check_log(sessions, done)
 
 
-def test_sigkill_mid_move(database, redis_url, tmp_path, announce):
-    url, sessions = database
+def test_sigkill_mid_move(postgres_sessions, redis_url, tmp_path, announce):
+    url, sessions = postgres_sessions
     a, b = house(sessions, "rdeep", "rdeep"), house(sessions, "random", "random")
     log = tmp_path / "worker.log"
     # A slow rdeep (3 s per move), so that the kill lands while it thinks.
