@@ -1,0 +1,36 @@
+"""The operators' web dashboard: ladder standings, live matches, simulations (read-only).
+
+`create_app(config)` builds the Flask app (the database URL comes from `config["DATABASE_URL"]`,
+else the environment's `DATABASE_URL`, else the SQLite file under var/). It only reads the
+shared database; it never shows what a seat of a running match holds (only the public action
+log) nor a running match's seed, which decides every deck.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+DEFAULTS: dict[str, Any] = {
+    "DATABASE_URL": None,  # None: db.base.database_url() (DATABASE_URL or SQLite under var/)
+    "REFRESH_SECONDS": 5,  # live pages reload themselves this often
+    "PAGE_SIZE": 25,  # matches per page
+}
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """A new dashboard app; `config` overrides `DEFAULTS` (and any Flask setting)."""
+    from db.base import make_session_factory
+    from web import bots, errors, filters, health, matches, ratings, simulations
+
+    app = Flask(__name__)
+    app.config.from_mapping(DEFAULTS)
+    app.config.from_mapping(config or {})
+    app.extensions["bummerl.sessions"] = make_session_factory(app.config["DATABASE_URL"])
+    app.jinja_env.filters.update(filters.FILTERS)
+    app.jinja_env.globals.update(filters.GLOBALS)
+    for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp):
+        app.register_blueprint(blueprint)
+    errors.install(app)
+    return app

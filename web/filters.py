@@ -1,0 +1,45 @@
+"""Jinja filters and globals of the dashboard's templates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+REASONS = {
+    "played": "played out",
+    "forfeit_timeout": "forfeit: time-out",
+    "forfeit_illegal": "forfeit: illegal actions",
+}
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def rating(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def seconds(ms: int | None) -> str:
+    return "–" if ms is None else f"{ms / 1000:.1f} s"
+
+
+def when(value: str | None) -> str:
+    """An ISO time as `2026-11-29 12:34:56 UTC`."""
+    if not value:
+        return "–"
+    moment = datetime.fromisoformat(value).astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def reason(value: str | None) -> str:
+    return REASONS.get(value or "", value or "–")
+
+
+def seat_name(match: dict[str, Any], seat: int | None) -> str:
+    return "–" if seat is None else str(match["seats"][seat]["name"])
+
+
+FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "when": when,
+           "reason": reason}
+GLOBALS = {"seat_name": seat_name}

@@ -1,0 +1,32 @@
+"""Batch simulations: progress and result tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify, render_template
+
+from web import queries
+from web.db import sessions
+from web.params import whole_number
+
+bp = Blueprint("simulations", __name__)
+
+
+@bp.get("/simulations")
+def index() -> str:
+    sims = queries.list_simulations(sessions())
+    return render_template("simulations.html", simulations=sims,
+                           live=any(s["state"] == "running" for s in sims))
+
+
+@bp.get("/simulations/<sim_id>")
+def show(sim_id: str) -> str:
+    sim = queries.simulation_detail(sessions(), whole_number(sim_id, "simulation id"))
+    return render_template("simulation.html", sim=sim, live=sim["state"] == "running")
+
+
+@bp.get("/api/simulations/<sim_id>")
+def api_show(sim_id: str) -> Any:
+    return jsonify(queries.simulation_detail(sessions(), whole_number(sim_id,
+                                                                      "simulation id")))
