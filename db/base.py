@@ -60,7 +60,9 @@ def make_engine(url: str | None = None) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=40)
+    # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
+    # often in use at once, and each one over `pool_size` is opened and closed again per use.
+    return create_engine(url, pool_pre_ping=True, pool_size=30, max_overflow=20)
 
 
 def make_session_factory(url: str | None = None) -> sessionmaker[Session]:
