@@ -8,7 +8,7 @@ from flask import Blueprint, current_app, jsonify, render_template
 
 from web import queries
 from web.db import sessions
-from web.params import int_arg, whole_number
+from web.params import page_arg, whole_number
 
 bp = Blueprint("bots", __name__)
 
@@ -16,7 +16,7 @@ bp = Blueprint("bots", __name__)
 @bp.get("/bots/<bot_id>")
 def show(bot_id: str) -> str:
     bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
-    page = int_arg("page", 1, what="page number") or 1
+    page = page_arg()
     matches = queries.list_matches(sessions(), queries.MatchFilter(bot_id=bot["id"]), page,
                                    current_app.config["PAGE_SIZE"])
     return render_template("bot.html", bot=bot, live=matches["running"] > 0, **matches)

@@ -9,7 +9,7 @@ from flask import Blueprint, current_app, jsonify, render_template, request
 
 from web import queries
 from web.db import sessions
-from web.params import int_arg, text_arg, whole_number
+from web.params import int_arg, page_arg, text_arg, whole_number
 
 bp = Blueprint("matches", __name__)
 
@@ -17,7 +17,7 @@ bp = Blueprint("matches", __name__)
 def _page() -> dict[str, Any]:
     where = queries.MatchFilter(state=text_arg("state"), bot_id=int_arg("bot", what="bot id"),
                                 profile=text_arg("profile"))
-    page = int_arg("page", 1, what="page number") or 1
+    page = page_arg()
     per_page = current_app.config["PAGE_SIZE"]
     result = queries.list_matches(sessions(), where, page, per_page)
     result["filter"] = {"state": where.state, "bot": where.bot_id, "profile": where.profile}

@@ -21,6 +21,12 @@ def int_arg(name: str, default: int | None = None, what: str | None = None) -> i
     return whole_number(value, what or name) if value else default
 
 
+def page_arg() -> int:
+    """The `page` query argument (1 when absent)."""
+    value = int_arg("page", 1, what="page number")
+    return 1 if value is None else value
+
+
 def text_arg(name: str) -> str | None:
     """The query argument `name`, or None when absent or empty."""
     return request.args.get(name, "").strip() or None

@@ -223,8 +223,8 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
         profiles = sorted(s.scalars(select(Rating.profile).where(Rating.bot_id == bot_id)),
                           key=lambda p: PROFILES.index(p) if p in PROFILES else len(PROFILES))
         mine = or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id)
-        counts = dict(s.execute(select(Match.state, func.count()).where(mine)
-                                .group_by(Match.state)).tuples().all())
+        counts = {state: n for state, n in s.execute(
+            select(Match.state, func.count()).where(mine).group_by(Match.state))}
     ratings = []
     for profile in profiles:
         table = standings(sessions, profile) if profile in PROFILES else []
