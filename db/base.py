@@ -56,13 +56,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
 def make_engine(url: str | None = None) -> Engine:
     """A new SQLAlchemy engine for `url` (default: `database_url()`)."""
     url = url or database_url()
+    # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
+    # often in use at once, and each one over `pool_size` is opened (and, for SQLite, set up
+    # with the pragmas) and closed again per use.
+    pool = {"pool_size": 30, "max_overflow": 20}
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 10}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
-    # often in use at once, and each one over `pool_size` is opened and closed again per use.
-    return create_engine(url, pool_pre_ping=True, pool_size=30, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, **pool)
 
 
 def make_session_factory(url: str | None = None) -> sessionmaker[Session]:
