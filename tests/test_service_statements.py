@@ -1,0 +1,71 @@
+"""The database work per action stays small: a submit runs three statements (read and lock the
+match, append the action, update the match) plus its commit; a Play stream's look runs one; a
+turn's observation comes from the cached game without any. Regression guard of the bench."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from servicekit import CONFIG, fresh_database
+from sqlalchemy import event
+
+import engine
+from services import bots, matches
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    with fresh_database(request.param, request, tmp_path) as db:
+        db.create_tables()
+        yield db
+
+
+@contextmanager
+def counting(sessions) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    """The SQL statements run on the engine of `sessions` inside the block."""
+    statements: list[str] = []
+    bind = sessions.kw["bind"]
+
+    def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    event.listen(bind, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(bind, "before_cursor_execute", record)
+
+
+def test_statements_per_action(database):
+    sessions = database.sessions()
+    try:
+        a, _ = bots.register_bot("a", sessions=sessions)
+        b, _ = bots.register_bot("b", sessions=sessions)
+        m = matches.create_match([a.id, b.id], seed=5, sessions=sessions, config=CONFIG)
+        game = engine.Match(5, "soft")
+        for seq in range(3):  # plays in the middle of the first hand
+            seat = game.to_act
+            action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
+            with counting(sessions) as submitted:
+                result = matches.submit_action(m.id, seat, action, expected_seq=seq,
+                                               request_id=f"r{seq}", sessions=sessions,
+                                               config=CONFIG)
+            game.apply(seat, action)
+            assert result.seq == seq and result.match.seq == seq + 1 and not result.duplicate
+            # (the first submit also reads the two bots, which the process keeps)
+            assert len(submitted) == (5 if seq == 0 else 3), submitted
+            with counting(sessions) as looked:
+                states = matches.match_states_of((a.id, b.id)[game.to_act], sessions=sessions)
+                observation = matches.observe_match(states[0], game.to_act, sessions=sessions)
+            assert len(looked) == 1, looked
+            assert states[0].seq == seq + 1 and states[0].to_act == game.to_act
+            assert observation == game.observe(game.to_act)
+        with counting(sessions) as retried:  # an idempotent retry: read, find it, nothing more
+            again = matches.submit_action(m.id, seat, action, expected_seq=2, request_id="r2",
+                                          sessions=sessions, config=CONFIG)
+        assert again.duplicate and again.seq == 2
+        assert len(retried) == 2, retried
+    finally:
+        sessions.kw["bind"].dispose()
