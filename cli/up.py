@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
         help="ladder matches kept going per profile (default 3)")
     parser.add_argument("--profiles", default=os.environ.get("BUMMERL_LADDER_PROFILES", "soft"),
                         help="rules profiles the ladder runs, comma-separated (default soft)")
+    parser.add_argument("--web", default="127.0.0.1:8000", metavar="HOST:PORT",
+                        help="where the web dashboard listens (default: %(default)s; "
+                             "'off': no dashboard)")
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds (default: run until Ctrl-C)")
@@ -74,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     worker = procs.start_worker(queues="moves,batch", concurrency=args.concurrency, name="up",
                                 logfile=logs / "worker.log")
     beat = procs.start_beat(logfile=logs / "beat.log")
+    dashboard, web_url = start_dashboard(args.web)
     header = {
         "service": server.address,
         "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
@@ -81,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         "database": _safe_url(),
         "logs": str(logs),
         "token": token,
+        "web": web_url,
     }
     for line in header_lines(header):
         console.print(line)
@@ -101,8 +106,27 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         procs.stop_all([worker, beat])
+        if dashboard is not None:
+            dashboard.stop()
         server.stop()
     return 0
+
+
+def start_dashboard(where: str) -> tuple[Any, str | None]:
+    """The web dashboard in a thread at HOST:PORT ('off': none) and its URL, or None and why
+    not (a port in use does not stop the rest of the site)."""
+    if where == "off":
+        return None, None
+    from web.server import Dashboard
+
+    host, _, port = where.rpartition(":")
+    try:
+        dashboard = Dashboard(host or "127.0.0.1", int(port))
+    except ValueError as e:
+        return None, f"not started ({where}: {e})"
+    except (OSError, SystemExit):  # Werkzeug exits when it cannot bind (it says why on stderr)
+        return None, f"not started ({where} is in use or cannot be bound)"
+    return dashboard.start(), dashboard.url
 
 
 def rated_count() -> int:
@@ -135,11 +159,14 @@ def _safe_url() -> str:
 
 
 def header_lines(header: dict) -> list[Any]:
+    from rich.markup import escape
     from rich.text import Text
 
     lines = [Text.from_markup(
         f"[bold]bummerl[/bold] service [cyan]{header['service']}[/cyan] · broker "
         f"{header['broker']} · database {header['database']} · logs {header['logs']}")]
+    if header.get("web"):
+        lines.append(Text.from_markup(f"dashboard [cyan]{escape(header['web'])}[/cyan]"))
     if header["token"]:
         lines.append(Text.from_markup(
             f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "

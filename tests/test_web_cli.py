@@ -73,3 +73,22 @@ def test_bummerl_web_serves_until_stopped(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"http://127.0.0.1:{port}/" in out
+
+
+def test_up_starts_the_dashboard_and_survives_a_busy_port(tmp_path, monkeypatch):
+    from cli.up import header_lines, start_dashboard
+
+    url = f"sqlite:///{tmp_path / 'u.sqlite3'}"
+    create_all(url)
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert start_dashboard("off") == (None, None)
+    dashboard, web_url = start_dashboard("127.0.0.1:0")
+    try:
+        assert web_url is not None and get(web_url + "healthz")[0] == 200
+        busy, why = start_dashboard(f"127.0.0.1:{dashboard.server.port}")
+        assert busy is None and why is not None and why.startswith("not started")
+        header = {"service": "127.0.0.1:50051", "broker": "redis", "database": url,
+                  "logs": "var/log", "token": None, "web": why}
+        assert any("dashboard not started" in str(line) for line in header_lines(header))
+    finally:
+        dashboard.stop()
