@@ -286,15 +286,19 @@ CHANGING = ("state", "seq", "to_act", "hand_number", "counter0", "counter1", "wi
             "schneider", "end_reason", "end_detail", "forfeit_seat", "bank0_ms", "bank1_ms",
             "illegal0", "illegal1", "turn_started_at", "deadline_at", "finished_at")
 SAVE = (update(MATCHES)
-        .where(MATCHES.c.id == bindparam("match_id"))
+        .where(MATCHES.c.id == bindparam("match_id"), MATCHES.c.seq == bindparam("read_seq"),
+               MATCHES.c.state == RUNNING)
         .values({name: bindparam(name) for name in CHANGING}))
 
 
-def _save(session: Session, m: Match) -> None:
-    """Write the changing columns of `m` (from `_locked`) to its row, in the session's
-    transaction."""
+def _save(session: Session, m: Match, read_seq: int) -> None:
+    """Write the changing columns of `m` (from `_locked`, running at `read_seq` then) to its
+    row, in the session's transaction; Aborted if the row has moved on since (another
+    process, on SQLite, which does not lock the row on reading)."""
     values = {name: getattr(m, name) for name in CHANGING}
-    session.connection().execute(SAVE, {"match_id": m.id, **values})
+    saved = session.connection().execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    if saved.rowcount != 1:
+        raise Aborted(f"match {m.id} changed while acting on it: get the observation again")
 
 
 ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
@@ -656,7 +660,7 @@ def _submit(
     deadline = aware(m.deadline_at)
     if deadline is not None and now > deadline and m.to_act == seat:
         _timeout(m, now)
-        _save(session, m)
+        _save(session, m, m.seq)
         session.commit()
         _drop(key)
         committed.append((m, True))
@@ -686,7 +690,7 @@ def _submit(
                      f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
                      now)
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
-        _save(session, m)
+        _save(session, m, m.seq)
         session.commit()
         if left <= 0:
             _drop(key)
@@ -717,7 +721,7 @@ def _submit(
         if game.is_over:
             m.finished_at = now
         _start_turn(m, now, config)
-        _save(session, m)
+        _save(session, m, seq)
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -789,7 +793,10 @@ def enforce_deadlines(
                 if m is None or m.state != RUNNING or deadline is None or deadline >= now:
                     continue
                 _timeout(m, now)
-                _save(session, m)
+                try:
+                    _save(session, m, m.seq)
+                except Aborted:  # it moved on meanwhile (another process): not due any more
+                    continue
                 session.commit()
                 _drop(key)
         _after_commit(m)

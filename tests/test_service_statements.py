@@ -1,6 +1,7 @@
 """The database work per action stays small: a submit runs three statements (read and lock the
 match, append the action, update the match) plus its commit; a Play stream's look runs one; a
-turn's observation comes from the cached game without any. Regression guard of the bench."""
+turn's observation comes from the cached game without any. Regression guard of the bench.
+And the match update refuses to overwrite a row that moved on since it was read."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sqlalchemy import event
 
 import engine
 from services import bots, matches
+from services.errors import Aborted
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -67,5 +69,30 @@ def test_statements_per_action(database):
                                           sessions=sessions, config=CONFIG)
         assert again.duplicate and again.seq == 2
         assert len(retried) == 2, retried
+    finally:
+        sessions.kw["bind"].dispose()
+
+
+def test_a_match_row_that_moved_on_is_not_overwritten(database):
+    """As when another process (on SQLite, which does not lock rows) acted in between."""
+    sessions = database.sessions()
+    try:
+        a, _ = bots.register_bot("a", sessions=sessions)
+        b, _ = bots.register_bot("b", sessions=sessions)
+        m = matches.create_match([a.id, b.id], seed=5, sessions=sessions, config=CONFIG)
+        game = engine.Match(5, "soft")
+        action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
+        with sessions() as session:
+            stale = matches._locked(session, m.id)
+            session.rollback()
+            assert stale is not None and stale.seq == 0
+            matches.submit_action(m.id, game.to_act, action, expected_seq=0,
+                                  sessions=sessions, config=CONFIG)
+            stale.bank0_ms = 1
+            with pytest.raises(Aborted):
+                matches._save(session, stale, 0)
+            session.rollback()
+        after = matches.get_match(m.id, sessions=sessions)
+        assert after.seq == 1 and after.bank0_ms == CONFIG.bank_ms
     finally:
         sessions.kw["bind"].dispose()
