@@ -117,8 +117,10 @@ def start_dashboard(where: str) -> tuple[Any, str | None]:
     not (a port in use does not stop the rest of the site)."""
     if where == "off":
         return None, None
-    from web.server import Dashboard
-
+    try:
+        from web.server import Dashboard
+    except ImportError as e:  # an install older than web/: bash scripts/setup refreshes it
+        return None, f"not started ({e}; run bash scripts/setup)"
     host, _, port = where.rpartition(":")
     try:
         dashboard = Dashboard(host or "127.0.0.1", int(port))

@@ -1,8 +1,10 @@
-"""`bummerl web`: the operators' web dashboard (read-only) on the configured database."""
+"""`bummerl web`: the operators' web dashboard (read-only) on the configured database, served
+by waitress."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -16,20 +18,28 @@ def register(subparsers: Any) -> None:
                         help="address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000,
                         help="port to listen on (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=8,
+                        help="requests served at once (default: %(default)s)")
     parser.add_argument("--refresh", type=int, default=5, metavar="SECONDS",
                         help="live pages reload themselves this often (default: %(default)s)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from web.server import Dashboard
+    from web.server import url_of, waitress_server
 
-    dashboard = Dashboard(args.host, args.port, {"REFRESH_SECONDS": args.refresh})
-    print(f"bummerl dashboard on {dashboard.url} (Ctrl-C stops it)", flush=True)
     try:
-        dashboard.server.serve_forever()
+        server = waitress_server(args.host, args.port, {"REFRESH_SECONDS": args.refresh},
+                                 threads=args.threads)
+    except OSError as e:
+        print(f"bummerl web: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
+              file=sys.stderr)
+        return 1
+    print(f"bummerl dashboard on {url_of(server)} (Ctrl-C stops it)", flush=True)
+    try:
+        server.run()
     except KeyboardInterrupt:
         pass
     finally:
-        dashboard.server.server_close()
+        server.close()
     return 0

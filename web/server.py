@@ -1,4 +1,5 @@
-"""Serving the dashboard: Werkzeug's threaded WSGI server, in the foreground or in a thread."""
+"""Serving the dashboard: waitress in the foreground (`bummerl web`), or Werkzeug's threaded
+server in a daemon thread beside the rest of the site (`bummerl up`), which stops cleanly."""
 
 from __future__ import annotations
 
@@ -6,6 +7,22 @@ import threading
 from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
+
+
+def waitress_server(host: str = "127.0.0.1", port: int = 8000,
+                    config: dict[str, Any] | None = None, threads: int = 8) -> Any:
+    """A bound waitress server of a new dashboard app; `.run()` serves until interrupted."""
+    from waitress import create_server
+
+    from web import create_app
+
+    return create_server(create_app(config), host=host, port=port, threads=threads,
+                         ident="bummerl")
+
+
+def url_of(server: Any) -> str:
+    """`http://host:port/` of a bound waitress server."""
+    return f"http://{server.effective_host}:{server.effective_port}/"
 
 
 class Dashboard:
