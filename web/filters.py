@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from markupsafe import Markup, escape
+
 REASONS = {
     "played": "played out",
     "forfeit_timeout": "forfeit: time-out",
@@ -36,10 +38,23 @@ def reason(value: str | None) -> str:
     return REASONS.get(value or "", value or "–")
 
 
+def words(value: str | None) -> str:
+    """`false_claim` → `false claim`."""
+    return (value or "–").replace("_", " ")
+
+
+def suits(text: str) -> Markup:
+    """`text` (escaped) with its red suits (♥ ♦) in red."""
+    out = str(escape(text))
+    for symbol in ("♥", "♦"):
+        out = out.replace(symbol, f'<span class="red">{symbol}</span>')
+    return Markup(out)  # noqa: S704  (built from escaped text)
+
+
 def seat_name(match: dict[str, Any], seat: int | None) -> str:
     return "–" if seat is None else str(match["seats"][seat]["name"])
 
 
 FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "when": when,
-           "reason": reason}
+           "reason": reason, "words": words, "suits": suits}
 GLOBALS = {"seat_name": seat_name}
