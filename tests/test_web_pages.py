@@ -271,3 +271,16 @@ def test_healthz_reports_an_unreachable_database(tmp_path):
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'missing' / 'x.sqlite3'}"})
     answer = app.test_client().get("/healthz")
     assert answer.status_code == 503 and answer.get_json()["status"] == "error"
+
+
+def test_the_dashboard_cannot_write(client, sessions):
+    import sqlalchemy.exc
+    from flask import Flask
+
+    app = client.application
+    assert isinstance(app, Flask)
+    with pytest.raises(sqlalchemy.exc.OperationalError, match="readonly"), \
+            app.extensions["bummerl.sessions"].begin() as s:
+        s.add(Bot(name="intruder", kind=HOUSE))
+    with sessions() as s:
+        assert s.query(Bot).count() == 0

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+import sqlalchemy.exc
 from test_web_pages import play, real_match
 
-from db.models import FINISHED
+from db.models import FINISHED, HOUSE, Bot
 from db.ratings import LadderMatch, Rating
 from web import create_app
 
@@ -31,5 +33,8 @@ def test_dashboard_on_postgres(postgres_sessions):
         standings = client.get("/api/standings").get_json()["profiles"]["soft"]
         assert [row["name"] for row in standings] == ["alice", "bob"]
         assert client.get("/matches/424242").status_code == 404
+        with pytest.raises(sqlalchemy.exc.DBAPIError, match="read-only"), \
+                app.extensions["bummerl.sessions"].begin() as s:
+            s.add(Bot(name="intruder", kind=HOUSE))
     finally:
         app.extensions["bummerl.sessions"].kw["bind"].dispose()

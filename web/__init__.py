@@ -23,11 +23,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     """A new dashboard app; `config` overrides `DEFAULTS` (and any Flask setting)."""
     from db.base import make_session_factory
     from web import bots, errors, filters, health, matches, ratings, simulations
+    from web.db import read_only
 
     app = Flask(__name__)
     app.config.from_mapping(DEFAULTS)
     app.config.from_mapping(config or {})
-    app.extensions["bummerl.sessions"] = make_session_factory(app.config["DATABASE_URL"])
+    sessions = make_session_factory(app.config["DATABASE_URL"])
+    read_only(sessions.kw["bind"])
+    app.extensions["bummerl.sessions"] = sessions
     app.jinja_env.filters.update(filters.FILTERS)
     app.jinja_env.globals.update(filters.GLOBALS)
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp):
