@@ -9,6 +9,7 @@
 | `BUMMERL_BANK_MS` | time bank of each seat of a new match | 30000 |
 | `BUMMERL_MAX_ILLEGAL` | illegal actions that make a seat forfeit a match | 3 |
 | `BUMMERL_HOUSE_MOVE_MS` | time a house bot (played by the workers) has per move | 120000 |
+| `BUMMERL_HEARTBEAT_S` | a connected bot's presence heartbeat (`services.presence`), seconds | 5 |
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Settings:
     bank_ms: int = 30000
     max_illegal: int = 3
     house_move_ms: int = 120000
+    heartbeat_s: float = 5.0
 
     @staticmethod
     def from_env() -> Settings:
@@ -45,6 +47,7 @@ class Settings:
             bank_ms=int(env.get("BUMMERL_BANK_MS", "30000")),
             max_illegal=int(env.get("BUMMERL_MAX_ILLEGAL", "3")),
             house_move_ms=int(env.get("BUMMERL_HOUSE_MOVE_MS", "120000")),
+            heartbeat_s=float(env.get("BUMMERL_HEARTBEAT_S", "5")),
         )
 
 

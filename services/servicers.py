@@ -20,6 +20,7 @@ from services import bots, convert, matches, notify
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
 from services.play import PlaySession
+from services.presence import Presence
 
 
 def token_of(context: grpc.ServicerContext) -> str | None:
@@ -170,6 +171,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
         self.sessions = sessions
         self.config = config
+        self.presence = Presence(sessions, config.heartbeat_s)
 
     @unary
     def RegisterBot(self, request, context):  # type: ignore[no-untyped-def]
@@ -190,7 +192,20 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             _abort(context, e)
             return
         session = PlaySession(bot, self.sessions, self.config)
-        context.add_callback(session.close)
-        threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
-                         name=f"play-reader-{bot.id}").start()
-        yield from session.responses(context.is_active)
+        self.presence.opened(bot.id)
+        ended = threading.Lock()
+
+        def end() -> None:  # once, whether the call ends or the generator is closed
+            if ended.acquire(blocking=False):
+                session.close()
+                self.presence.closed(bot.id)
+
+        if not context.add_callback(end):
+            end()  # the call ended already
+            return
+        try:
+            threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
+                             name=f"play-reader-{bot.id}").start()
+            yield from session.responses(context.is_active)
+        finally:
+            end()
