@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select, update
 
 from db.base import create_all, make_session_factory
-from db.models import FINISHED, HOUSE, Match
+from db.models import FINISHED, HOUSE, Bot, Match
 from db.ratings import LadderMatch, Rating
 from services import bots, hooks
 from workers import ladder
@@ -82,8 +83,13 @@ def test_pairings_prefer_close_and_uncertain():
                                         frozenset((2, 3))}, rng) is None
 
 
-def test_remote_bots_join_when_active_one_match_at_a_time(sessions):
+def test_remote_bots_join_when_connected_one_match_at_a_time(sessions):
     bots.register_bot("house", kind=HOUSE, house_strategy="random", sessions=sessions)
-    bots.register_bot("remote", sessions=sessions)  # just registered: active
+    remote, _ = bots.register_bot("remote", sessions=sessions)
+    assert ladder.start_matches("soft", 3, sessions, random.Random(2)) == []  # not connected
+    moment = datetime.now(UTC)
+    with sessions.begin() as s:  # as the server records an open Play stream
+        s.execute(update(Bot).where(Bot.id == remote.id)
+                  .values(connected_since=moment, last_seen_at=moment))
     started = ladder.start_matches("soft", 3, sessions, random.Random(2))
     assert len(started) == 1  # the remote bot plays one at a time; no other pair

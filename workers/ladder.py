@@ -4,10 +4,10 @@
   finished ladder match updates both ratings once (guarded by `ladder_matches.rated_at`).
   Shown as mu ± 2·sigma; the standings sort by the conservative ordinal mu - 3·sigma. A bot is
   *provisional* until it has played `PROVISIONAL_MATCHES` rated matches.
-- Who plays: every house bot, and every remote bot that is active (it acted, or was registered,
-  in the last `BUMMERL_LADDER_ACTIVE_S` seconds) with at most one ladder match at a time (the
-  service has no connection flag in the database; a remote bot that does not answer forfeits on
-  time, per the service's policy, and drops out once inactive).
+- Who plays: every house bot, and every remote bot that is connected now (a Play stream of it is
+  open: its presence heartbeat in `bots.last_seen_at` is fresh, see `services.presence`) with no
+  ladder match running (one at a time). A bot that disconnects is not given new matches; one that
+  does not answer in a running match forfeits on time, per the service's policy.
 - Pairings: among the eligible pairs not already playing each other, weighted by how close the
   match is (openskill's draw probability) times how uncertain the two ratings are (sigma), so
   close and little-known pairings are chosen most; random among them, so the ladder varies.
@@ -19,7 +19,7 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from openskill.models import PlackettLuce
 from sqlalchemy import CursorResult, select, update
@@ -27,8 +27,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
-from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Match
+from db.models import FINISHED, HOUSE, RUNNING, Bot, Match
 from db.ratings import LadderMatch, Rating
+from services.config import settings
+from services.presence import is_connected
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +55,6 @@ def target_matches() -> int:
 def profiles() -> list[str]:
     return [p.strip() for p in os.environ.get("BUMMERL_LADDER_PROFILES", "soft").split(",")
             if p.strip()]
-
-
-def active_seconds() -> float:
-    return float(os.environ.get("BUMMERL_LADDER_ACTIVE_S", "600"))
 
 
 # --- ratings ---------------------------------------------------------------------------------
@@ -164,19 +162,17 @@ def _running_ladder_counts(s: Session, profile: str) -> dict[int, int]:
 
 
 # --- pairing ---------------------------------------------------------------------------------
-def eligible_bots(s: Session, profile: str) -> list[Bot]:
-    """House bots, and remote bots active lately with no ladder match running."""
-    since = now() - timedelta(seconds=active_seconds())
-    recent = set(s.scalars(select(Match.bot0_id).join(ActionLog, ActionLog.match_id == Match.id)
-                           .where(ActionLog.created_at >= since, ActionLog.seat == 0)))
-    recent |= set(s.scalars(select(Match.bot1_id).join(ActionLog, ActionLog.match_id == Match.id)
-                            .where(ActionLog.created_at >= since, ActionLog.seat == 1)))
+def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) -> list[Bot]:
+    """House bots, and connected remote bots with no ladder match running."""
+    heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
     busy = _running_ladder_counts(s, profile)
-    def active(bot: Bot) -> bool:
-        return busy.get(bot.id, 0) == 0 and (bot.id in recent or _aware(bot.created_at) >= since)
+    moment = now()
+
+    def available(bot: Bot) -> bool:
+        return busy.get(bot.id, 0) == 0 and is_connected(bot, heartbeat_s, moment)
 
     return [bot for bot in s.scalars(select(Bot).order_by(Bot.id))
-            if bot.kind == HOUSE or active(bot)]
+            if bot.kind == HOUSE or available(bot)]
 
 
 def pair_weight(a: Rating, b: Rating) -> float:
@@ -248,9 +244,5 @@ def tick(sessions: sessionmaker[Session] | None = None) -> dict[str, list[int]]:
         started[profile] = start_matches(profile, target_matches(), sessions)
     rate_finished(sessions)
     return started
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
