@@ -10,7 +10,7 @@ import pytest
 
 from db.base import create_all, make_session_factory
 from db.batch import Simulation
-from db.models import FINISHED, FORFEIT_TIMEOUT, HOUSE, PLAYED, RUNNING, Bot, Match
+from db.models import FINISHED, FORFEIT_TIMEOUT, HOUSE, PLAYED, REMOTE, RUNNING, Bot, Match
 from db.ratings import LadderMatch, Rating
 from web import create_app
 from web.transcript import card as card_text
@@ -240,6 +240,27 @@ def test_bot_page_shows_rating_and_matches(client, sessions):
     assert client.get(f"/api/bots/{b}").get_json()["ratings"][0]["rank"] == 1
     assert client.get("/bots/999").status_code == 404
     assert "no bot with id 999" in client.get("/bots/999").get_data(as_text=True)
+
+
+def test_connected_remote_bots_are_marked(client, sessions):
+    now = datetime.now(UTC)
+    with sessions.begin() as s:
+        on = Bot(name="online", kind=REMOTE, connected_since=now, last_seen_at=now)
+        off = Bot(name="offline", kind=REMOTE, last_seen_at=now)
+        s.add_all([on, off])
+        s.flush()
+        s.add_all([Rating(bot_id=on.id, profile="soft", mu=25.0, sigma=8.0, matches=0, wins=0),
+                   Rating(bot_id=off.id, profile="soft", mu=25.0, sigma=8.0, matches=0, wins=0)])
+        on_id, off_id = on.id, off.id
+    rows = client.get("/").get_data(as_text=True).split("<tr>")
+    marked = [row for row in rows if 'class="tag on"' in row]
+    assert len(marked) == 1 and ">online</a>" in marked[0]
+    data = client.get("/api/standings").get_json()["profiles"]["soft"]
+    assert {row["name"]: row["connected"] for row in data} == {"online": True, "offline": False}
+    assert "connected since" in client.get(f"/bots/{on_id}").get_data(as_text=True)
+    assert "not connected, last seen" in client.get(f"/bots/{off_id}").get_data(as_text=True)
+    assert client.get(f"/api/bots/{on_id}").get_json()["connected"] is True
+    assert client.get(f"/api/bots/{off_id}").get_json()["connected"] is False
 
 
 def test_simulations_show_progress_and_results(client, sessions):

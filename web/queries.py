@@ -19,6 +19,8 @@ from db.batch import SIM_RUNNING, Simulation
 from db.models import FINISHED, RUNNING, ActionLog, Bot, Hand, Match
 from db.ratings import LadderMatch, Rating
 from engine import Profile
+from services.config import settings
+from services.presence import is_connected
 from web.transcript import describe
 from workers import ladder
 
@@ -210,7 +212,7 @@ def standings(sessions: sessionmaker[Session], profile: str) -> list[dict[str, A
             "low": st.mu - 2 * st.sigma, "high": st.mu + 2 * st.sigma,
             "ordinal": st.ordinal, "matches": st.matches, "wins": st.wins,
             "win_rate": st.wins / st.matches if st.matches else None,
-            "provisional": st.provisional, "playing": st.playing,
+            "provisional": st.provisional, "playing": st.playing, "connected": st.connected,
         })
     return table
 
@@ -232,6 +234,8 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
             if row["bot_id"] == bot_id:
                 ratings.append({"profile": profile, "of": len(table), **row})
     return {**_seat(bot), "id": bot.id, "created_at": iso(bot.created_at), "ratings": ratings,
+            "connected": is_connected(bot, settings().heartbeat_s),
+            "connected_since": iso(bot.connected_since), "last_seen_at": iso(bot.last_seen_at),
             "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0)}
 
 

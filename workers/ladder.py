@@ -125,6 +125,7 @@ class Standing:
     matches: int
     wins: int
     playing: int  # ladder matches running now
+    connected: bool = False  # a remote bot with a Play stream open (`services.presence`)
 
     @property
     def ordinal(self) -> float:
@@ -143,8 +144,10 @@ def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = No
         playing = _running_ladder_counts(s, profile)
         rows = s.execute(select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id)
                          .where(Rating.profile == profile)).all()
+        heartbeat_s, moment = settings().heartbeat_s, now()
         table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
-                          r.matches, r.wins, playing.get(bot.id, 0)) for r, bot in rows]
+                          r.matches, r.wins, playing.get(bot.id, 0),
+                          is_connected(bot, heartbeat_s, moment)) for r, bot in rows]
     return sorted(table, key=lambda st: (-st.ordinal, st.name))
 
 
