@@ -20,29 +20,37 @@ from engine.actions import CLAIM  # noqa: E402
 from engine.rules import WINNING_POINTS  # noqa: E402
 
 
-def play_hand(hand: Hand | Match, rng: random.Random) -> None:
-    """Play `hand` (a Hand, or a Match's current hand) to its end with the random policy."""
+def play_hand(hand: Hand, rng: random.Random) -> None:
+    """Play `hand` to its end with the random policy."""
     random = rng.random
     legal_actions = hand.legal_actions
     apply = hand.apply
-    points = (hand.hand if isinstance(hand, Match) else hand).points
-    while True:
-        seat = hand.to_act
-        if seat is None:
-            return
+    points = hand.points
+    while (seat := hand.to_act) is not None:
         legal = legal_actions()
-        if legal[-1] is CLAIM:
+        n = len(legal)
+        if legal[-1] is CLAIM:  # claim comes last when it is legal
             if points(seat) >= WINNING_POINTS:
                 apply(seat, CLAIM)
-                if isinstance(hand, Match):
-                    return
+                return
+            n -= 1
+        apply(seat, legal[int(random() * n)])
+
+
+def play_match(match: Match, rng: random.Random) -> None:
+    """Play `match` to its end with the random policy, every action through the match."""
+    random = rng.random
+    legal_actions = match.legal_actions
+    apply = match.apply
+    while (seat := match.to_act) is not None:
+        legal = legal_actions()
+        n = len(legal)
+        if legal[-1] is CLAIM:
+            if match.hand.points(seat) >= WINNING_POINTS:
+                apply(seat, CLAIM)
                 continue
-            legal = legal[:-1]
-            action = legal[int(random() * len(legal))]
-        else:
-            action = legal[int(random() * len(legal))]
-        if apply(seat, action) is not None:  # Match.apply returns the result of a finished hand
-            return
+            n -= 1
+        apply(seat, legal[int(random() * n)])
 
 
 def bench_hands(seconds: float, seed: int) -> tuple[int, float]:
@@ -63,8 +71,7 @@ def bench_matches(seconds: float, seed: int) -> tuple[int, int, float]:
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         match = Match(seed=f"{seed}-{count}")
-        while not match.is_over:
-            play_hand(match, rng)
+        play_match(match, rng)
         hands += len(match.results)
         count += 1
     return count, hands, time.perf_counter() - start
