@@ -69,6 +69,7 @@ def test_a_client_that_never_answers_forfeits_on_time(database):
     with running_service(database, FAST) as service:
         a_id, a_token = service.register("silent")
         b_id, b_token = service.register("b")
+        started = time.monotonic()  # before the turn's clock starts (in create_match)
         m = plain.create_match([a_id, b_id], seed=8, sessions=service.sessions, config=FAST)
         silent_seat = m.to_act
         silent_token = a_token if silent_seat == 0 else b_token
@@ -81,7 +82,6 @@ def test_a_client_that_never_answers_forfeits_on_time(database):
 
         stream = service.bots.Play(requests(), metadata=auth(silent_token), timeout=10)
         received = []
-        started = time.monotonic()
         for response in stream:
             received.append(response.WhichOneof("message"))
             if received[-1] == "match_ended":
