@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import os
 import secrets
+import signal
 import time
 from typing import Any
 
@@ -49,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from rich.console import Console
-    from rich.live import Live
 
     from db.migrate import upgrade
     from workers import app as celery_app
@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
+    # SIGTERM and SIGHUP (a closed terminal, `kill`) stop the site like Ctrl-C does, so the
+    # worker and beat subprocesses (in sessions of their own) are stopped, never orphaned.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
     upgrade()
     ensure_house_bots()
     from services import hooks
@@ -74,42 +78,59 @@ def run(args: argparse.Namespace) -> int:
 
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
     server = create_server(args.address).start()
-    worker = procs.start_worker(queues="moves,batch", concurrency=args.concurrency, name="up",
-                                logfile=logs / "worker.log")
-    beat = procs.start_beat(logfile=logs / "beat.log")
-    dashboard, web_url = start_dashboard(args.web)
-    header = {
-        "service": server.address,
-        "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
-        if celery_app.is_embedded() else "redis",
-        "database": _safe_url(),
-        "logs": str(logs),
-        "token": token,
-        "web": web_url,
-    }
-    for line in header_lines(header):
-        console.print(line)
-    end = None if args.duration is None else time.monotonic() + args.duration
+    started: list[Any] = []
+    dashboard = None
     try:
-        with Live(render(header, args.profiles), console=console, refresh_per_second=2,
-                  screen=False) as live:
-            while end is None or time.monotonic() < end:
-                time.sleep(1)
-                if args.until_rated is not None and rated_count() >= args.until_rated:
-                    live.update(render(header, args.profiles))
-                    break
-                if worker.poll() is not None or beat.poll() is not None:
-                    console.print("[red]a worker or the scheduler stopped; see the logs[/red]")
-                    return 1
-                live.update(render(header, args.profiles))
+        started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
+                                          name="up", logfile=logs / "worker.log"))
+        started.append(procs.start_beat(logfile=logs / "beat.log"))
+        dashboard, web_url = start_dashboard(args.web)
+        header = {
+            "service": server.address,
+            "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
+            if celery_app.is_embedded() else "redis",
+            "database": _safe_url(),
+            "logs": str(logs),
+            "token": token,
+            "web": web_url,
+        }
+        for line in header_lines(header):
+            console.print(line)
+        if not watch(header, args, started, console):
+            return 1
     except KeyboardInterrupt:
         pass
     finally:
-        procs.stop_all([worker, beat])
+        procs.stop_all(started)
         if dashboard is not None:
             dashboard.stop()
         server.stop()
     return 0
+
+
+def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
+          console: Any) -> bool:
+    """Show the live standings until the time is up, N matches are rated or a process
+    stopped (then False)."""
+    from rich.live import Live
+
+    end = None if args.duration is None else time.monotonic() + args.duration
+    with Live(render(header, args.profiles), console=console, refresh_per_second=2,
+              screen=False) as live:
+        while end is None or time.monotonic() < end:
+            time.sleep(1)
+            if args.until_rated is not None and rated_count() >= args.until_rated:
+                live.update(render(header, args.profiles))
+                break
+            if any(proc.poll() is not None for proc in started):
+                console.print("[red]a worker or the scheduler stopped; see the logs[/red]")
+                return False
+            live.update(render(header, args.profiles))
+    return True
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def start_dashboard(where: str) -> tuple[Any, str | None]:
