@@ -9,8 +9,7 @@ play many hands a second.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.actions import CLAIM, CLOSE, DECLARE_ACTIONS, EXCHANGE, PLAY_ACTIONS, Action, ActionKind
 from engine.cards import ALL_CARDS, SUITS, Card, cards_of_mask
@@ -48,7 +47,7 @@ def _follower_wins_table(trump: int) -> tuple[bool, ...]:
 
 _FOLLOWER_WINS = tuple(_follower_wins_table(t) for t in range(4))
 
-# Legal-action tuples, cached by a key of the hand mask and a few flags (see _compute_legal).
+# Legal-action tuples, cached by a key of the hand mask and a few flags (see legal_actions).
 _PLAYS: dict[int, tuple[Action, ...]] = {}
 _LEADS: dict[int, tuple[Action, ...]] = {}
 _SPECIALS: dict[int, tuple[Action, ...]] = {}  # exchange, close, declare, claim, by flags
@@ -72,8 +71,7 @@ def strict_follow_mask(mask: int, lead: int, trump: int) -> int:
     return (mask & _SUIT_MASK[trump]) or mask
 
 
-@dataclass(frozen=True, slots=True)
-class HandResult:
+class HandResult(NamedTuple):
     """A finished hand: its winner, the game points won, why (R8.6), points and tricks."""
 
     winner: int
@@ -214,21 +212,21 @@ class Hand:
     def legal_actions(self) -> tuple[Action, ...]:
         """The actions the seat to act may take; `claim`, when legal, comes last."""
         legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return legal
-
-    def _compute_legal(self) -> tuple[Action, ...]:
+        if legal is not None:
+            return legal
         seat = self.to_act
         if seat is None:
-            return ()
+            return ()  # the hand is over (_end sets the cache to () as well)
         mask = self._hands[seat]
         stock = self._stock
         if self._lead >= 0:
             if self._closed_by is not None or not stock:
                 mask = strict_follow_mask(mask, self._lead, self._trump)
-            plays = _PLAYS.get(mask)
-            return plays if plays is not None else _plays(mask)
+            legal = _PLAYS.get(mask)
+            if legal is None:
+                legal = _plays(mask)
+            self._legal = legal
+            return legal
         # Leading. flags: 1 exchange (R4.1), 2 close (R6.1), 4 declare (R5.1), 8..32 the
         # declared suit + 1 whose K or Q must be led (R5.1), 64 claim (R7.1), 128 sharp (R9.3).
         declared = self._declared
@@ -259,6 +257,7 @@ class Hand:
             if len(_LEADS) > _CACHE_LIMIT:
                 _LEADS.clear()
             actions = _LEADS[key] = _build_lead_actions(mask, flags)
+        self._legal = actions
         return actions
 
     # --- applying actions ------------------------------------------------------------------
@@ -266,7 +265,7 @@ class Hand:
         """Apply `action` by `seat`, or raise IllegalActionError and change nothing (R11.1)."""
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            legal = self.legal_actions()
         if seat != self.to_act or action not in legal:
             raise self.why_illegal(seat, action)
         self.history.append((seat, action))
