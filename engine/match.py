@@ -39,6 +39,7 @@ class Match:
         self.hands: list[Hand] = []
         self.results: list[HandResult] = []
         self.history: list[tuple[int, Action]] = []
+        self.to_act: int | None = None  # the seat to act; None when over or waiting for a deal
         self._deal_next()
 
     @classmethod
@@ -73,12 +74,9 @@ class Match:
         """A Schneider-Bummerl: the loser is still at 7 (R9.1; recorded only)."""
         return self.winner is not None and self.counters[1 - self.winner] == MATCH_POINTS
 
-    @property
-    def to_act(self) -> int | None:
-        return None if self.winner is not None or not self.hands else self.hand.to_act
-
     def legal_actions(self) -> tuple[Action, ...]:
-        return () if self.winner is not None or not self.hands else self.hand.legal_actions()
+        # Once the match is over, its last hand is over too and has no legal actions.
+        return self.hands[-1].legal_actions() if self.hands else ()
 
     def observe(self, seat: int) -> Observation:
         """What `seat` may know now (R10), with both match counters."""
@@ -94,12 +92,14 @@ class Match:
             raise IllegalActionError("R8.6", "the match is over")
         if not self.hands:
             raise IllegalActionError("R8.6", "no hand is under way: deal one first")
-        hand = self.hand
+        hand = self.hands[-1]
         hand.apply(seat, action)
         self.history.append((seat, action))
         result = hand.result
         if result is None:
+            self.to_act = hand.to_act
             return None
+        self.to_act = None
         self.results.append(result)
         counters = list(self.counters)
         counters[result.winner] -= result.game_points
@@ -128,7 +128,9 @@ class Match:
         else:
             return
         dealer = self.first_dealer if number % 2 == 0 else 1 - self.first_dealer  # R2.1
-        self.hands.append(Hand(deck, dealer, self.profile))
+        hand = Hand(deck, dealer, self.profile)
+        self.hands.append(hand)
+        self.to_act = hand.to_act
 
     @property
     def waiting_for_deal(self) -> bool:
