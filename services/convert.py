@@ -21,7 +21,7 @@ from db.models import (
     Hand,
     Match,
 )
-from services.matches import aware
+from services.games import aware
 
 STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED}
 STATE_NAMES = {v: k for k, v in STATES.items()}

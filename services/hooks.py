@@ -5,9 +5,9 @@ database commit (outside the match's lock), and an exception in one is logged an
 anything. A hook should be quick: enqueue the work (as the workers do) rather than do it inline.
 
 - `on_turn(match_id, seat, seq)`: a house bot (`bots.kind == "house"`) must act in `match_id`
-  as `seat`; submit its move with `services.matches.submit_action(match_id, seat, action,
+  as `seat`; submit its move with `services.actions.submit_action(match_id, seat, action,
   expected_seq=seq, request_id=...)`. Also called for every house turn pending when the server
-  starts (`services.matches.resume_all`).
+  starts (`services.actions.resume_all`).
 - `on_match_end(match_id)`: the match finished (played out or forfeited).
 """
 

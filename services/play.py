@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from client import wire
 from db.models import FINISHED, Bot
-from services import convert, matches, notify
+from services import actions, clocks, convert, matches, notify
 from services.config import Settings
 from services.errors import Aborted, ServiceError
 
@@ -68,7 +68,7 @@ class PlaySession:
             if seat is None:
                 raise ServiceError(f"bot {self.bot.id} does not play in match {answer.match_id}")
             action = wire.action_from_pb(answer.action)
-            matches.submit_action(
+            actions.submit_action(
                 answer.match_id, seat, action, expected_seq=answer.seq,
                 request_id=answer.request_id or None, bot_id=self.bot.id,
                 sessions=self.sessions, config=self.config)
@@ -140,5 +140,5 @@ class PlaySession:
             match_id=m.id, seat=seat, seq=m.seq,
             observation=wire.observation_to_pb(obs),
             deadline=convert.timestamp(m.deadline_at),
-            bank_left_ms=matches.bank_left(m, seat),
+            bank_left_ms=clocks.bank_left(m, seat),
         )

@@ -102,10 +102,11 @@ class Presence:
 
     def _write(self, statement) -> None:  # type: ignore[no-untyped-def]
         """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)."""
-        from services.matches import _sessions, _writing
+        from services.bots import _sessions
+        from services.games import writing
 
         try:
-            with _sessions(self.sessions)() as s, _writing(s), s.begin():
+            with _sessions(self.sessions)() as s, writing(s), s.begin():
                 s.execute(statement, execution_options={"synchronize_session": False})
         except Exception:  # noqa: BLE001  (presence must never break a stream)
             log.warning("bot presence update failed; the next heartbeat retries", exc_info=True)

@@ -1,7 +1,7 @@
 """The gRPC server of the engine service: `create_server()` builds it, `serve()` runs it.
 
 Health checking (grpc.health.v1) and server reflection are on, so `grpcurl -plaintext
-localhost:50051 list` works. A referee thread enforces the time control (see services.matches).
+localhost:50051 list` works. A referee thread enforces the time control (see services.actions).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import hooks, matches
+from services import actions, hooks
 from services.config import Settings, settings
 from services.servicers import BotServicer, MatchServicer
 
@@ -63,7 +63,7 @@ class Server:
 
     def start(self) -> Server:
         """Resume every unfinished match, start serving and refereeing."""
-        resumed = matches.resume_all(sessions=self.sessions, config=self.config)
+        resumed = actions.resume_all(sessions=self.sessions, config=self.config)
         self.grpc.start()
         self._referee.start()
         for name in ("", MATCH_SERVICE, BOT_SERVICE):
@@ -84,7 +84,7 @@ class Server:
     def _referee_loop(self) -> None:
         while not self._stop.wait(REFEREE_SECONDS):
             try:
-                matches.enforce_deadlines(sessions=self.sessions)
+                actions.enforce_deadlines(sessions=self.sessions)
             except Exception:  # noqa: BLE001  (keep refereeing; the next round retries)
                 log.exception("referee round failed")
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from client import wire
 from db.models import FINISHED, RUNNING
 from services import bots, convert, matches, notify
+from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
 from services.play import PlaySession
@@ -136,7 +137,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             action = wire.action_from_pb(request.action)
         except ValueError as e:
             raise InvalidArgument(f"bad action: {e}") from None
-        result = matches.submit_action(
+        result = submit_action(
             request.match_id, request.seat, action, expected_seq=request.expected_seq,
             request_id=request.request_id or None, bot_id=bot.id,
             sessions=self.sessions, config=self.config)

@@ -9,7 +9,7 @@ import pytest
 from servicekit import fresh_database, play_in_threads, running_service
 
 from examples.simple_bot import SimpleBot
-from services import bots, hooks
+from services import actions, bots, hooks
 from services import matches as plain
 
 
@@ -34,9 +34,9 @@ def test_house_bot_turns_are_announced_after_commit(service):
         m = plain.get_match(match_id, sessions=service.sessions)
         assert m.seq == seq and m.to_act == seat  # the hook sees the committed state
         obs, _ = plain.get_observation(match_id, seat, sessions=service.sessions)
-        plain.submit_action(match_id, seat, rng.choice(obs.legal_actions), expected_seq=seq,
-                            request_id=f"house:{match_id}:{seq}", sessions=service.sessions,
-                            config=service.config)
+        actions.submit_action(match_id, seat, rng.choice(obs.legal_actions), expected_seq=seq,
+                              request_id=f"house:{match_id}:{seq}", sessions=service.sessions,
+                              config=service.config)
 
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(ended.append)
@@ -66,8 +66,8 @@ def test_a_failing_hook_does_not_break_the_service(service):
                                config=service.config)
         seat = m.to_act
         obs, _ = plain.get_observation(m.id, seat, sessions=service.sessions)
-        plain.submit_action(m.id, seat, obs.legal_actions[0], expected_seq=0,
-                            sessions=service.sessions, config=service.config)
+        actions.submit_action(m.id, seat, obs.legal_actions[0], expected_seq=0,
+                              sessions=service.sessions, config=service.config)
     finally:
         hooks.on_match_end.remove(broken)
 

@@ -14,6 +14,8 @@ from servicekit import auth, fresh_database, play_in_threads, running_service
 import engine
 from client import wire
 from examples.random_bot import RandomBot
+from services import actions, clocks
+from services import games as game_states
 from services import matches as plain
 from services.config import Settings
 
@@ -43,7 +45,7 @@ def test_restart_mid_match_resumes_exactly(database):
                     action=wire.action_to_pb(action)), metadata=auth(tokens[seat]))
                 game.apply(seat, action)
         service.restart()  # a new server process: new engine, empty caches
-        plain._cache.clear()
+        game_states._cache.clear()
         for match_id, game in games.items():
             seat = game.to_act
             got = service.matches.GetObservation(
@@ -128,8 +130,8 @@ def test_server_refuses_answers_after_the_deadline(database):
         action = engine.Match(10, "soft").legal_actions()[0]
         time.sleep(0.8)
         with pytest.raises(Exception) as info:
-            plain.submit_action(m.id, seat, action, expected_seq=0, sessions=service.sessions,
-                                config=FAST)
+            actions.submit_action(m.id, seat, action, expected_seq=0, sessions=service.sessions,
+                                  config=FAST)
         assert "forfeited on time" in str(info.value)
         got = plain.get_match(m.id, sessions=service.sessions)
         assert got.end_reason == "forfeit_timeout" and got.winner == 1 - seat
@@ -154,17 +156,17 @@ def test_time_over_the_move_time_comes_from_the_bank(database):
         game = engine.Match(13, "soft")
         time.sleep(0.4)
         submitted_before = time.time()
-        result = plain.submit_action(m.id, seat, game.legal_actions()[0], expected_seq=0,
-                                     sessions=service.sessions, config=config)
+        result = actions.submit_action(m.id, seat, game.legal_actions()[0], expected_seq=0,
+                                       sessions=service.sessions, config=config)
         submitted_after = time.time()
-        left = plain.bank_left(result.match, seat)
+        left = clocks.bank_left(result.match, seat)
         charged = bank_ms - left
         # the time over the move time, bounded by what the clocks saw (+ 5 ms for rounding)
         least = (submitted_before - started_after) * 1000 - move_ms
         most = (submitted_after - started_before) * 1000 - move_ms
         assert least >= 300  # the 0.4 s sleep is ~300 ms over the move time
         assert least - 5 <= charged <= most + 5, (least, charged, most)
-        assert plain.bank_left(result.match, 1 - seat) == bank_ms
+        assert clocks.bank_left(result.match, 1 - seat) == bank_ms
         # the next deadline is the next seat's move time + its whole bank, from the submit
         got = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.id)).match
         assert list(got.bank_left_ms)[seat] == left
@@ -199,7 +201,7 @@ def test_connected_bots_reconnect_and_finish_after_a_restart(database):
             assert time.monotonic() < deadline
             time.sleep(0.01)
         service.server.stop(grace=0)  # the service goes down mid-match ...
-        plain._cache.clear()
+        game_states._cache.clear()
         service.server = create_server(address, sessions=service.sessions,
                                        config=service.config).start()  # ... and comes back
         for t in threads:

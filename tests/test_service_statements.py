@@ -13,7 +13,7 @@ from servicekit import CONFIG, fresh_database
 from sqlalchemy import event
 
 import engine
-from services import bots, matches
+from services import actions, bots, games, matches
 from services.errors import Aborted
 
 
@@ -51,7 +51,7 @@ def test_statements_per_action(database):
             seat = game.to_act
             action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
             with counting(sessions) as submitted:
-                result = matches.submit_action(m.id, seat, action, expected_seq=seq,
+                result = actions.submit_action(m.id, seat, action, expected_seq=seq,
                                                request_id=f"r{seq}", sessions=sessions,
                                                config=CONFIG)
             game.apply(seat, action)
@@ -65,7 +65,7 @@ def test_statements_per_action(database):
             assert states[0].seq == seq + 1 and states[0].to_act == game.to_act
             assert observation == game.observe(game.to_act)
         with counting(sessions) as retried:  # an idempotent retry: read, find it, nothing more
-            again = matches.submit_action(m.id, seat, action, expected_seq=2, request_id="r2",
+            again = actions.submit_action(m.id, seat, action, expected_seq=2, request_id="r2",
                                           sessions=sessions, config=CONFIG)
         assert again.duplicate and again.seq == 2
         assert len(retried) == 2, retried
@@ -83,14 +83,14 @@ def test_a_match_row_that_moved_on_is_not_overwritten(database):
         game = engine.Match(5, "soft")
         action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
         with sessions() as session:
-            stale = matches._locked(session, m.id)
+            stale = games.locked(session, m.id)
             session.rollback()
             assert stale is not None and stale.seq == 0
-            matches.submit_action(m.id, game.to_act, action, expected_seq=0,
+            actions.submit_action(m.id, game.to_act, action, expected_seq=0,
                                   sessions=sessions, config=CONFIG)
             stale.bank0_ms = 1
             with pytest.raises(Aborted):
-                matches._save(session, stale, 0)
+                games.save(session, stale, 0)
             session.rollback()
         after = matches.get_match(m.id, sessions=sessions)
         assert after.seq == 1 and after.bank0_ms == CONFIG.bank_ms

@@ -59,7 +59,8 @@ def add_match(sessions, bot0: int, bot1: int, state: str = FINISHED, profile: st
 
 def play(match_id: int, sessions, actions: int | None = None, seed: int = 1) -> None:
     """Submit random legal actions (all of them, or `actions`) through the service."""
-    from services.matches import get_match, get_observation, submit_action
+    from services.actions import submit_action
+    from services.matches import get_match, get_observation
 
     rng = random.Random(seed)
     done = 0

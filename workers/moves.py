@@ -41,7 +41,7 @@ def bot_options(strategy: str) -> dict[str, object]:
 def play_house_move(match_id: int, seat: int, seq: int,
                     sessions: sessionmaker[Session] | None = None) -> bool:
     """Compute and submit the house bot's move; True if this call's action was applied."""
-    from services import matches
+    from services import actions, matches
     from services.errors import ServiceError
 
     sessions = sessions or session_factory()
@@ -70,7 +70,7 @@ def play_house_move(match_id: int, seat: int, seq: int,
     action = make_bot(strategy, **bot_options(strategy)).choose(
         obs, rng, deadline=time.monotonic() + budget)
     try:
-        matches.submit_action(match_id, seat, action, expected_seq=seq,
+        actions.submit_action(match_id, seat, action, expected_seq=seq,
                               request_id=f"house:{match_id}:{seq}", sessions=sessions)
     except ServiceError as e:  # stale (someone else moved), match over, ...: nothing owed
         log.info("house move %s/%s/%s not applied: %s", match_id, seat, seq, e)

@@ -1,0 +1,294 @@
+"""Acting on matches: submitting actions, time-outs, deadlines and resuming after a restart.
+
+Each action is appended to the match's action log and the match summary updated in one
+transaction; concurrent submits of the same seq are refused (ABORTED) by the log's unique
+(match_id, seq) key.
+
+Time and conduct policy (recorded in the match's `end_reason` / `end_detail`):
+- Time-out: a remote bot's turn has `move_ms`; time over that is taken from its seat's bank
+  (`bank_ms` at the start). When the deadline (turn start + move_ms + bank left) passes without a
+  legal action, the seat forfeits the match (`forfeit_timeout`). House bots (played by the
+  workers) get `house_move_ms` per move and no bank.
+- Disconnect: not penalised by itself. The clock keeps running; a bot that reconnects before its
+  deadline is sent the pending turn again, otherwise the time-out rule applies.
+- Illegal actions: each is refused (FAILED_PRECONDITION with the rule id) and leaves the state
+  unchanged; the seat may try again before its deadline. The `max_illegal`-th illegal action of a
+  seat in a match forfeits the match (`forfeit_illegal`).
+- The service never plays a move for a seat; a forfeit ends the match with the opponent as
+  winner, counters as they stood.
+- Restart: when the server starts (`resume_all`), every running match gets a fresh turn clock
+  (the downtime is not charged) and pending house turns are announced again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+import engine
+from db.models import FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, HOUSE, RUNNING, ActionLog, Hand, Match
+from services.bots import _sessions
+from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
+from services.config import Settings, settings
+from services.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
+from services.games import (
+    aware,
+    drop,
+    game_of,
+    keep,
+    locked,
+    match_lock,
+    save,
+    session_key,
+    utcnow,
+    writing,
+)
+from services.matches import check_seat
+
+ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    seq: int  # the seq the action got in the log
+    duplicate: bool  # a retry of an applied submit (same request_id)
+    match: Match  # the match after the action
+
+
+def submit_action(
+    match_id: int,
+    seat: int,
+    action: engine.Action | str,
+    *,
+    expected_seq: int,
+    request_id: str | None = None,
+    bot_id: int | None = None,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+) -> SubmitResult:
+    """Apply `action` for `seat` in match `match_id`, after `expected_seq` actions.
+
+    - `request_id` makes the call idempotent: a retry with the same id returns the first
+      result (`duplicate=True`) and applies nothing.
+    - `expected_seq` must equal the match's seq, else Aborted (stale: re-read and retry).
+    - `bot_id` is the calling bot (remote callers); None means a trusted caller (the workers).
+
+    Raises InvalidArgument, NotFound, PermissionDenied, Aborted, or FailedPrecondition (with
+    the rule id: not this seat's turn R3.1, match over R9.1, an illegal action's rule, a
+    time-out). Follows the policy of this module's docstring on time-outs and illegal actions.
+    """
+    config = config or settings()
+    if isinstance(action, str):
+        try:
+            action = engine.Action.from_text(action)
+        except ValueError as e:
+            raise InvalidArgument(str(e)) from None
+    if request_id is not None and len(request_id) > 64:
+        raise InvalidArgument("request_id is at most 64 characters")
+    request_id = request_id or None
+    factory = _sessions(sessions)
+    # announced after the lock is released (hooks may submit): (match, to both bots?)
+    committed: list[tuple[Match, bool]] = []
+    try:
+        with factory() as session:
+            key = session_key(session, match_id)
+            with match_lock(key), writing(session):
+                return _submit(session, key, match_id, seat, action, expected_seq, request_id,
+                               bot_id, config, committed)
+    finally:
+        for m, everyone in committed:
+            after_commit(m, everyone)
+
+
+def _submit(
+    session: Session,
+    key: tuple[int, int],
+    match_id: int,
+    seat: int,
+    action: engine.Action,
+    expected_seq: int,
+    request_id: str | None,
+    bot_id: int | None,
+    config: Settings,
+    committed: list[tuple[Match, bool]],
+) -> SubmitResult:
+    now = utcnow()
+    m = locked(session, match_id)
+    if m is None:
+        raise NotFound(f"no match with id {match_id}")
+    check_seat(m, seat, bot_id)
+    # A retry of an applied submit names an older seq (or the match is over since); a
+    # request_id reused at the current seq is caught by the unique index at commit.
+    if request_id is not None and (expected_seq != m.seq or m.state != RUNNING):
+        duplicate = _duplicate(session, m, seat, action, request_id)
+        if duplicate is not None:
+            return duplicate
+    if m.state != RUNNING:
+        raise FailedPrecondition(f"R9.1 match {m.id} is over: {m.end_detail}", rule="R9.1")
+    deadline = aware(m.deadline_at)
+    if deadline is not None and now > deadline and m.to_act == seat:
+        _timeout(m, now)
+        save(session, m, m.seq)
+        session.commit()
+        drop(key)
+        committed.append((m, True))
+        raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
+    if expected_seq != m.seq:
+        raise Aborted(
+            f"stale expected_seq {expected_seq}: match {m.id} is at seq {m.seq}; "
+            "get the observation again and act on it")
+    if m.to_act != seat:
+        raise FailedPrecondition(
+            f"R3.1 it is not seat {seat}'s turn: seat {m.to_act} is to act", rule="R3.1")
+    game = game_of(session, m)
+    try:
+        result = game.apply(seat, action)
+    except engine.IllegalActionError as e:
+        count = (m.illegal1 if seat else m.illegal0) + 1
+        if seat:
+            m.illegal1 = count
+        else:
+            m.illegal0 = count
+        left = m.max_illegal - count
+        message = (f"{e} (illegal action {count} of this seat in this match; "
+                   f"at {m.max_illegal} the seat forfeits the match)")
+        if left <= 0:
+            forfeit(m, seat, FORFEIT_ILLEGAL,
+                     f"seat {seat} ({m.bot(seat).name}) forfeited: {count} illegal actions "
+                     f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
+                     now)
+            message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
+        save(session, m, m.seq)
+        session.commit()
+        if left <= 0:
+            drop(key)
+            committed.append((m, True))
+        raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
+    seq = m.seq
+    try:  # the cached game has moved on: drop it unless the commit succeeds
+        session.connection().execute(ADD_ACTION, {
+            "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
+            "request_id": request_id, "created_at": now})
+        m.seq = seq + 1
+        if result is not None:
+            hand = session.scalar(select(Hand).where(
+                Hand.match_id == m.id, Hand.number == len(game.results) - 1))
+            if hand is not None:
+                hand.winner = result.winner
+                hand.game_points = result.game_points
+                hand.reason = result.reason.value
+                hand.points0, hand.points1 = result.points
+                hand.tricks0, hand.tricks1 = result.tricks
+                hand.last_seq = seq
+                hand.finished_at = now
+            if not game.is_over:
+                session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
+                                 first_seq=seq + 1))
+        charge_time(m, seat, now)
+        summarize(m, game)
+        if game.is_over:
+            m.finished_at = now
+        start_turn(m, now, config)
+        save(session, m, seq)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        drop(key)
+        if request_id is not None:
+            m = session.get(Match, match_id, populate_existing=True) or m
+            duplicate = _duplicate(session, m, seat, action, request_id)
+            if duplicate is not None:
+                return duplicate
+        raise Aborted(f"another submit for seq {seq} of match {m.id} won: get the observation "
+                      "again") from None
+    except BaseException:
+        drop(key)
+        raise
+    keep(key, m.seq, game)
+    committed.append((m, result is not None or game.is_over))
+    return SubmitResult(seq, False, m)
+
+
+def _duplicate(session: Session, m: Match, seat: int, action: engine.Action,
+               request_id: str) -> SubmitResult | None:
+    """The first result of the submit with this request_id, if it was applied."""
+    done = session.scalar(select(ActionLog).where(
+        ActionLog.match_id == m.id, ActionLog.request_id == request_id))
+    if done is None:
+        return None
+    if done.seat != seat or done.action != str(action):
+        raise InvalidArgument(
+            f"request_id {request_id!r} was already used for '{done.action}' by seat "
+            f"{done.seat}: use a new request_id for a new action")
+    return SubmitResult(done.seq, True, m)
+
+
+def _timeout(m: Match, now: datetime) -> None:
+    seat = m.to_act if m.to_act is not None else 0
+    bot = m.bot(seat)
+    if bot.kind == HOUSE:
+        allowed = "its house move time"
+    else:
+        allowed = f"{m.move_ms} ms per move + {bank_left(m, seat)} ms bank"
+    if seat:
+        m.bank1_ms = 0
+    else:
+        m.bank0_ms = 0
+    forfeit(m, seat, FORFEIT_TIMEOUT,
+             f"seat {seat} ({bot.name}) forfeited on time at seq {m.seq}: no legal action "
+             f"within {allowed} (policy: a time-out forfeits the match)", now)
+
+
+def enforce_deadlines(
+    *, now: datetime | None = None, sessions: sessionmaker[Session] | None = None
+) -> list[int]:
+    """Forfeit every running match whose seat to act is past its deadline; returns their ids.
+
+    The gRPC server runs this a few times a second; any process may call it.
+    """
+    now = now or utcnow()
+    factory = _sessions(sessions)
+    with factory() as session:
+        due = list(session.scalars(select(Match.id).where(
+            Match.state == RUNNING, Match.deadline_at < now)))
+    done = []
+    for match_id in due:
+        with factory() as session:
+            key = session_key(session, match_id)
+            with match_lock(key), writing(session):
+                m = locked(session, match_id)
+                deadline = aware(m.deadline_at) if m else None
+                if m is None or m.state != RUNNING or deadline is None or deadline >= now:
+                    continue
+                _timeout(m, now)
+                try:
+                    save(session, m, m.seq)
+                except Aborted:  # it moved on meanwhile (another process): not due any more
+                    continue
+                session.commit()
+                drop(key)
+        after_commit(m)
+        done.append(match_id)
+    return done
+
+
+def resume_all(
+    *, sessions: sessionmaker[Session] | None = None, config: Settings | None = None
+) -> int:
+    """On start-up: give every running match a fresh turn clock and re-announce house turns.
+
+    Returns the number of running matches. Their state is rebuilt from seed + log on demand.
+    """
+    config = config or settings()
+    now = utcnow()
+    with _sessions(sessions)() as session, writing(session), session.begin():
+        running = list(session.scalars(select(Match).where(Match.state == RUNNING)).unique())
+        for m in running:
+            start_turn(m, now, config)
+    for m in running:
+        after_commit(m)
+    return len(running)

@@ -1,0 +1,214 @@
+"""The rebuilt game states of the matches, per process, and reading and writing match rows.
+
+The engine decides every transition. A match's game state is rebuilt from its seed and its
+action log (`engine.Match.replay`); a per-process cache keeps the rebuilt state between actions
+and is checked against the stored sequence number, so several processes (the gRPC server, the
+workers) may act on the same database.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, Engine, bindparam, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+import engine
+from db.models import RUNNING, ActionLog, Bot, Match
+from services.bots import _sessions
+from services.errors import Aborted, NotFound
+
+if TYPE_CHECKING:
+    from services.matches import MatchState
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """`moment` as an aware UTC datetime (SQLite gives naive ones back)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+# --- the rebuilt game states, per process ---------------------------------------------------
+# Keyed by (database engine, match id); the engines are kept so that their ids stay unique.
+_cache: dict[tuple[int, int], tuple[int, engine.Match]] = {}
+
+
+class _Lock:
+    """A match's lock; kept only while some thread holds a reference to it."""
+
+    __slots__ = ("lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_locks: weakref.WeakValueDictionary[tuple[int, int], _Lock] = weakref.WeakValueDictionary()
+_engines: dict[int, object] = {}
+_guard = threading.Lock()
+CACHE_SIZE = 5000
+
+
+def session_key(session: Session, match_id: int) -> tuple[int, int]:
+    return bind_key(session.get_bind(), match_id)
+
+
+def bind_key(bind: object, match_id: int) -> tuple[int, int]:
+    with _guard:
+        _engines.setdefault(id(bind), bind)
+    return (id(bind), match_id)
+
+
+@contextmanager
+def reading(bind: Engine) -> Iterator[Connection]:
+    """A connection for a read of one statement, in autocommit mode: one statement sees one
+    consistent snapshot anyway, and PostgreSQL is spared the BEGIN and ROLLBACK round trips.
+    (The SQLite driver runs a lone SELECT outside a transaction already.)"""
+    with bind.connect() as connection:
+        if bind.dialect.name == "sqlite":
+            yield connection
+        else:
+            yield connection.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def bound_engine(sessions: sessionmaker[Session] | None) -> Engine:
+    """The engine the session factory is bound to (for plain Core reads, no ORM session)."""
+    bind = _sessions(sessions).kw["bind"]
+    assert isinstance(bind, Engine)
+    return bind
+
+
+_sqlite_writers: dict[int, threading.Lock] = {}
+
+
+@contextmanager
+def writing(session: Session) -> Iterator[None]:
+    """Serialise this process's write transactions on an SQLite database (one writer at a time
+    anyway): no busy-waiting, and no read-to-write upgrade conflicts. Other databases: no-op."""
+    bind = session.get_bind()
+    if bind.dialect.name != "sqlite":
+        yield
+        return
+    with _guard:
+        lock = _sqlite_writers.setdefault(id(bind), threading.Lock())
+    with lock:
+        yield
+
+
+@contextmanager
+def match_lock(key: tuple[int, int]) -> Iterator[None]:
+    with _guard:
+        holder = _locks.get(key)
+        if holder is None:
+            holder = _locks[key] = _Lock()
+    with holder.lock:
+        yield
+
+
+def game_of(db: Session | Connection, m: Match | MatchState) -> engine.Match:
+    """The engine state of `m` after its `m.seq` actions (from the cache or rebuilt)."""
+    key = bind_key(db.get_bind() if isinstance(db, Session) else db.engine, m.id)
+    game = cached_game(key, m.seq)
+    if game is not None:
+        return game
+    rows = db.execute(
+        select(ActionLog.seat, ActionLog.action)
+        .where(ActionLog.match_id == m.id, ActionLog.seq < m.seq)
+        .order_by(ActionLog.seq)
+    ).all()
+    if len(rows) != m.seq:
+        raise Aborted(f"match {m.id} changed while reading it: try again")
+    game = engine.Match.replay(
+        m.seed, m.profile, [(seat, engine.Action.from_text(text)) for seat, text in rows]
+    )
+    with _guard:
+        cached = _cache.get(key)
+    if cached is None or cached[0] < m.seq:
+        keep(key, m.seq, game)
+    return game
+
+
+def cached_game(key: tuple[int, int], seq: int) -> engine.Match | None:
+    """The cached engine state of the match `key` if it is at `seq`."""
+    with _guard:
+        cached = _cache.get(key)
+    return cached[1] if cached is not None and cached[0] == seq else None
+
+
+def keep(key: tuple[int, int], seq: int, game: engine.Match) -> None:
+    with _guard:
+        if game.is_over:
+            _cache.pop(key, None)
+            return
+        if len(_cache) >= CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = (seq, game)
+
+
+def drop(key: tuple[int, int]) -> None:
+    with _guard:
+        _cache.pop(key, None)
+
+
+# --- reading and writing match rows ---------------------------------------------------------
+MATCHES = Match.metadata.tables["matches"]
+LOCK = select(MATCHES).where(MATCHES.c.id == bindparam("match_id")).with_for_update()
+
+
+def locked(session: Session, match_id: int) -> Match | None:
+    """The match row, locked for update (PostgreSQL; SQLite serialises writers anyway).
+
+    It is read with one Core statement into a `Match` outside the session: its changes are
+    written by `save` (one UPDATE), not by the ORM's unit of work."""
+    row = session.connection().execute(LOCK, {"match_id": match_id}).one_or_none()
+    if row is None:
+        return None
+    m = Match(**row._mapping)
+    m.bot0, m.bot1 = _bot(session, m.bot0_id), _bot(session, m.bot1_id)
+    return m
+
+
+_bots: dict[tuple[int, int], Bot] = {}
+
+
+def _bot(session: Session, bot_id: int) -> Bot:
+    """The bot `bot_id` (kept per process once read: a bot never changes once registered)."""
+    key = session_key(session, bot_id)
+    bot = _bots.get(key)
+    if bot is None:
+        bot = session.get(Bot, bot_id)
+        if bot is None:
+            raise NotFound(f"no bot with id {bot_id}")
+        session.expunge(bot)
+        with _guard:
+            _bots[key] = bot
+    return bot
+
+
+# The columns of a match that change after it is created (its summary, clocks and record).
+CHANGING = ("state", "seq", "to_act", "hand_number", "counter0", "counter1", "winner",
+            "schneider", "end_reason", "end_detail", "forfeit_seat", "bank0_ms", "bank1_ms",
+            "illegal0", "illegal1", "turn_started_at", "deadline_at", "finished_at")
+SAVE = (update(MATCHES)
+        .where(MATCHES.c.id == bindparam("match_id"), MATCHES.c.seq == bindparam("read_seq"),
+               MATCHES.c.state == RUNNING)
+        .values({name: bindparam(name) for name in CHANGING}))
+
+
+def save(session: Session, m: Match, read_seq: int) -> None:
+    """Write the changing columns of `m` (from `locked`, running at `read_seq` then) to its
+    row, in the session's transaction; Aborted if the row has moved on since (another
+    process, on SQLite, which does not lock the row on reading)."""
+    values = {name: getattr(m, name) for name in CHANGING}
+    saved = session.connection().execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    if saved.rowcount != 1:
+        raise Aborted(f"match {m.id} changed while acting on it: get the observation again")
