@@ -18,7 +18,7 @@ from engine.errors import IllegalActionError
 from engine.rules import HALF_POINTS, WINNING_POINTS, Profile, Reason
 
 if TYPE_CHECKING:
-    from engine.observation import Observation
+    from engine.observation import Observation, Trick
 
 # --- tables over card indices (index = suit * 5 + rank, rank 0 = ace ... 4 = jack) ----------
 _POINTS = tuple(c.points for c in ALL_CARDS)
@@ -97,7 +97,7 @@ class Hand:
                  "_trump_card", "_jack_bit", "_sharp", "_wins", "_leader", "_lead", "_declared",
                  "_closed_by", "_close_position", "_closed_after", "_card_points",
                  "_marriage_points", "_tricks_won", "_tricks", "_marriages", "_exchanges",
-                 "_result", "_legal")
+                 "_result", "_legal", "_trick_views")
 
     def __init__(self, deck: Sequence[Card], dealer: int,
                  profile: Profile | str = Profile.SOFT) -> None:
@@ -141,6 +141,7 @@ class Hand:
         self._exchanges: list[tuple[int, int]] = []  # (seat, card taken)
         self._result: HandResult | None = None
         self._legal: tuple[Action, ...] | None = None
+        self._trick_views: tuple[Trick, ...] = ()  # finished tricks as values, made by observe()
         self.history: list[tuple[int, Action]] = []
         self.deck: tuple[Card, ...] = tuple(deck)
 
@@ -476,7 +477,7 @@ class Hand:
 # Fields whose values are immutable, so a copy can share them.
 _SHARED_FIELDS = ("profile", "dealer", "deck", "to_act", "_trump", "_trump_card", "_jack_bit",
                   "_sharp", "_wins", "_leader", "_lead", "_declared", "_closed_by",
-                  "_close_position", "_closed_after", "_result", "_legal")
+                  "_close_position", "_closed_after", "_result", "_legal", "_trick_views")
 
 
 def _exchange_problem(leading: bool, closed_by: int | None, stock_size: int, has_jack: bool,

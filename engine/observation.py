@@ -1,5 +1,8 @@
 """What one seat may know (R10): the observation, built from the public record and own hand.
 
+Observations and their parts are named tuples: immutable, and cheap to build for the bots
+that read one per move.
+
 `observe()` reads the hand's public record and the observing seat's own cards, nothing else, and
 `Observation` has no field that could hold the opponent's hand or the stock order.
 `determinize()` goes the other way for search bots: a full hand consistent with an observation.
@@ -8,8 +11,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.actions import Action
 from engine.cards import ALL_CARDS, SUITS, Card, Suit
@@ -19,8 +21,7 @@ if TYPE_CHECKING:
     from engine.hand import Hand
 
 
-@dataclass(frozen=True, slots=True)
-class Trick:
+class Trick(NamedTuple):
     """A finished trick: who led, the two cards, who won it."""
 
     leader: int
@@ -29,8 +30,7 @@ class Trick:
     winner: int
 
 
-@dataclass(frozen=True, slots=True)
-class Marriage:
+class Marriage(NamedTuple):
     """A declared marriage (R5.1); `trick` is how many tricks were finished when declared."""
 
     seat: int
@@ -38,16 +38,14 @@ class Marriage:
     trick: int
 
 
-@dataclass(frozen=True, slots=True)
-class Exchange:
+class Exchange(NamedTuple):
     """A trump-jack exchange (R4.1): `seat` took the face-up card `taken`."""
 
     seat: int
     taken: Card
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
     """Everything one seat may know at one moment (R10.1), and nothing it may not (R10.2)."""
 
     seat: int  # the observing seat
@@ -174,36 +172,40 @@ def observe(hand: Hand, seat: int, counters: tuple[int, int] = (7, 7),
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     other = 1 - seat
     own = hand.holding(seat)
-    lead = hand.lead_card
+    lead = hand._lead
     opponent_size = len(own)
-    if lead is not None:
-        opponent_size += -1 if hand.leader == other else 1
+    if lead >= 0:
+        opponent_size += -1 if hand._leader == other else 1
+    closed_by = hand._closed_by
+    stock_size = len(hand._stock)
+    to_act = hand.to_act
     return Observation(
-        seat=seat,
-        profile=hand.profile,
-        hand_number=hand_number,
-        dealer=hand.dealer,
-        to_act=hand.to_act,
-        hand=own,
-        opponent_hand_size=opponent_size,
-        trump_suit=Suit(hand.trump_suit),
-        trump_card=hand.trump_card,
-        trump_card_face_up=hand.closed_by is None and hand.stock_size > 0,
-        stock_size=hand.stock_size,
-        closed_by=hand.closed_by,
-        closed_after=hand._closed_after if hand.closed_by is not None else None,
-        leader=hand.leader,
-        lead_card=lead,
-        tricks=tuple(Trick(ldr, ALL_CARDS[a], ALL_CARDS[b], w) for ldr, a, b, w in hand._tricks),
-        marriages=tuple(Marriage(s, SUITS[suit], n) for s, suit, n in hand._marriages),
-        exchanges=tuple(Exchange(s, ALL_CARDS[c]) for s, c in hand._exchanges),
-        points=hand.points(seat),
-        pending_points=hand.pending_points(seat),
-        tricks_won=hand.tricks_won(seat),
-        opponent_tricks_won=hand.tricks_won(other),
-        counters=counters,
-        legal_actions=hand.legal_actions() if hand.to_act == seat else (),
+        seat, hand.profile, hand_number, hand.dealer, to_act, own, opponent_size,
+        SUITS[hand._trump], ALL_CARDS[hand._trump_card],
+        closed_by is None and stock_size > 0,  # trump_card_face_up
+        stock_size, closed_by,
+        hand._closed_after if closed_by is not None else None,  # closed_after
+        hand._leader,
+        ALL_CARDS[lead] if lead >= 0 else None,  # lead_card
+        _trick_views(hand),
+        tuple(Marriage(s, SUITS[suit], n) for s, suit, n in hand._marriages)
+        if hand._marriages else (),
+        tuple(Exchange(s, ALL_CARDS[c]) for s, c in hand._exchanges) if hand._exchanges else (),
+        hand.points(seat), hand.pending_points(seat), hand._tricks_won[seat],
+        hand._tricks_won[other], counters,
+        hand.legal_actions() if to_act == seat else (),
     )
+
+
+def _trick_views(hand: Hand) -> tuple[Trick, ...]:
+    """The hand's finished tricks as `Trick` values, extended from those made for an earlier
+    observation (a trick never changes once finished)."""
+    views = hand._trick_views
+    if len(views) < len(hand._tricks):
+        views += tuple(Trick(ldr, ALL_CARDS[a], ALL_CARDS[b], w)
+                       for ldr, a, b, w in hand._tricks[len(views):])
+        hand._trick_views = views
+    return views
 
 
 def determinize(obs: Observation, rng: random.Random) -> Hand:
@@ -280,5 +282,6 @@ def determinize(obs: Observation, rng: random.Random) -> Hand:
         hand._close_position = (opp_points, opp_tricks > 0)
     hand._result = None
     hand._legal = None
+    hand._trick_views = obs.tricks
     return hand
 
