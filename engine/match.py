@@ -38,7 +38,6 @@ class Match:
         self.winner: int | None = None
         self.hands: list[Hand] = []
         self.results: list[HandResult] = []
-        self.history: list[tuple[int, Action]] = []
         self.to_act: int | None = None  # the seat to act; None when over or waiting for a deal
         self._deal_next()
 
@@ -56,6 +55,11 @@ class Match:
     def hand(self) -> Hand:
         """The hand under way (or the last one, once the match is over)."""
         return self.hands[-1]
+
+    @property
+    def history(self) -> list[tuple[int, Action]]:
+        """Every action of the match so far, in order, as `(seat, action)`."""
+        return [step for hand in self.hands for step in hand.history]
 
     @property
     def hand_number(self) -> int:
@@ -94,7 +98,6 @@ class Match:
             raise IllegalActionError("R8.6", "no hand is under way: deal one first")
         hand = self.hands[-1]
         hand.apply(seat, action)
-        self.history.append((seat, action))
         result = hand.result
         if result is None:
             self.to_act = hand.to_act
