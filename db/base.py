@@ -8,8 +8,10 @@ project directory is used (created on first use). PostgreSQL works with e.g.
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import overload
 
 from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -88,3 +90,19 @@ def create_all(url_or_factory: str | sessionmaker[Session] | None = None) -> Non
     else:
         engine = make_engine(url_or_factory)
     Base.metadata.create_all(engine)
+
+
+def utcnow() -> datetime:
+    """Now, as an aware UTC datetime (the default of every timestamp column)."""
+    return datetime.now(UTC)
+
+
+@overload
+def aware(moment: datetime) -> datetime: ...
+@overload
+def aware(moment: None) -> None: ...
+def aware(moment: datetime | None) -> datetime | None:
+    """`moment` as an aware UTC datetime: SQLite gives naive ones back, and they are UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)

@@ -7,7 +7,7 @@ was not done yet, so a chunk run twice (a crash, a duplicate message) is counted
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from db.base import Base
+from db.base import Base, utcnow
 
 # Simulation states.
 SIM_RUNNING = "running"
@@ -32,10 +32,6 @@ SIM_STOPPED = "stopped"  # the SPRT decided early; the remaining chunks were can
 CHUNK_PENDING = "pending"
 CHUNK_DONE = "done"
 CHUNK_CANCELLED = "cancelled"
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Simulation(Base):

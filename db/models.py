@@ -7,7 +7,7 @@ date in the same transaction as each action (for listing, deadlines and the dash
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from db.base import Base
+from db.base import Base, utcnow
 
 # Bot kinds.
 REMOTE = "remote"  # plays over the network (gRPC) with its token
@@ -36,10 +36,6 @@ FINISHED = "finished"
 PLAYED = "played"  # a counter reached 0 (R9.1)
 FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and bank
 FORFEIT_ILLEGAL = "forfeit_illegal"  # a seat made more illegal actions than allowed
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Bot(Base):

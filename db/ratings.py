@@ -6,16 +6,12 @@ update and `rated_at` are written in one transaction, guarded by `rated_at IS NU
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import DateTime, Float, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from db.base import Base
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+from db.base import Base, utcnow
 
 
 class Rating(Base):

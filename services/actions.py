@@ -30,13 +30,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
+from db.base import aware, utcnow
 from db.models import FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, HOUSE, RUNNING, ActionLog, Hand, Match
 from services.bots import _sessions
 from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
 from services.config import Settings, settings
 from services.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
 from services.games import (
-    aware,
     drop,
     game_of,
     keep,
@@ -44,7 +44,6 @@ from services.games import (
     match_lock,
     save,
     session_key,
-    utcnow,
     writing,
 )
 from services.matches import check_seat

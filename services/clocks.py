@@ -10,10 +10,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import engine
+from db.base import aware
 from db.models import FINISHED, HOUSE, PLAYED, RUNNING, Match
 from services import hooks, notify
 from services.config import Settings
-from services.games import aware
 
 if TYPE_CHECKING:
     from services.matches import MatchState

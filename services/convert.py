@@ -9,6 +9,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 import engine
 from client import wire
+from db.base import aware
 from db.models import (
     FINISHED,
     FORFEIT_ILLEGAL,
@@ -21,7 +22,6 @@ from db.models import (
     Hand,
     Match,
 )
-from services.games import aware
 
 STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED}
 STATE_NAMES = {v: k for k, v in STATES.items()}

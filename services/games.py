@@ -12,7 +12,6 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
@@ -25,17 +24,6 @@ from services.errors import Aborted, NotFound
 
 if TYPE_CHECKING:
     from services.matches import MatchState
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def aware(moment: datetime | None) -> datetime | None:
-    """`moment` as an aware UTC datetime (SQLite gives naive ones back)."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 # --- the rebuilt game states, per process ---------------------------------------------------

@@ -13,6 +13,7 @@ from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
+from db.base import utcnow
 from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match
 from services.bots import _sessions
 from services.clocks import after_commit, start_turn, summarize
@@ -27,7 +28,6 @@ from services.games import (
     match_lock,
     reading,
     session_key,
-    utcnow,
     writing,
 )
 

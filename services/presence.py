@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import case, func, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.base import aware
 from db.models import REMOTE, Bot
 
 log = logging.getLogger(__name__)
@@ -34,16 +35,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def is_connected(bot: Bot, heartbeat_s: float, now: datetime | None = None) -> bool:
     """Whether remote `bot` has a Play stream open (as of its last heartbeat)."""
     if bot.kind != REMOTE or bot.connected_since is None or bot.last_seen_at is None:
         return False
     since = (now or _now()) - timedelta(seconds=STALE_BEATS * heartbeat_s)
-    return _aware(bot.last_seen_at) >= since
+    return aware(bot.last_seen_at) >= since
 
 
 class Presence:

@@ -14,6 +14,7 @@ import pytest
 from bummerl.v1 import bot_pb2
 from servicekit import CONFIG, auth, fresh_database, running_service
 
+from db.base import aware as db_aware
 from db.models import Bot
 from services.presence import STALE_BEATS, Presence, is_connected
 
@@ -36,7 +37,7 @@ def row(sessions, bot_id: int) -> Bot:
 
 def aware(moment: datetime | None) -> datetime:
     assert moment is not None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return db_aware(moment)
 
 
 def wait_for(check, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.base import aware
 from db.batch import SIM_RUNNING, Simulation
 from db.models import FINISHED, RUNNING, ActionLog, Bot, Hand, Match
 from db.ratings import LadderMatch, Rating
@@ -45,7 +46,7 @@ def check_profile(profile: str) -> str:
 def iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+    return aware(moment).isoformat()
 
 
 # --- matches ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.base import session_factory
+from db.base import aware, session_factory
 from db.models import HOUSE, RUNNING, Bot, Match
 from workers.bots import make_bot
 
@@ -64,7 +64,7 @@ def play_house_move(match_id: int, seat: int, seq: int,
     deadline_at = match.deadline_at
     budget = think_seconds()
     if deadline_at is not None:
-        left = (_aware(deadline_at) - datetime.now(UTC)).total_seconds() - 0.5
+        left = (aware(deadline_at) - datetime.now(UTC)).total_seconds() - 0.5
         budget = max(0.05, min(budget, left))
     rng = random.Random(f"house:{match_id}:{seq}")
     action = make_bot(strategy, **bot_options(strategy)).choose(
@@ -78,8 +78,6 @@ def play_house_move(match_id: int, seat: int, seq: int,
     return True
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def send_move(match_id: int, seat: int, seq: int) -> None:
@@ -102,7 +100,7 @@ def redispatch_house_turns(stale_seconds: float,
             seat = match.to_act
             assert seat is not None
             since = match.turn_started_at or match.created_at
-            if _aware(since) > cutoff:
+            if aware(since) > cutoff:
                 continue
             bot: Bot = match.bot(seat)
             if bot.kind == HOUSE:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.base import session_factory
+from db.base import aware, session_factory
 from db.batch import (
     CHUNK_CANCELLED,
     CHUNK_DONE,
@@ -211,7 +211,7 @@ def redispatch_stalled(stale_seconds: float, sessions: sessionmaker[Session] | N
     ids: list[int] = []
     with sessions.begin() as s:
         for sim in s.scalars(select(Simulation).where(Simulation.state == SIM_RUNNING)):
-            if _aware(sim.progress_at).timestamp() > cutoff:
+            if aware(sim.progress_at).timestamp() > cutoff:
                 continue
             sim.progress_at = now()
             ids += _mark_enqueued(s, sim.id, window(), False)
@@ -221,9 +221,6 @@ def redispatch_stalled(stale_seconds: float, sessions: sessionmaker[Session] | N
     return ids
 
 
-def _aware(moment: datetime) -> datetime:
-    """SQLite gives naive datetimes back: they are UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def progress(sim_id: int, sessions: sessionmaker[Session] | None = None) -> dict:
