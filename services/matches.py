@@ -100,12 +100,21 @@ def _key_for(sessions: sessionmaker[Session] | None, match_id: int) -> tuple[int
         return session_key(session, match_id)
 
 
+def _match(session: Session, match_id: int) -> Match:
+    m = session.get(Match, match_id)
+    if m is None:
+        raise NotFound(f"no match with id {match_id}")
+    return m
+
+
+def _hands(session: Session, match_id: int) -> list[Hand]:
+    return list(session.scalars(
+        select(Hand).where(Hand.match_id == match_id).order_by(Hand.number)))
+
+
 def get_match(match_id: int, *, sessions: sessionmaker[Session] | None = None) -> Match:
     with _sessions(sessions)() as session:
-        m = session.get(Match, match_id)
-        if m is None:
-            raise NotFound(f"no match with id {match_id}")
-        return m
+        return _match(session, match_id)
 
 
 def match_hands(
@@ -113,11 +122,8 @@ def match_hands(
 ) -> tuple[Match, list[Hand], list[ActionLog]]:
     """The match, its hands in order and its whole action log (public information)."""
     with _sessions(sessions)() as session:
-        m = session.get(Match, match_id)
-        if m is None:
-            raise NotFound(f"no match with id {match_id}")
-        hands = list(session.scalars(
-            select(Hand).where(Hand.match_id == match_id).order_by(Hand.number)))
+        m = _match(session, match_id)
+        hands = _hands(session, match_id)
         actions = list(session.scalars(
             select(ActionLog).where(ActionLog.match_id == match_id).order_by(ActionLog.seq)))
         return m, hands, actions
@@ -128,15 +134,12 @@ def match_actions(
 ) -> tuple[Match, list[ActionLog], list[Hand]]:
     """The match, its actions from `from_seq` on, and its hands (for spectators)."""
     with _sessions(sessions)() as session:
-        m = session.get(Match, match_id)
-        if m is None:
-            raise NotFound(f"no match with id {match_id}")
+        m = _match(session, match_id)
         actions = list(session.scalars(
             select(ActionLog)
             .where(ActionLog.match_id == match_id, ActionLog.seq >= from_seq)
             .order_by(ActionLog.seq)))
-        hands = list(session.scalars(
-            select(Hand).where(Hand.match_id == match_id).order_by(Hand.number)))
+        hands = _hands(session, match_id)
         return m, actions, hands
 
 
@@ -194,9 +197,7 @@ def get_observation(
     With `bot_id` (a remote caller), only that bot's own seat may be observed.
     """
     with _sessions(sessions)() as session:
-        m = session.get(Match, match_id)
-        if m is None:
-            raise NotFound(f"no match with id {match_id}")
+        m = _match(session, match_id)
         check_seat(m, seat, bot_id)
         key = session_key(session, match_id)
         with match_lock(key):
