@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import grpc
+from bummerl import wire
 from bummerl.v1 import bot_pb2, bot_pb2_grpc
 
 import engine
-from client import wire
 from client.bot import Bot
 
 log = logging.getLogger("bummerl.client")

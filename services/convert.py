@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bummerl import wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
 import engine
-from client import wire
 from db.base import aware
 from db.models import (
     FINISHED,

@@ -12,10 +12,10 @@ import logging
 import queue
 from collections.abc import Iterator
 
+from bummerl import wire
 from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
-from client import wire
 from db.models import FINISHED, Bot
 from services import actions, clocks, convert, matches, notify
 from services.config import Settings

@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
+from bummerl import wire
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
-from client import wire
 from db.models import FINISHED, RUNNING
 from services import bots, convert, matches, notify
 from services.actions import submit_action

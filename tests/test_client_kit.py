@@ -6,8 +6,10 @@ import random
 import re
 from pathlib import Path
 
+from bummerl import wire
+
 import engine
-from client import Bot, wire
+from client import Bot
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from bummerl import wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from servicekit import OPERATOR, auth, fresh_database, running_service
 
 import engine
-from client import wire
 from services import matches as plain
 
 

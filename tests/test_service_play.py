@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from bummerl import wire
 from bummerl.v1 import common_pb2, match_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from servicekit import OPERATOR, auth, fresh_database, play_in_threads, running_service
 
 import engine
-from client import Bot, wire
+from client import Bot
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
 from services import matches as plain

@@ -8,11 +8,11 @@ import time
 
 import grpc
 import pytest
+from bummerl import wire
 from bummerl.v1 import bot_pb2, match_pb2
 from servicekit import auth, fresh_database, play_in_threads, running_service
 
 import engine
-from client import wire
 from examples.random_bot import RandomBot
 from services import actions, clocks
 from services import games as game_states

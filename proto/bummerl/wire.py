@@ -1,6 +1,7 @@
 """Conversions between the engine's values and the bummerl.v1 protobuf messages.
 
 Used by the service (engine → wire) and by the client kit (wire → engine), so both sides agree.
+It lives beside the contracts (`from bummerl import wire`), below both of them.
 """
 
 from __future__ import annotations
