@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -31,11 +32,18 @@ HOUSE = "house"  # played by the service's workers with a named strategy
 # Match states.
 RUNNING = "running"
 FINISHED = "finished"
+ABORTED = "aborted"  # stopped by an operator: no winner, never rated
+
+# Where a match came from (`matches.origin`).
+ORIGIN_MANUAL = "manual"  # CreateMatch by an operator
+ORIGIN_LADDER = "ladder"  # the ladder scheduler
+ORIGIN_CHALLENGE = "challenge"  # a bot challenged another bot (or a house bot)
 
 # Why a match ended.
 PLAYED = "played"  # a counter reached 0 (R9.1)
 FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and bank
 FORFEIT_ILLEGAL = "forfeit_illegal"  # a seat made more illegal actions than allowed
+ABORTED_BY_OPERATOR = "aborted"  # an operator aborted the match (state ABORTED)
 
 
 class Bot(Base):
@@ -55,6 +63,9 @@ class Bot(Base):
     # nothing, so "connected" also needs a fresh heartbeat: its bots drop out by themselves.
     connected_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Operator controls: a suspended bot gets no ladder matches and its Play stream is refused.
+    suspended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    suspended_reason: Mapped[str | None] = mapped_column(Text)
 
 
 class Match(Base):
@@ -97,6 +108,10 @@ class Match(Base):
     deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Whether the result counts for ratings (challenges are unrated by default), and where the
+    # match came from (ORIGIN_*; None for matches made before it was recorded).
+    rated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    origin: Mapped[str | None] = mapped_column(String(12))
 
     bot0: Mapped[Bot] = relationship(foreign_keys=[bot0_id], lazy="joined")
     bot1: Mapped[Bot] = relationship(foreign_keys=[bot1_id], lazy="joined")
@@ -153,4 +168,23 @@ class ActionLog(Base):
     seat: Mapped[int] = mapped_column(Integer)
     action: Mapped[str] = mapped_column(String(20))  # engine text, e.g. "play TH"
     request_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Refusal(Base):
+    """An action the service refused as illegal (the public record: who, what, which rule).
+
+    Written in the same transaction that counts the seat's illegal action; the state of the
+    match is unchanged by it. `action` and `message` are bounded (input is quoted, not kept)."""
+
+    __tablename__ = "refusals"
+    __table_args__ = (Index("ix_refusals_match", "match_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)  # the match's seq when it was refused
+    seat: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(40))  # the refused action's text (truncated)
+    rule: Mapped[str | None] = mapped_column(String(10))  # e.g. "R3.4"
+    message: Mapped[str] = mapped_column(String(300))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Float, ForeignKey, Integer, String
+from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from db.base import Base, utcnow
@@ -39,3 +39,18 @@ class LadderMatch(Base):
     profile: Mapped[str] = mapped_column(String(10), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RatingHistory(Base):
+    """A bot's rating after each rated match (or other change), for charts over time."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (Index("ix_rating_history_bot", "bot_id", "profile", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))
+    profile: Mapped[str] = mapped_column(String(10))
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id", ondelete="SET NULL"))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
