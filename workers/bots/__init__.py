@@ -1,16 +1,18 @@
 """House bots: strategies the service plays itself. Each sees only an `Observation`.
 
-`make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`).
+`make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`, `champion`).
 """
 
 from __future__ import annotations
 
 from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
+from workers.bots.champion import ChampionBot
 from workers.bots.random_bot import RandomBot
 from workers.bots.rdeep import RdeepBot
 
-STRATEGIES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot}
+STRATEGIES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot,
+                                     "champion": ChampionBot}
 
 
 def make_bot(name: str, **options: object) -> Bot:
@@ -23,4 +25,4 @@ def make_bot(name: str, **options: object) -> Bot:
     return cls(**options)
 
 
-__all__ = ["STRATEGIES", "Bot", "BullyBot", "RandomBot", "RdeepBot", "make_bot"]
+__all__ = ["STRATEGIES", "Bot", "BullyBot", "ChampionBot", "RandomBot", "RdeepBot", "make_bot"]

@@ -1,0 +1,266 @@
+"""`champion`: perfect-information Monte Carlo over deals consistent with what the seat knows,
+with the exact endgame solver wherever the position becomes a strict (closed or exhausted) one.
+
+- **Sampling** (`sample_hand`): the opponent's hand and the face-down stock are drawn from the
+  unseen cards, with every card the opponent was shown to hold in its hand (the engine's
+  `determinize`: marriages, exchanges, the trump card on the last draw), and none of the cards
+  strict play says it cannot hold: an opponent who answered a lead in the strict phase with
+  another suit has none of that suit (and, if it did not trump, no trump either); one who
+  followed suit with a lower card has none of the higher ones (R3.4). With the stock exhausted
+  the opponent's hand is exactly the unseen cards: one deal, solved exactly.
+- **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
+  play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
+  heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
+  solver (`workers.bots.endgame`) gives the value in game points. Actions after which the seat
+  acts again (exchange, declare) are valued by the best follow-up on the same deal, so that
+  closing, exchanging, declaring and claiming are all chosen by the same evaluation.
+- **Choice**: the action with the best mean over the deals; every action is evaluated on the same
+  deals with the same playout randomness (common random numbers), round-robin, so a deadline
+  cuts all estimates fairly.
+
+Budget: `ms` milliseconds of wall time per move (default 100, or `BUMMERL_CHAMPION_MS`), and the
+deadline the caller passes, whichever is sooner; the clock is checked between evaluations and
+inside the solver. `samples` caps the deals per move. With `ms=0` and `samples=N` the bot is
+deterministic given its rng (tests use this). With a time budget the deals and playouts drawn are
+still the same sequence for a given rng, but how many of them fit in the budget depends on the
+machine, so the choice is reproducible only as far as the same number of deals gets evaluated.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+from engine import Action, ActionKind, Hand, Observation, determinize
+from engine.cards import SUITS
+from engine.rules import WINNING_POINTS
+from workers.bots.base import Bot
+from workers.bots.bully import BullyBot
+from workers.bots.endgame import (
+    KING,
+    MARRIAGE,
+    POINTS,
+    QUEEN,
+    SUIT_MASK,
+    Position,
+    SearchTimeout,
+    Solver,
+    best_action,
+)
+
+DEFAULT_MS = 100.0
+STOP_FRACTION = 0.85  # start no new deal after this share of the budget
+
+
+def default_ms() -> float:
+    return float(os.environ.get("BUMMERL_CHAMPION_MS", DEFAULT_MS))
+
+
+# --- sampling ----------------------------------------------------------------------------------
+def excluded_cards(obs: Observation) -> int:
+    """A mask of the cards strict play shows the opponent cannot hold now (R3.4)."""
+    if obs.closed_by is not None:
+        start = obs.closed_after or 0
+    elif obs.stock_size == 0:
+        start = 5  # the stock runs out after the fifth trick (R3.3)
+    else:
+        return 0
+    opponent = 1 - obs.seat
+    trump = SUITS.index(obs.trump_suit)
+    out = 0
+    for trick in obs.tricks[start:]:
+        if trick.leader == opponent:
+            continue
+        lead, follow = trick.lead, trick.follow
+        suit = lead.index // 5
+        if follow.index // 5 != suit:
+            out |= SUIT_MASK[suit]
+            if follow.index // 5 != trump:
+                out |= SUIT_MASK[trump]
+        elif follow.index > lead.index:  # followed lower: no higher card of the suit
+            out |= ((1 << (lead.index % 5)) - 1) << (5 * suit)
+    return out
+
+
+def sample_hand(obs: Observation, rng: random.Random, excluded: int = 0) -> Hand:
+    """A full hand consistent with `obs` and with the opponent holding no card of `excluded`."""
+    hand = determinize(obs, rng)
+    if not excluded:
+        return hand
+    other = 1 - obs.seat
+    known = obs.known_opponent_cards()
+    free = sorted(obs.unseen_cards() - known)
+    allowed = [c for c in free if not excluded & c.bit]
+    barred = [c for c in free if excluded & c.bit]
+    need = obs.opponent_hand_size - len(known)
+    if need > len(allowed):
+        return hand  # the inference contradicts the record (cannot happen): plain sampling
+    rng.shuffle(allowed)
+    rest = allowed[need:] + barred
+    rng.shuffle(rest)
+    hand._hands[other] = sum(c.bit for c in (*known, *allowed[:need]))
+    if obs.stock_size:
+        hand._stock = [obs.trump_card.index, *(c.index for c in rest)]
+    return hand
+
+
+# --- the playout policy -------------------------------------------------------------------------
+def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action:
+    legal = hand.legal_actions()
+    last = legal[-1]
+    if last.kind is ActionKind.CLAIM and hand.points(seat) >= WINNING_POINTS:
+        return last
+    specials = [a for a in legal if a.kind is not ActionKind.PLAY]
+    for a in specials:
+        if a.kind is ActionKind.EXCHANGE:
+            return a
+    declares = [a for a in specials if a.kind is ActionKind.DECLARE]
+    if declares:
+        trump_suit = hand.trump_suit
+        return max(declares, key=lambda a: a.suit == trump_suit)
+    plays = [a for a in legal if a.kind is ActionKind.PLAY]
+    if len(plays) == 1 or rng.random() < epsilon:
+        return rng.choice(plays)
+    trump = SUITS.index(hand.trump_suit)
+    mine = hand._hands[seat]
+    lead = hand._lead
+    cards = [a.card.index for a in plays]  # type: ignore[union-attr]
+    if lead < 0:
+        # Lead a low card that is not a trump and does not break a marriage.
+        def lead_key(i: int) -> tuple[int, int, float]:
+            suit = i // 5
+            in_marriage = (i % 5 in (KING, QUEEN)
+                           and mine & MARRIAGE[suit] == MARRIAGE[suit])
+            return (suit == trump, in_marriage, POINTS[i] + rng.random())
+        return plays[cards.index(min(cards, key=lead_key))]
+    lead_suit = lead // 5
+    same_higher = [i for i in cards if i // 5 == lead_suit and i % 5 < lead % 5]
+    if same_higher:  # win in suit with the highest card (it collects the most)
+        return plays[cards.index(min(same_higher))]
+    if POINTS[lead] >= 10 and lead_suit != trump:
+        trumps = [i for i in cards if i // 5 == trump]
+        if trumps:  # take an ace or ten with the lowest trump
+            return plays[cards.index(max(trumps))]
+    # Otherwise throw the cheapest card that is not a trump, if any.
+    return plays[cards.index(min(cards, key=lambda i: (i // 5 == trump, POINTS[i])))]
+
+
+def solved_value(hand: Hand, me: int, deadline: float | None) -> int:
+    """The exact value for `me` of a hand in its strict phase (or over)."""
+    result = hand.result
+    if result is not None:
+        return result.game_points if result.winner == me else -result.game_points
+    pos = Position.from_hand(hand)
+    solver = Solver.for_position(pos, deadline=deadline)
+    if pos.lead < 0 and pos.declared < 0:
+        seat, other = pos.to_act, 1 - pos.to_act
+        crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
+        w = pos.tricks_won
+        value = solver.lead(pos.hands[seat], pos.hands[other], pos.card_points[seat],
+                            pos.card_points[other], pos.marriage_points[seat],
+                            pos.marriage_points[other], bool(w[seat]), bool(w[other]), crel,
+                            pos.started, -99, 99)
+    else:
+        value = solver.value(pos)
+    return value if pos.to_act == me else -value
+
+
+def playout_value(hand: Hand, me: int, rng: random.Random, epsilon: float,
+                  deadline: float | None) -> int:
+    """Play the open-stock phase with the policy, then solve; game points for `me`."""
+    while hand.to_act is not None and not hand.is_strict:
+        seat = hand.to_act
+        hand.apply(seat, _policy(hand, seat, rng, epsilon))
+    return solved_value(hand, me, deadline)
+
+
+class ChampionBot(Bot):
+    name = "champion"
+
+    def __init__(self, ms: float | None = None, samples: int | None = None,
+                 epsilon: float = 0.25):
+        self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
+        self.samples = samples  # deals per move at most (None: as many as the time allows)
+        if self.ms <= 0 and samples is None:
+            raise ValueError("champion needs a time budget (ms > 0) or a sample budget")
+        self.epsilon = epsilon  # share of random card choices in playouts
+
+    def choose(self, observation: Observation, rng: random.Random,
+               deadline: float | None = None) -> Action:
+        actions = observation.legal_actions
+        if len(actions) == 1:
+            return actions[0]
+        start = time.monotonic()
+        hard = start + self.ms / 1000 if self.ms > 0 else None
+        if deadline is not None:
+            hard = deadline if hard is None else min(hard, deadline)
+        stop = None if hard is None else start + (hard - start) * STOP_FRACTION
+        try:
+            if observation.closed_by is not None or observation.stock_size == 0:
+                return self._strict(observation, rng, stop, hard)
+            return self._open(observation, rng, stop, hard)
+        except SearchTimeout:
+            return BullyBot().choose(observation, rng)
+
+    # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
+    def _strict(self, obs: Observation, rng: random.Random, stop: float | None,
+                hard: float | None) -> Action:
+        excluded = excluded_cards(obs)
+        known = obs.stock_size == 0  # exhausted: the opponent holds exactly the unseen cards
+        limit = 1 if known else (self.samples or 10**9)
+        totals: dict[Action, int] = {}
+        done = 0
+        while done < limit:
+            if done and stop is not None and time.monotonic() >= stop:
+                break
+            hand = sample_hand(obs, rng, excluded)
+            pos = Position.from_hand(hand)
+            try:
+                values = Solver.for_position(pos, deadline=hard).action_values(pos)
+            except SearchTimeout:
+                if not done:
+                    raise
+                break
+            for action, value in values.items():
+                totals[action] = totals.get(action, 0) + value
+            done += 1
+        return best_action(totals)
+
+    # --- stock open: playouts to the strict phase, then the solver -------------------------------
+    def _open(self, obs: Observation, rng: random.Random, stop: float | None,
+              hard: float | None) -> Action:
+        me = obs.seat
+        actions = obs.legal_actions
+        totals = [0] * len(actions)
+        counts = [0] * len(actions)
+        limit = self.samples or 10**9
+        done = 0
+        while done < limit:
+            if done and stop is not None and time.monotonic() >= stop:
+                break
+            hand = sample_hand(obs, rng)
+            seed = rng.getrandbits(64)
+            try:
+                for i, action in enumerate(actions):
+                    totals[i] += self._value(hand, me, action, seed, hard)
+                    counts[i] += 1
+            except SearchTimeout:
+                if not done:
+                    raise
+                break
+            done += 1
+        best = max(range(len(actions)),
+                   key=lambda i: totals[i] / counts[i] if counts[i] else -99.0)
+        return actions[best]
+
+    def _value(self, hand: Hand, me: int, action: Action, seed: int,
+               hard: float | None) -> int:
+        """The value for `me` of `action` on this deal: after an exchange or a declaration (the
+        seat acts again at once) the best follow-up; else the playout and the solver."""
+        child = hand.copy()
+        child.apply(me, action)
+        if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
+            return max(self._value(child, me, follow, seed, hard)
+                       for follow in child.legal_actions())
+        return playout_value(child, me, random.Random(seed), self.epsilon, hard)
