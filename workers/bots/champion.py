@@ -185,6 +185,7 @@ class ChampionBot(Bot):
         if self.ms <= 0 and samples is None:
             raise ValueError("champion needs a time budget (ms > 0) or a sample budget")
         self.epsilon = epsilon  # share of random card choices in playouts
+        self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
 
     def choose(self, observation: Observation, rng: random.Random,
                deadline: float | None = None) -> Action:
@@ -225,6 +226,7 @@ class ChampionBot(Bot):
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
             done += 1
+        self.last_samples = done
         return best_action(totals)
 
     # --- stock open: playouts to the strict phase, then the solver -------------------------------
@@ -243,6 +245,8 @@ class ChampionBot(Bot):
             seed = rng.getrandbits(64)
             try:
                 for i, action in enumerate(actions):
+                    if hard is not None and time.monotonic() >= hard:
+                        raise SearchTimeout
                     totals[i] += self._value(hand, me, action, seed, hard)
                     counts[i] += 1
             except SearchTimeout:
@@ -250,6 +254,7 @@ class ChampionBot(Bot):
                     raise
                 break
             done += 1
+        self.last_samples = done
         best = max(range(len(actions)),
                    key=lambda i: totals[i] / counts[i] if counts[i] else -99.0)
         return actions[best]

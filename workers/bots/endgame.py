@@ -132,7 +132,7 @@ class Solver:
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
-        self._check_at = 512
+        self._check_at = 512 if node_limit is None else min(512, node_limit)
         self.tt: dict[int, tuple[int, int, int]] = {}  # key -> (lower, upper, best lead)
         trump_mask = SUIT_MASK[trump]
         # Leads tried first: trumps, then by card points, high first.
@@ -305,6 +305,8 @@ class Solver:
 
     def _check(self) -> None:
         self._check_at = self.nodes + 512
+        if self.node_limit is not None:
+            self._check_at = min(self._check_at, self.node_limit)
         if self.node_limit is not None and self.nodes >= self.node_limit:
             raise SearchTimeout
         if self.deadline is not None and time.monotonic() >= self.deadline:
