@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         description="Two house bots (engine only, no service) play one match, shown trick by "
                     "trick.")
     parser.add_argument("--bots", nargs=2, default=["bully", "rdeep"], metavar=("SEAT0", "SEAT1"),
-                        help="house strategies for seats 0 and 1 (random, bully, rdeep)")
+                        help="house strategies for seats 0 and 1 (random, bully, rdeep, champion)")
     parser.add_argument("--seed", default=None, help="match seed (default: random)")
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to pause per trick")

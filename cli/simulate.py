@@ -20,14 +20,15 @@ def register(subparsers: Any) -> None:
                     "(duplicate pairs), split into chunks for the Celery workers. Shows a "
                     "progress bar, then game points per deal with 95%% intervals, win rates, "
                     "the Elo difference and (with --sprt) the sequential test.")
-    parser.add_argument("bot_a", nargs="?", help="strategy of bot A (random, bully, rdeep)")
+    parser.add_argument("bot_a", nargs="?",
+                        help="strategy of bot A (random, bully, rdeep, champion)")
     parser.add_argument("bot_b", nargs="?", help="strategy of bot B")
     parser.add_argument("-n", "--deals", type=int, default=1000,
                         help="distinct deals (each played twice); default 1000")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals (random)")
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
     parser.add_argument("--chunk", type=int, default=None,
-                        help="deals per chunk (default: 20 with rdeep, else 500)")
+                        help="deals per chunk (default: 2 with champion, 20 with rdeep, else 500)")
     parser.add_argument("--sprt", action="store_true",
                         help="stop early once the SPRT (H0: elo0, H1: elo1) decides")
     parser.add_argument("--elo0", type=float, default=0.0)

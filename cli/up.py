@@ -18,7 +18,8 @@ import signal
 import time
 from typing import Any
 
-HOUSE_BOTS = {"house-random": "random", "house-bully": "bully", "house-rdeep": "rdeep"}
+HOUSE_BOTS = {"house-random": "random", "house-bully": "bully", "house-rdeep": "rdeep",
+              "house-champion": "champion"}
 
 
 def register(subparsers: Any) -> None:

@@ -28,6 +28,7 @@ machine, so the choice is reproducible only as far as the same number of deals g
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import time
@@ -38,11 +39,13 @@ from engine.rules import WINNING_POINTS
 from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
 from workers.bots.endgame import (
+    BEST,
     KING,
     MARRIAGE,
     POINTS,
     QUEEN,
     SUIT_MASK,
+    WORST,
     Position,
     SearchTimeout,
     Solver,
@@ -50,7 +53,8 @@ from workers.bots.endgame import (
 )
 
 DEFAULT_MS = 100.0
-STOP_FRACTION = 0.85  # start no new deal after this share of the budget
+STOP_FRACTION = 0.8  # start no new deal after this share of the budget
+HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 
 
 def default_ms() -> float:
@@ -160,7 +164,7 @@ def solved_value(hand: Hand, me: int, deadline: float | None) -> int:
         value = solver.lead(pos.hands[seat], pos.hands[other], pos.card_points[seat],
                             pos.card_points[other], pos.marriage_points[seat],
                             pos.marriage_points[other], bool(w[seat]), bool(w[other]), crel,
-                            pos.started, -99, 99)
+                            pos.started, WORST, BEST)
     else:
         value = solver.value(pos)
     return value if pos.to_act == me else -value
@@ -193,16 +197,21 @@ class ChampionBot(Bot):
         if len(actions) == 1:
             return actions[0]
         start = time.monotonic()
-        hard = start + self.ms / 1000 if self.ms > 0 else None
+        hard = start + HARD_FRACTION * self.ms / 1000 if self.ms > 0 else None
         if deadline is not None:
             hard = deadline if hard is None else min(hard, deadline)
         stop = None if hard is None else start + (hard - start) * STOP_FRACTION
+        collecting = gc.isenabled()
+        gc.disable()  # the search makes no reference cycles; a collection would cost the clock
         try:
             if observation.closed_by is not None or observation.stock_size == 0:
                 return self._strict(observation, rng, stop, hard)
             return self._open(observation, rng, stop, hard)
         except SearchTimeout:
             return BullyBot().choose(observation, rng)
+        finally:
+            if collecting:
+                gc.enable()
 
     # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
     def _strict(self, obs: Observation, rng: random.Random, stop: float | None,
@@ -255,9 +264,8 @@ class ChampionBot(Bot):
                 break
             done += 1
         self.last_samples = done
-        best = max(range(len(actions)),
-                   key=lambda i: totals[i] / counts[i] if counts[i] else -99.0)
-        return actions[best]
+        return best_action({a: totals[i] / counts[i] for i, a in enumerate(actions)
+                            if counts[i]})
 
     def _value(self, hand: Hand, me: int, action: Action, seed: int,
                hard: float | None) -> int:

@@ -36,6 +36,7 @@ HIGHER = tuple(((1 << (i % 5)) - 1) << (5 * (i // 5)) for i in range(20))
 KING, QUEEN = 2, 3
 MARRIAGE = tuple((1 << (5 * s + KING)) | (1 << (5 * s + QUEEN)) for s in range(4))
 INF = 99
+WORST, BEST = -3, 3  # game points of a hand lie in [-3, 3] (R8): search windows start here
 
 
 class SearchTimeout(Exception):
@@ -56,6 +57,15 @@ def _beats(lead: int, follow: int, trump: int) -> bool:
     if follow // 5 == lead // 5:
         return follow % 5 < lead % 5
     return follow // 5 == trump
+
+
+# Per trump suit: does the follower win (`[lead * 20 + follow]`), and caches of ordered cards.
+_WINS = tuple(tuple(_beats(lead, f, t) for lead in range(20) for f in range(20))
+              for t in range(4))
+_LEAD_ORDER = tuple(tuple(sorted(range(20), key=lambda i: (i // 5 != t, -POINTS[i])))
+                    for t in range(4))
+_ORDERED: tuple[dict[int, tuple[int, ...]], ...] = ({}, {}, {}, {})
+_ANSWERS: tuple[dict[int, tuple[int, ...]], ...] = ({}, {}, {}, {})
 
 
 def follow_mask(hand: int, lead: int, trump: int) -> int:
@@ -132,13 +142,11 @@ class Solver:
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
-        self._check_at = 512 if node_limit is None else min(512, node_limit)
+        self._check_at = 128 if node_limit is None else min(128, node_limit)
         self.tt: dict[int, tuple[int, int, int]] = {}  # key -> (lower, upper, best lead)
-        trump_mask = SUIT_MASK[trump]
-        # Leads tried first: trumps, then by card points, high first.
-        self._lead_order = sorted(range(20), key=lambda i: (not trump_mask >> i & 1,
-                                                           -POINTS[i]))
-        self._cards: dict[int, tuple[int, ...]] = {}
+        self._wins = _WINS[trump]
+        self._cards = _ORDERED[trump]
+        self._answer_cache = _ANSWERS[trump]
 
     @staticmethod
     def for_position(pos: Position, deadline: float | None = None,
@@ -179,7 +187,8 @@ class Solver:
     def _ordered(self, mask: int) -> tuple[int, ...]:
         cards = self._cards.get(mask)
         if cards is None:
-            cards = self._cards[mask] = tuple(i for i in self._lead_order if mask >> i & 1)
+            order = _LEAD_ORDER[self.trump]
+            cards = self._cards[mask] = tuple(i for i in order if mask >> i & 1)
         return cards
 
     # --- the search ------------------------------------------------------------------------------
@@ -253,10 +262,12 @@ class Solver:
         allowed = follow_mask(hf, card, trump)
         worst = INF
         crel_swapped = (0, 2, 1)[crel]
+        wins = self._wins
+        base = card * 20
         for f in self._answers(allowed, card, trump):
             hf2 = hf ^ (1 << f)
             points = POINTS[card] + POINTS[f]
-            if _beats(card, f, trump):
+            if wins[base + f]:
                 cf2 = cf + points
                 if not hl:
                     pw = cf2 + mf
@@ -280,15 +291,18 @@ class Solver:
         return worst
 
     def _answers(self, allowed: int, card: int, trump: int) -> tuple[int, ...]:
-        """Answers in a good order: winning cards first (the cheapest winner first is not
-        always right, so just high to low), then discards low first."""
-        cards = self._ordered(allowed)
-        if len(cards) < 2:
-            return cards
-        win = [f for f in cards if _beats(card, f, trump)]
-        lose = [f for f in cards if not _beats(card, f, trump)]
-        lose.sort(key=POINTS.__getitem__)
-        return (*win, *lose)
+        """Answers in a good order: winning cards first, high to low, then discards, low
+        first."""
+        key = allowed | card << 20
+        cards = self._answer_cache.get(key)
+        if cards is None:
+            ordered = self._ordered(allowed)
+            wins = self._wins
+            win = [f for f in ordered if wins[card * 20 + f]]
+            lose = sorted((f for f in ordered if not wins[card * 20 + f]),
+                          key=POINTS.__getitem__)
+            cards = self._answer_cache[key] = (*win, *lose)
+        return cards
 
     def _store(self, key: int, best: int, alpha0: int, beta: int, card: int) -> None:
         lo, hi = -INF, INF
@@ -304,7 +318,7 @@ class Solver:
         self.tt[key] = (lo, hi, card if card >= 0 else (old[2] if old else -1))
 
     def _check(self) -> None:
-        self._check_at = self.nodes + 512
+        self._check_at = self.nodes + 128
         if self.node_limit is not None:
             self._check_at = min(self._check_at, self.node_limit)
         if self.node_limit is not None and self.nodes >= self.node_limit:
@@ -351,7 +365,7 @@ class Solver:
             # A plain lead: the answer searched with this lead forced (no declaration now).
             out[Action.play(ALL_CARDS[card])] = self._answer(
                 h[me] ^ (1 << card), h[other], c[me], c[other], m[me], m[other], wl, wf, crel,
-                card, -INF, INF)
+                card, WORST, BEST)
         for s in range(4):
             if declarable >> s & 1:
                 bonus = 40 if s == self.trump else 20
@@ -376,11 +390,11 @@ class Solver:
             if not hl:
                 return -self._last_trick(cf2 + mf, cl + ml if wl else cl, wl, crel_swapped)
             return -self.lead(hf2, hl, cf2, cl, mf, ml, True, wl, crel_swapped, True,
-                              -INF, INF)
+                              WORST, BEST)
         cl2 = cl + points
         if not hl:
             return self._last_trick(cl2 + ml, cf + mf if wf else cf, wf, crel)
-        return self.lead(hl, hf2, cl2, cf, ml, mf, True, wf, crel, True, -INF, INF)
+        return self.lead(hl, hf2, cl2, cf, ml, mf, True, wf, crel, True, WORST, BEST)
 
 
 def _add(pair: tuple[int, int], seat: int, amount: int) -> tuple[int, int]:
@@ -393,10 +407,12 @@ def solve(pos: Position, deadline: float | None = None,
     return Solver.for_position(pos, deadline, node_limit).action_values(pos)
 
 
-def best_action(values: dict[Action, int]) -> Action:
-    """The best action; ties go to a claim, then to the first in the order given."""
+def best_action(values: dict[Action, float] | dict[Action, int]) -> Action:
+    """The best action. Ties go to a correct claim (its value is positive, R7.2), else to the
+    first other action in the order given: a false claim only when it is strictly best."""
     top = max(values.values())
-    for action, value in values.items():
-        if value == top and action.kind is ActionKind.CLAIM:
-            return action
-    return next(a for a, v in values.items() if v == top)
+    claim = next((a for a in values if a.kind is ActionKind.CLAIM), None)
+    if claim is not None and values[claim] == top and top > 0:
+        return claim
+    return next((a for a, v in values.items() if v == top and a is not claim), claim or
+                next(iter(values)))

@@ -1,0 +1,113 @@
+"""Benchmark: the champion's strength over duplicate deals, and its time per move.
+
+For each opponent (default `rdeep` and `bully`) it plays deals 0 .. n-1 of a seed as duplicate
+pairs (`workers.batch.play_pair`: each deal twice, seats swapped), the champion thinking `--ms`
+milliseconds of wall time per move. It prints, per pairing, the net game points per deal
+(champion − opponent, both plays of a deal, as `bummerl simulate` counts them) with its 95 %
+interval, the hands won, and the champion's median, p99 and maximum time per move beside the
+opponent's median time per move (the peer, measured in the same run) and the budget.
+Deals are split over `--procs` processes; progress lines come every `--every` deals.
+
+Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
+small machine), or e.g. `-n 200 --ms 100` for a quicker look.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import Profile  # noqa: E402
+from workers.batch import play_pair  # noqa: E402
+from workers.bots import Bot, ChampionBot, make_bot  # noqa: E402
+from workers.stats import Totals, summary  # noqa: E402
+
+
+class Timed(Bot):
+    """Wraps a bot and records the wall time of each of its moves."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.times: list[float] = []
+
+    def choose(self, observation, rng, deadline=None):  # type: ignore[no-untyped-def]
+        start = time.monotonic()
+        action = self.bot.choose(observation, rng, deadline)
+        self.times.append(time.monotonic() - start)
+        return action
+
+
+def play_some(job: tuple[str, int, list[int], float, str]) -> tuple[list, list, list]:
+    """Play the given deals; (pair results, champion move times, opponent move times)."""
+    opponent, seed, deals, ms, profile = job
+    champion = Timed(ChampionBot(ms=ms))
+    other = Timed(make_bot(opponent))
+    pairs = [play_pair(champion, other, seed, deal, Profile(profile)) for deal in deals]
+    return ([(p.net, p.wins_a, p.points_a, p.points_b) for p in pairs], champion.times,
+            other.times)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float], ms: float,
+           elapsed: float, final: bool) -> None:
+    s = summary(totals)
+    lo, hi = s["net_per_deal_ci"]
+    head = "RESULT" if final else "progress"
+    print(f"{head} champion vs {opponent}: {totals.pairs} deals ({2 * totals.pairs} hands), "
+          f"net {s['net_per_deal']:+.3f} game points per deal, 95% [{lo:+.3f}, {hi:+.3f}]; "
+          f"hands won {s['win_rate_a']:.1%}; {elapsed:.0f} s", flush=True)
+    if final and mine:
+        print(f"  champion time per move ({len(mine)} moves, budget {ms:.0f} ms): median "
+              f"{statistics.median(mine) * 1000:.1f} ms, p99 {pct(mine, 0.99) * 1000:.1f} ms, "
+              f"max {max(mine) * 1000:.1f} ms (max / budget {max(mine) * 1000 / ms:.2f}); "
+              f"peer {opponent} median {statistics.median(theirs) * 1000:.2f} ms, "
+              f"ratio {statistics.median(mine) / max(statistics.median(theirs), 1e-9):.0f}x",
+              flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--deals", type=int, default=200, help="deals per pairing")
+    parser.add_argument("--ms", type=float, default=100.0, help="champion's budget per move")
+    parser.add_argument("--procs", type=int, default=2, help="processes")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
+    parser.add_argument("--opponents", default="rdeep,bully")
+    parser.add_argument("--every", type=int, default=50, help="deals between progress lines")
+    args = parser.parse_args()
+    print(f"champion at {args.ms:.0f} ms per move, {args.deals} deals per pairing, seed "
+          f"{args.seed}, profile {args.profile}, {args.procs} processes", flush=True)
+    with multiprocessing.Pool(args.procs) as pool:
+        for opponent in args.opponents.split(","):
+            start = time.monotonic()
+            step = max(1, min(args.every, 10))
+            jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
+                     args.profile) for i in range(0, args.deals, step)]
+            totals = Totals()
+            mine: list[float] = []
+            theirs: list[float] = []
+            reported = 0
+            for pairs, m, t in pool.imap(play_some, jobs):
+                for net, wins, pa, pb in pairs:
+                    totals.add_pair(net, wins, pa, pb)
+                mine += m
+                theirs += t
+                if totals.pairs - reported >= args.every and totals.pairs < args.deals:
+                    reported = totals.pairs
+                    report(opponent, totals, mine, theirs, args.ms,
+                           time.monotonic() - start, False)
+            report(opponent, totals, mine, theirs, args.ms, time.monotonic() - start, True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""The champion house bot: correct choices where the answer is known, sound inferences, its time
+budget, determinism with a sample budget, and its place among the house strategies."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from endgame_helpers import random_exhausted_hand, random_strict_hand
+
+from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for
+from engine.cards import parse_cards
+from workers.batch import play_deals, play_pair
+from workers.bots import STRATEGIES, ChampionBot, make_bot
+from workers.bots.champion import excluded_cards, sample_hand
+from workers.bots.endgame import Position, Solver, solve
+
+
+def fixed(samples: int = 6) -> ChampionBot:
+    """A champion with a sample budget and no clock: deterministic given its rng."""
+    return ChampionBot(ms=0, samples=samples)
+
+
+def winning_close_hand() -> Hand:
+    """Hearts trump (JH face up); the forehand (seat 1) holds AH TH AC AS AD.
+
+    Closing at once wins 3 game points on every deal: AH and TH draw the opponent's trumps (it
+    must follow suit, R3.4; it can hold at most KH and QH), the three aces then win, and the five
+    tricks hold at least 54 + 12 card points (the opponent's five lowest possible cards). With the
+    stock open the opponent could keep its trumps for the aces (R3.2)."""
+    mine = parse_cards("AH TH AC AS AD")
+    dealer = parse_cards("KC QC JC KS QS")
+    stock = [c for c in ALL_CARDS if c not in mine and c not in dealer and str(c) != "JH"]
+    deck = mine[:3] + dealer[:3] + [Card.from_text("JH")] + mine[3:] + dealer[3:] + stock
+    return Hand(deck, dealer=0)
+
+
+def test_a_winning_close_is_found():
+    hand = winning_close_hand()
+    obs = hand.observe(1)
+    unseen = sorted(obs.unseen_cards())
+    rng = random.Random(1)
+    for _ in range(150):  # closing is worth 3 whatever the opponent holds
+        trial = hand.copy()
+        trial._hands[0] = sum(c.bit for c in rng.sample(unseen, 5))
+        trial.apply(1, Action.close())
+        pos = Position.from_hand(trial)
+        assert Solver.for_position(pos).value(pos) == 3
+    assert fixed(20).choose(obs, random.Random(2)) is Action.close()
+
+
+def test_claims_exactly_when_correct_on_random_strict_positions():
+    """With the opponent's cards known (stock exhausted) the bot's choice is worth the solved
+    value; in particular it claims with 66 (R7.2) and makes no false claim that loses more."""
+    rng = random.Random(3)
+    bot = fixed()
+    claims = 0
+    for _ in range(40):
+        hand = random_strict_hand(rng, max_cards=5, close_rate=0.0)
+        seat = hand.to_act
+        obs = hand.observe(seat)
+        action = bot.choose(obs, random.Random(0))
+        values = solve(Position.from_hand(hand))
+        assert values[action] == max(values.values())
+        if action.kind is ActionKind.CLAIM:
+            claims += 1
+            assert hand.points(seat) >= 66 or all(
+                v < values[action] for a, v in values.items() if a is not action)
+        elif Action.claim() in values and hand.points(seat) >= 66:
+            pytest.fail("a correct claim was passed over")
+    assert claims >= 1
+
+
+def test_exhausted_stock_is_solved_exactly():
+    rng = random.Random(4)
+    for _ in range(10):
+        hand = random_exhausted_hand(rng)
+        obs = hand.observe(hand.to_act)
+        values = solve(Position.from_hand(hand))
+        assert values[fixed().choose(obs, random.Random(0))] == max(values.values())
+
+
+def test_inferences_are_sound_and_samples_respect_them():
+    """R3.4 in a closed stock: a seat that did not follow suit has none of it (and no trump if it
+    did not trump); every inferred exclusion holds for the real hand, and samples obey it."""
+    rng = random.Random(5)
+    informative = 0
+    for _ in range(150):
+        hand = random_strict_hand(rng, max_cards=4, close_rate=0.3)
+        seat = hand.to_act
+        obs = hand.observe(seat)
+        excluded = excluded_cards(obs)
+        real = sum(c.bit for c in hand.holding(1 - seat))
+        assert real & excluded == 0
+        if excluded & sum(c.bit for c in obs.unseen_cards()):
+            informative += 1
+            for _ in range(5):
+                sample = sample_hand(obs, rng, excluded)
+                assert sample._hands[1 - seat] & excluded == 0
+                assert sample._hands[seat] == sum(c.bit for c in obs.hand)
+                known = sum(c.bit for c in obs.known_opponent_cards())
+                assert sample._hands[1 - seat] & known == known
+    assert informative >= 5
+
+
+def test_time_budget_is_kept():
+    """The slowest move stays near the budget (generous bound: the machine is shared)."""
+    bot = ChampionBot(ms=50)
+    slowest = 0.0
+
+    class Timed:
+        def choose(self, observation, rng, deadline=None):
+            start = time.monotonic()
+            action = bot.choose(observation, rng, deadline)
+            nonlocal slowest
+            slowest = max(slowest, time.monotonic() - start)
+            return action
+
+    for deal in range(2):
+        play_pair(Timed(), make_bot("rdeep", samples=2), seed=11, deal=deal)
+    assert 0.02 < slowest < 0.25
+
+
+def test_a_caller_deadline_is_kept():
+    hand = Hand(deck_for(12, 0), 0)
+    obs = hand.observe(hand.to_act)
+    start = time.monotonic()
+    ChampionBot(ms=5000).choose(obs, random.Random(0), deadline=start + 0.05)
+    assert time.monotonic() - start < 0.5
+
+
+@pytest.mark.parametrize("profile", list(Profile))
+def test_deterministic_with_a_sample_budget(profile):
+    first = [play_pair(fixed(3), make_bot("bully"), seed=21, deal=d, profile=profile)
+             for d in range(3)]
+    again = [play_pair(fixed(3), make_bot("bully"), seed=21, deal=d, profile=profile)
+             for d in range(3)]
+    assert first == again
+
+
+def test_needs_a_budget():
+    with pytest.raises(ValueError, match="budget"):
+        ChampionBot(ms=0)
+
+
+def test_a_house_strategy_for_simulations(monkeypatch):
+    monkeypatch.setenv("BUMMERL_CHAMPION_MS", "15")
+    assert "champion" in STRATEGIES
+    bot = make_bot("champion")
+    assert isinstance(bot, ChampionBot) and bot.ms == 15
+    totals = play_deals("champion", "bully", seed=2, first=0, count=3)
+    assert totals.pairs == 3
+
+
+def test_beats_bully_with_a_small_budget():
+    wins = 0
+    net = 0
+    for deal in range(12):
+        pair = play_pair(fixed(4), make_bot("bully"), seed=31, deal=deal)
+        net += pair.net
+        wins += pair.wins_a
+    assert net > 0 and wins > 12
