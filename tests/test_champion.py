@@ -161,3 +161,15 @@ def test_beats_bully_with_a_small_budget():
         net += pair.net
         wins += pair.wins_a
     assert net > 0 and wins > 12
+
+
+
+def test_bummerl_simulate_champion_rdeep(tmp_path, monkeypatch):
+    """`bummerl simulate champion rdeep` as a person runs it (inline, a small think budget)."""
+    from test_batch_cli import bummerl
+
+    monkeypatch.setenv("BUMMERL_CHAMPION_MS", "10")
+    out = bummerl(tmp_path, "simulate", "champion", "rdeep", "-n", "2", "--seed", "3",
+                  "--inline")
+    assert out.returncode == 0, out.stderr
+    assert "2 (4 hands)" in out.stdout and "champion" in out.stdout
