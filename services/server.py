@@ -17,7 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, hooks
+from services import actions, admin_servicer, hooks
 from services.config import Settings, settings
 from services.servicers import BotServicer, MatchServicer
 
@@ -49,10 +49,12 @@ class Server:
             MatchServicer(sessions, self.config), self.grpc)
         bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
                                                       self.grpc)
+        admin_service = admin_servicer.add_to_server(self.grpc, sessions, self.config)
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         reflection.enable_server_reflection(
-            (MATCH_SERVICE, BOT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME,
+             reflection.SERVICE_NAME),
             self.grpc)
         self.port = self.grpc.add_insecure_port(address)
         host = address.rsplit(":", 1)[0]
