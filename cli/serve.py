@@ -23,8 +23,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from services.metrics import start_from_env
     from services.server import serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    start_from_env()  # /metrics on BUMMERL_METRICS_PORT, if set
     serve(args.address, migrate=not args.no_migrate)
     return 0

@@ -17,7 +17,7 @@ from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING, Bot
-from services import actions, clocks, convert, matches, notify
+from services import actions, clocks, convert, matches, metrics, notify
 from services.config import Settings
 from services.errors import Aborted, ServiceError
 
@@ -129,6 +129,7 @@ class PlaySession:
                 turn = self.turn(m, seat)
                 if turn is not None:
                     self.sent[m.id] = m.seq
+                    metrics.TURNS_PUSHED.inc()
                     yield bot_pb2.PlayResponse(turn=turn)
 
     def turn(self, m: matches.MatchState, seat: int) -> bot_pb2.Turn | None:

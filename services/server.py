@@ -13,12 +13,13 @@ from concurrent import futures
 
 import grpc
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
 from services import actions, admin_servicer, hooks, tls
 from services.config import Settings, settings
+from services.health import DatabaseHealth
 from services.servicers import BotServicer, MatchServicer
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,9 @@ class Server:
         resumed = actions.resume_all(sessions=self.sessions, config=self.config)
         self.grpc.start()
         self._referee.start()
-        for name in ("", MATCH_SERVICE, BOT_SERVICE):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        # SERVING while the database answers, NOT_SERVING while it does not (services.health)
+        DatabaseHealth(self.health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
+                       self._stop).start()
         log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
                  " (TLS)" if self.tls else "", resumed)
         return self

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import Bot
+from services import metrics
 from services.errors import FailedPrecondition, PermissionDenied, ServiceError
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,15 @@ class Watch:
 
     def cancel(self) -> None:
         with _lock:
-            _watches.discard(self)
+            if self in _watches:
+                _watches.discard(self)
+                _count()
+
+
+def _count() -> None:
+    """Update the stream gauges (under `_lock`)."""
+    metrics.PLAY_STREAMS.set(len(_watches))
+    metrics.CONNECTED_BOTS.set(len({w.bot_id for w in _watches}))
 
 
 _watches: set[Watch] = set()
@@ -54,6 +63,7 @@ def watch(bot: Bot, sessions: sessionmaker[Session] | None, on_end: Callable[[],
     w = Watch(bot.id, bot.name, bot.token_hash, sessions, on_end)
     with _lock:
         _watches.add(w)
+        _count()
         _interval = min(_interval, interval)
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_run, daemon=True, name="bummerl-stream-guard")
