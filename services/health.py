@@ -1,9 +1,11 @@
 """The service's gRPC health (grpc.health.v1) reflects its real dependency, the database.
 
 A background thread runs `SELECT 1` every `every` seconds (`BUMMERL_HEALTH_EVERY`, default 5)
-and sets every served name to SERVING when it answers, NOT_SERVING when it does not (so a
-Kubernetes readiness probe takes a replica that lost its database out of the Service until it
-is back). The first check runs before the server reports anything.
+and sets every served name ("" and the services) to SERVING when it answers, NOT_SERVING when
+it does not (so a Kubernetes readiness probe takes a replica that lost its database out of the
+Service until it is back). The first check runs before the server reports anything. The name
+"liveness" is SERVING as long as the process serves (the liveness probe's: a database outage
+must not restart every replica).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 log = logging.getLogger(__name__)
 
+# Always SERVING while the process runs (until it shuts down): what a liveness probe asks, so a
+# lost database takes replicas out of the Service (readiness) without restarting them.
+LIVENESS = "liveness"
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -61,6 +66,7 @@ class DatabaseHealth:
         return ok
 
     def start(self) -> DatabaseHealth:
+        self.servicer.set(LIVENESS, SERVING)
         self.check()
         threading.Thread(target=self._run, daemon=True, name="bummerl-health").start()
         return self

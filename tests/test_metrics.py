@@ -270,6 +270,8 @@ def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
         assert status() == health_pb2.HealthCheckResponse.SERVING
         proxy.cut()
         until(health_pb2.HealthCheckResponse.NOT_SERVING)
+        assert stub.Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=10).status \
+            == health_pb2.HealthCheckResponse.SERVING  # alive all the same
         proxy.start()
         until(health_pb2.HealthCheckResponse.SERVING)
     finally:
