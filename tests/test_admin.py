@@ -13,6 +13,7 @@ from bummerl.v1 import admin_pb2, admin_pb2_grpc, bot_pb2, match_pb2
 from servicekit import OPERATOR, auth, fresh_database, running_service
 
 from cli.main import main as bummerl
+from db.base import utcnow
 from db.models import ABORTED, Bot, Match
 from db.ratings import LadderMatch
 from services import bots as plain_bots
@@ -259,3 +260,23 @@ def test_the_admin_command_line(sqlite_service, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         bummerl(["admin", "bots", "--server", service.server.address, "--operator-token", "no"])
     assert "PERMISSION_DENIED" in capsys.readouterr().err
+
+
+def test_a_suspension_made_elsewhere_ends_the_open_stream_within_a_heartbeat(sqlite_service):
+    """Another process (the workers' automatic suspension, another replica) writes the row:
+    the stream guard's periodic check ends the open stream."""
+    from sqlalchemy import update
+
+    service = sqlite_service
+    alice, token = service.register("alice")
+    stream = OpenStream(service, token)
+    until(lambda: "welcome" in stream.kinds())
+    with service.sessions.begin() as s:
+        s.execute(update(Bot).where(Bot.id == alice).values(
+            suspended_at=utcnow(), suspended_reason="automatic: test"))
+    started = time.monotonic()
+    assert stream.done.wait(3 * service.config.heartbeat_s + 10)
+    assert time.monotonic() - started <= 2 * service.config.heartbeat_s + 5  # generous
+    assert stream.error is not None
+    assert stream.error.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "suspended: automatic: test" in stream.error.details()
