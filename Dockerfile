@@ -46,7 +46,9 @@ ENV PATH=/opt/venv/bin:$PATH \
 RUN groupadd --gid 10001 bummerl \
     && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /app --shell /usr/sbin/nologin bummerl
 COPY --from=build /opt/venv /opt/venv
-COPY --from=build --chown=10001:10001 /app /app
+# the code stays root's (read-only to the process); only var/ is the user's
+COPY --from=build /app /app
+RUN chown 10001:10001 /app/var
 WORKDIR /app
 USER 10001:10001
 # gRPC (serve), the dashboard (web), metrics (every role, when BUMMERL_METRICS_PORT is set)
