@@ -102,6 +102,15 @@ def test_the_threshold_comes_from_the_environment(sessions, monkeypatch):
     monkeypatch.setenv("BUMMERL_SUSPEND_AFTER_FORFEITS", "0")  # off
     assert conduct.suspend_forfeiters(sessions) == []
     monkeypatch.setenv("BUMMERL_SUSPEND_AFTER_FORFEITS", "1")
+
+    def shift(days: float) -> None:
+        with sessions.begin() as s:
+            for m in s.query(Match):
+                m.finished_at = m.finished_at + timedelta(days=days)
+
+    shift(-2)  # a forfeit of long ago is not looked at again
+    assert conduct.suspend_forfeiters(sessions) == []
+    shift(2)
     assert conduct.suspend_forfeiters(sessions) == [bad]
 
 

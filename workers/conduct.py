@@ -28,6 +28,9 @@ from db.ratings import LadderMatch
 log = logging.getLogger(__name__)
 
 FORFEITS = (FORFEIT_TIMEOUT, FORFEIT_ILLEGAL)
+# Bots whose last ladder forfeit is older than this are not looked at again (a streak is
+# checked at the tick after its last forfeit; this only bounds the work of each tick).
+RECENT = timedelta(days=1)
 
 
 def suspend_after() -> int:
@@ -80,9 +83,10 @@ def suspend_forfeiters(sessions: sessionmaker[Session], k: int | None = None) ->
         return []
     suspended = []
     with sessions() as s:
-        # Only bots that forfeited a ladder match at all are candidates.
+        # Only bots that forfeited a ladder match lately are candidates.
         forfeited = select(Match.id).join(LadderMatch, LadderMatch.match_id == Match.id).where(
-            Match.state == FINISHED, Match.end_reason.in_(FORFEITS))
+            Match.state == FINISHED, Match.end_reason.in_(FORFEITS),
+            Match.finished_at > utcnow() - RECENT)
         candidates = list(s.scalars(select(Bot).where(
             Bot.kind == REMOTE, Bot.suspended_at.is_(None),
             or_(Bot.id.in_(select(Match.bot0_id).where(Match.id.in_(forfeited),
