@@ -13,8 +13,11 @@ def _server(parser: argparse.ArgumentParser) -> None:
 
 
 def _operator(parser: argparse.ArgumentParser) -> None:
+    from client.connect import add_arguments
+
     parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
                         help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+    add_arguments(parser)  # --tls, --ca
 
 
 def register(subparsers: Any) -> None:
@@ -50,10 +53,11 @@ def _metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def run_register(args: argparse.Namespace) -> int:
-    import grpc
     from bummerl.v1 import bot_pb2, bot_pb2_grpc
 
-    with grpc.insecure_channel(args.server) as channel:
+    from client.connect import from_args
+
+    with from_args(args) as channel:
         reply = bot_pb2_grpc.BotServiceStub(channel).RegisterBot(
             bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token))
     print(f"bot id {reply.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown once)")
@@ -61,8 +65,9 @@ def run_register(args: argparse.Namespace) -> int:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    import grpc
     from bummerl.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    from client.connect import from_args
 
     request = match_pb2.CreateMatchRequest(
         bot_ids=args.bot_ids,
@@ -70,7 +75,7 @@ def run_create(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
     if args.seed is not None:
         request.seed = args.seed
-    with grpc.insecure_channel(args.server) as channel:
+    with from_args(args) as channel:
         reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
             request, metadata=_metadata(args.operator_token))
     print(f"match id {reply.match.match_id}")

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"bummerl web: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
               file=sys.stderr)
         return 1
+    from services.metrics import start_from_env
+    from web.metrics import instrument
+
+    server.application = instrument(server.application)  # counted, served on its own port:
+    start_from_env(with_database=False)  # /metrics on BUMMERL_METRICS_PORT, if set
     print(f"bummerl dashboard on {url_of(server)} (Ctrl-C stops it)", flush=True)
     try:
         server.run()

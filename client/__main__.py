@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from client import connect
 from client.bot import Bot
 from client.runner import run
 
@@ -45,13 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the bot's token (default: $BUMMERL_BOT_TOKEN)")
     parser.add_argument("--matches", type=int, default=None,
                         help="stop after this many matches ended (default: run until Ctrl-C)")
+    connect.add_arguments(parser)  # --tls, --ca
 
 
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not args.token:
         raise SystemExit("no token: pass --token or set BUMMERL_BOT_TOKEN")
-    stats = run(load_bot(args.bot), args.server, args.token, max_matches=args.matches)
+    stats = run(load_bot(args.bot), args.server, args.token, max_matches=args.matches,
+                tls=args.tls or bool(args.ca), ca=args.ca)
     print(f"turns {stats.turns}, won {stats.matches_won}, lost {stats.matches_lost}, "
           f"refused {stats.rejected}")
     return 0

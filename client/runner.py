@@ -16,6 +16,7 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc
 
 import engine
 from client.bot import Bot
+from client.connect import channel as open_channel
 
 log = logging.getLogger("bummerl.client")
 
@@ -33,12 +34,14 @@ class Runner:
     """Plays `bot` with `token` on `server` until `max_matches` matches ended or `stop()`."""
 
     def __init__(self, bot: Bot, server: str, token: str, *, max_matches: int | None = None,
-                 client_name: str = "bummerl-python-client/0.1") -> None:
+                 client_name: str = "bummerl-python-client/0.1", tls: bool = False,
+                 ca: str | None = None) -> None:
         self.bot = bot
         self.server = server
         self.token = token
         self.max_matches = max_matches
         self.client_name = client_name
+        self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
         self.stats = Stats()
         self._outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None] = queue.SimpleQueue()
         self._stopped = threading.Event()
@@ -73,7 +76,7 @@ class Runner:
         failures = 0
         while not self._stopped.is_set():
             try:
-                with grpc.insecure_channel(self.server) as channel:
+                with open_channel(self.server, tls=self.tls, ca=self.ca) as channel:
                     self._play(bot_pb2_grpc.BotServiceStub(channel))
                 failures = 0
             except grpc.RpcError as e:
@@ -150,9 +153,10 @@ class Runner:
 
 
 def run(bot: Bot, server: str = "127.0.0.1:50051", token: str = "", *,
-        max_matches: int | None = None) -> Stats:
-    """Play `bot` on `server` with its `token` (blocks; Ctrl-C to stop)."""
-    runner = Runner(bot, server, token, max_matches=max_matches)
+        max_matches: int | None = None, tls: bool = False, ca: str | None = None) -> Stats:
+    """Play `bot` on `server` with its `token` (blocks; Ctrl-C to stop); over TLS with `tls`
+    (trusting the PEM file `ca` if given)."""
+    runner = Runner(bot, server, token, max_matches=max_matches, tls=tls, ca=ca)
     try:
         return runner.run()
     except KeyboardInterrupt:

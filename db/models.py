@@ -66,6 +66,8 @@ class Bot(Base):
     # Operator controls: a suspended bot gets no ladder matches and its Play stream is refused.
     suspended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     suspended_reason: Mapped[str | None] = mapped_column(Text)
+    # When an operator last lifted a suspension: forfeits in a row are counted from then on.
+    reinstated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Match(Base):

@@ -22,6 +22,7 @@ Time and conduct policy (recorded in the match's `end_reason` / `end_detail`):
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -32,6 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 import engine
 from db.base import aware, utcnow
 from db.models import FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, HOUSE, RUNNING, ActionLog, Hand, Match
+from services import metrics
 from services.bots import _sessions
 from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
 from services.config import Settings, settings
@@ -80,6 +82,7 @@ def submit_action(
     the rule id: not this seat's turn R3.1, match over R9.1, an illegal action's rule, a
     time-out). Follows the policy of this module's docstring on time-outs and illegal actions.
     """
+    started = time.perf_counter()
     config = config or settings()
     if isinstance(action, str):
         try:
@@ -101,6 +104,7 @@ def submit_action(
     finally:
         for m, everyone in committed:
             after_commit(m, everyone)
+        metrics.action_seconds(started)
 
 
 def _submit(
@@ -147,6 +151,7 @@ def _submit(
     try:
         result = game.apply(seat, action)
     except engine.IllegalActionError as e:
+        metrics.ILLEGAL_ACTIONS.inc()
         count = (m.illegal1 if seat else m.illegal0) + 1
         if seat:
             m.illegal1 = count
@@ -209,6 +214,7 @@ def _submit(
         raise
     keep(key, m.seq, game)
     committed.append((m, result is not None or game.is_over))
+    metrics.ACTIONS_APPLIED.inc()
     return SubmitResult(seq, False, m)
 
 

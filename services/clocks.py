@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import engine
 from db.base import aware
 from db.models import FINISHED, HOUSE, PLAYED, RUNNING, Match
-from services import hooks, notify
+from services import hooks, metrics, notify
 from services.config import Settings
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ def charge_time(m: Match, seat: int, now: datetime) -> None:
 
 
 def forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> None:
+    metrics.FORFEITS.labels(reason).inc()
     m.state = FINISHED
     m.winner = 1 - seat
     m.forfeit_seat = seat
@@ -88,5 +89,7 @@ def after_commit(m: Match, everyone: bool = True) -> None:
         notify.notify(f"match:{m.id}", f"bot:{m.bot_id(m.to_act)}")
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
         hooks.fire(hooks.on_turn, m.id, m.to_act, m.seq)
+    if m.state != RUNNING:
+        metrics.match_ended(m.end_reason)
     if m.state == FINISHED:
         hooks.fire(hooks.on_match_end, m.id)

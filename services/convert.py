@@ -11,6 +11,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 import engine
 from db.base import aware
 from db.models import (
+    ABORTED,
+    ABORTED_BY_OPERATOR,
     FINISHED,
     FORFEIT_ILLEGAL,
     FORFEIT_TIMEOUT,
@@ -23,12 +25,14 @@ from db.models import (
     Match,
 )
 
-STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED}
+STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED,
+          ABORTED: match_pb2.MATCH_STATE_ABORTED}
 STATE_NAMES = {v: k for k, v in STATES.items()}
 END_REASONS = {
     PLAYED: match_pb2.END_REASON_PLAYED,
     FORFEIT_TIMEOUT: match_pb2.END_REASON_FORFEIT_TIMEOUT,
     FORFEIT_ILLEGAL: match_pb2.END_REASON_FORFEIT_ILLEGAL,
+    ABORTED_BY_OPERATOR: match_pb2.END_REASON_ABORTED,
 }
 
 

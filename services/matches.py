@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
 from db.base import utcnow
-from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match
+from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match
 from services.bots import _sessions
 from services.clocks import after_commit, start_turn, summarize
 from services.config import Settings, settings
@@ -152,8 +152,9 @@ def list_matches(
     sessions: sessionmaker[Session] | None = None,
 ) -> tuple[list[Match], str]:
     """Matches newest first, filtered; returns a page and the token of the next ('' if none)."""
-    if state not in (None, RUNNING, FINISHED):
-        raise InvalidArgument(f"unknown match state {state!r}: 'running' or 'finished'")
+    if state not in (None, RUNNING, FINISHED, ABORTED):
+        raise InvalidArgument(
+            f"unknown match state {state!r}: 'running', 'finished' or 'aborted'")
     page_size = page_size or DEFAULT_PAGE
     if not 1 <= page_size <= MAX_PAGE:
         raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}")

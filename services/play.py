@@ -16,8 +16,8 @@ from bummerl import wire
 from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import FINISHED, Bot
-from services import actions, clocks, convert, matches, notify
+from db.models import RUNNING, Bot
+from services import actions, clocks, convert, matches, metrics, notify
 from services.config import Settings
 from services.errors import Aborted, ServiceError
 
@@ -110,13 +110,13 @@ class PlaySession:
             if seat is None:
                 continue
             known = self.known.get(m.id)
-            if known is not None and (m.hand_number > known or m.state == FINISHED):
+            if known is not None and (m.hand_number > known or m.state != RUNNING):
                 hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
                 for hand in hands:
                     if hand.number >= known:
                         yield bot_pb2.PlayResponse(
                             hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
-            if m.state == FINISHED:
+            if m.state != RUNNING:  # finished, or aborted by an operator
                 self.known.pop(m.id, None)
                 self.sent.pop(m.id, None)
                 match = matches.get_match(m.id, sessions=self.sessions)
@@ -129,6 +129,7 @@ class PlaySession:
                 turn = self.turn(m, seat)
                 if turn is not None:
                     self.sent[m.id] = m.seq
+                    metrics.TURNS_PUSHED.inc()
                     yield bot_pb2.PlayResponse(turn=turn)
 
     def turn(self, m: matches.MatchState, seat: int) -> bot_pb2.Turn | None:

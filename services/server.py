@@ -13,12 +13,13 @@ from concurrent import futures
 
 import grpc
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, hooks
+from services import actions, admin_servicer, hooks, tls
 from services.config import Settings, settings
+from services.health import DatabaseHealth
 from services.servicers import BotServicer, MatchServicer
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class Server:
         sessions: sessionmaker[Session] | None = None,
         config: Settings | None = None,
         max_workers: int | None = None,
+        tls_files: tls.TLSFiles | None = None,
     ) -> None:
         self.sessions = sessions
         self.config = config or settings()
@@ -49,12 +51,15 @@ class Server:
             MatchServicer(sessions, self.config), self.grpc)
         bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
                                                       self.grpc)
+        admin_service = admin_servicer.add_to_server(self.grpc, sessions, self.config)
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         reflection.enable_server_reflection(
-            (MATCH_SERVICE, BOT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME,
+             reflection.SERVICE_NAME),
             self.grpc)
-        self.port = self.grpc.add_insecure_port(address)
+        self.tls = tls_files or tls.from_env()  # TLS when given a certificate and key
+        self.port = tls.add_port(self.grpc, address, self.tls)
         host = address.rsplit(":", 1)[0]
         self.address = f"{host}:{self.port}"
         self._stop = threading.Event()
@@ -66,9 +71,11 @@ class Server:
         resumed = actions.resume_all(sessions=self.sessions, config=self.config)
         self.grpc.start()
         self._referee.start()
-        for name in ("", MATCH_SERVICE, BOT_SERVICE):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("bummerl service on %s (%d running matches resumed)", self.address, resumed)
+        # SERVING while the database answers, NOT_SERVING while it does not (services.health)
+        DatabaseHealth(self.health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
+                       self._stop).start()
+        log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
+                 " (TLS)" if self.tls else "", resumed)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
@@ -95,9 +102,12 @@ def create_server(
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
     max_workers: int | None = None,
+    tls_files: tls.TLSFiles | None = None,
 ) -> Server:
-    """Build the service on `address` without starting it (tests use "127.0.0.1:0")."""
-    return Server(address, sessions=sessions, config=config, max_workers=max_workers)
+    """Build the service on `address` without starting it (tests use "127.0.0.1:0"); over TLS
+    with `tls_files` (default: BUMMERL_TLS_CERT / BUMMERL_TLS_KEY, see services.tls)."""
+    return Server(address, sessions=sessions, config=config, max_workers=max_workers,
+                  tls_files=tls_files)
 
 
 def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True) -> None:

@@ -15,8 +15,8 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import FINISHED, RUNNING
-from services import bots, convert, matches, notify
+from db.models import RUNNING
+from services import admin, bots, convert, matches, notify, streams
 from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
@@ -162,7 +162,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                     announced.add(hand.number)
                     yield match_pb2.WatchMatchResponse(
                         hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
-            if m.state == FINISHED and next_seq >= m.seq:
+            if m.state != RUNNING and next_seq >= m.seq:
                 yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
                 return
             notify.wait(key, version, 1.0)
@@ -189,10 +189,13 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
         try:
             bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+            admin.check_may_play(bot)  # a suspended bot is refused
         except ServiceError as e:
             _abort(context, e)
             return
         session = PlaySession(bot, self.sessions, self.config)
+        # ended if the bot is suspended or its token rotated meanwhile
+        watch = streams.watch(bot, self.sessions, session.close, self.config.heartbeat_s)
         self.presence.opened(bot.id)
         ended = threading.Lock()
 
@@ -200,6 +203,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             if ended.acquire(blocking=False):
                 session.close()
                 self.presence.closed(bot.id)
+                watch.cancel()
 
         if not context.add_callback(end):
             end()  # the call ended already
@@ -208,5 +212,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
                              name=f"play-reader-{bot.id}").start()
             yield from session.responses(context.is_active)
+            if watch.revoked is not None:
+                _abort(context, watch.revoked)
         finally:
             end()

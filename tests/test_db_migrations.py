@@ -57,3 +57,13 @@ def test_migrations_match_the_models(database_url):
     with engine.connect() as conn:
         assert not OWN_TABLES & set(inspect(conn).get_table_names())
     engine.dispose()
+
+
+def test_waiting_for_the_migrations(tmp_path):
+    from db import migrate
+
+    url = f"sqlite:///{tmp_path / 'wait.sqlite3'}"
+    assert not migrate.is_current(url)
+    assert migrate.main([url, "--wait", "0.1"]) == 1  # nothing migrated: it gives up
+    assert migrate.main([url]) == 0
+    assert migrate.is_current(url) and migrate.main([url, "--wait", "5"]) == 0

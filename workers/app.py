@@ -34,6 +34,8 @@ from celery import Celery
 from kombu import Queue
 from kombu.transport import TRANSPORT_ALIASES
 
+from workers import metrics as _metrics  # noqa: F401  (first: it sets up multiprocess metrics)
+
 # The embedded broker: kombu's filesystem transport with atomic writes and claims.
 TRANSPORT_ALIASES.setdefault("bummerlfs", "workers.fsbroker:Transport")
 

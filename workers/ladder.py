@@ -31,6 +31,7 @@ from db.models import FINISHED, HOUSE, RUNNING, Bot, Match
 from db.ratings import LadderMatch, Rating
 from services.config import settings
 from services.presence import is_connected
+from workers import conduct
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,12 @@ def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> 
         with sessions.begin() as s:
             match = s.get(Match, match_id)
             if match is None or match.state != FINISHED or match.winner is None:
+                return False
+            if not conduct.counts_for_rating(match):  # e.g. an early illegal forfeit
+                conduct.mark_unrated(s, match)
+                s.execute(update(LadderMatch).where(LadderMatch.match_id == match_id,
+                                                    LadderMatch.rated_at.is_(None))
+                          .values(rated_at=now()))
                 return False
             claimed = s.execute(update(LadderMatch)
                                 .where(LadderMatch.match_id == match_id,
@@ -166,7 +173,8 @@ def _running_ladder_counts(s: Session, profile: str) -> dict[int, int]:
 
 # --- pairing ---------------------------------------------------------------------------------
 def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) -> list[Bot]:
-    """House bots, and connected remote bots with no ladder match running."""
+    """House bots, and connected remote bots with no ladder match running; never a suspended
+    bot."""
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
     busy = _running_ladder_counts(s, profile)
     moment = now()
@@ -174,7 +182,8 @@ def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) ->
     def available(bot: Bot) -> bool:
         return busy.get(bot.id, 0) == 0 and is_connected(bot, heartbeat_s, moment)
 
-    return [bot for bot in s.scalars(select(Bot).order_by(Bot.id))
+    return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None))
+                                     .order_by(Bot.id))
             if bot.kind == HOUSE or available(bot)]
 
 
@@ -242,6 +251,7 @@ def tick(sessions: sessionmaker[Session] | None = None) -> dict[str, list[int]]:
     """The scheduler's periodic step: rate what finished, then top up every profile."""
     sessions = sessions or session_factory()
     rate_finished(sessions)
+    conduct.suspend_forfeiters(sessions)
     started = {}
     for profile in profiles():
         started[profile] = start_matches(profile, target_matches(), sessions)

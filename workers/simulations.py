@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import random
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -31,6 +32,7 @@ from db.batch import (
     SimulationChunk,
 )
 from engine import Profile
+from workers import metrics
 from workers.batch import play_deals
 from workers.bots import make_bot
 from workers.stats import Sprt, Totals, summary
@@ -158,7 +160,9 @@ def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None,
         job = (sim.id, sim.strategy_a, sim.strategy_b, sim.seed, chunk.first_deal, chunk.deals,
                sim.profile)
     sim_id, strategy_a, strategy_b, seed, first, count, profile = job
+    started = time.perf_counter()
     totals = play_deals(strategy_a, strategy_b, seed, first, count, profile)
+    metrics.deals_played(count, time.perf_counter() - started)
     to_send: list[int] = []
     with sessions.begin() as s:
         # Lock the simulation row first (PostgreSQL row lock; SQLite's write lock), so that

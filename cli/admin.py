@@ -1,0 +1,135 @@
+"""`bummerl admin ...`: the operator's controls over a running service (AdminService).
+
+    bummerl admin bots [--suspended]
+    bummerl admin suspend BOT_ID REASON
+    bummerl admin reinstate BOT_ID
+    bummerl admin rotate-token BOT_ID
+    bummerl admin abort-match MATCH_ID REASON
+
+Each needs the operator token (`--operator-token` or $BUMMERL_OPERATOR_TOKEN); `--server`,
+`--tls` and `--ca` say where and how to connect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    from client.connect import add_arguments
+
+    parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
+                        help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
+    parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
+                        help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+    add_arguments(parser)
+
+
+def register(subparsers: Any) -> None:
+    admin = subparsers.add_parser(
+        "admin", help="operator controls: list, suspend, reinstate bots; rotate tokens; abort",
+        description="Operator controls over a running service (needs the operator token).")
+    commands = admin.add_subparsers(dest="admin_command", metavar="COMMAND", required=True)
+    bots = commands.add_parser("bots", help="list the bots with their state")
+    bots.add_argument("--suspended", action="store_true", help="only suspended bots")
+    bots.set_defaults(func=run_bots)
+    suspend = commands.add_parser("suspend", help="suspend a bot (no ladder, no Play stream)")
+    suspend.add_argument("bot_id", type=int)
+    suspend.add_argument("reason", help="why (shown to the bot and on the dashboard)")
+    suspend.set_defaults(func=run_suspend)
+    reinstate = commands.add_parser("reinstate", help="lift a bot's suspension")
+    reinstate.add_argument("bot_id", type=int)
+    reinstate.set_defaults(func=run_reinstate)
+    rotate = commands.add_parser("rotate-token",
+                                 help="give a bot a new token (shown once; the old one stops)")
+    rotate.add_argument("bot_id", type=int)
+    rotate.set_defaults(func=run_rotate)
+    abort = commands.add_parser("abort-match", help="abort a running match (not rated)")
+    abort.add_argument("match_id", type=int)
+    abort.add_argument("reason", help="why (recorded with the match)")
+    abort.set_defaults(func=run_abort)
+    for parser in (bots, suspend, reinstate, rotate, abort):
+        _common(parser)
+
+
+def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    import grpc
+    from bummerl.v1 import admin_pb2_grpc
+
+    from client.connect import from_args
+
+    metadata = (("authorization", f"Bearer {args.operator_token}"),) if args.operator_token \
+        else ()
+    with from_args(args) as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, metadata=metadata, timeout=30)
+        except grpc.RpcError as e:
+            print(f"bummerl admin: {e.code().name}: {e.details()}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+
+def _when(stamp: Any, present: bool) -> str:
+    return stamp.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if present else "-"
+
+
+def _line(status: Any) -> str:
+    bot = status.bot
+    kind = "house" if bot.kind == 2 else "remote"
+    state = "SUSPENDED" if status.suspended else "ok"
+    seen = _when(status.last_seen_at, status.HasField("last_seen_at"))
+    text = (f"{bot.bot_id:>5}  {bot.name:<24} {kind:<6} {state:<9} "
+            f"{'yes' if status.connected else 'no':<9} {seen:<19} {status.running_matches:>7}")
+    if status.suspended:
+        text += f"\n       suspended {_when(status.suspended_at, True)}: {status.suspended_reason}"
+    return text
+
+
+def run_bots(args: argparse.Namespace) -> int:
+    from bummerl.v1 import admin_pb2
+
+    reply = _call(args, "ListBots", admin_pb2.ListBotsRequest(suspended_only=args.suspended))
+    print(f"{'id':>5}  {'name':<24} {'kind':<6} {'state':<9} {'connected':<9} "
+          f"{'last seen (UTC)':<19} {'running':>7}")
+    for status in reply.bots:
+        print(_line(status))
+    return 0
+
+
+def run_suspend(args: argparse.Namespace) -> int:
+    from bummerl.v1 import admin_pb2
+
+    reply = _call(args, "SuspendBot",
+                  admin_pb2.SuspendBotRequest(bot_id=args.bot_id, reason=args.reason))
+    print(f"suspended bot {reply.bot.bot.bot_id} ({reply.bot.bot.name}): "
+          f"{reply.bot.suspended_reason}")
+    return 0
+
+
+def run_reinstate(args: argparse.Namespace) -> int:
+    from bummerl.v1 import admin_pb2
+
+    reply = _call(args, "ReinstateBot", admin_pb2.ReinstateBotRequest(bot_id=args.bot_id))
+    print(f"reinstated bot {reply.bot.bot.bot_id} ({reply.bot.bot.name})")
+    return 0
+
+
+def run_rotate(args: argparse.Namespace) -> int:
+    from bummerl.v1 import admin_pb2
+
+    reply = _call(args, "RotateBotToken", admin_pb2.RotateBotTokenRequest(bot_id=args.bot_id))
+    print(f"bot id {reply.bot.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown "
+          "once; the old token no longer works)")
+    return 0
+
+
+def run_abort(args: argparse.Namespace) -> int:
+    from bummerl.v1 import admin_pb2
+
+    reply = _call(args, "AbortMatch",
+                  admin_pb2.AbortMatchRequest(match_id=args.match_id, reason=args.reason))
+    print(f"aborted match {reply.match.match_id}: {reply.match.end_detail}")
+    return 0

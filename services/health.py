@@ -1,0 +1,76 @@
+"""The service's gRPC health (grpc.health.v1) reflects its real dependency, the database.
+
+A background thread runs `SELECT 1` every `every` seconds (`BUMMERL_HEALTH_EVERY`, default 5)
+and sets every served name ("" and the services) to SERVING when it answers, NOT_SERVING when
+it does not (so a Kubernetes readiness probe takes a replica that lost its database out of the
+Service until it is back). The first check runs before the server reports anything. The name
+"liveness" is SERVING as long as the process serves (the liveness probe's: a database outage
+must not restart every replica).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+
+from grpc_health.v1 import health, health_pb2
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+log = logging.getLogger(__name__)
+
+# Always SERVING while the process runs (until it shuts down): what a liveness probe asks, so a
+# lost database takes replicas out of the Service (readiness) without restarting them.
+LIVENESS = "liveness"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def database_ok(sessions: sessionmaker[Session] | None) -> bool:
+    """Whether the database answers `SELECT 1`."""
+    from services.bots import _sessions
+
+    try:
+        with _sessions(sessions)() as s:
+            s.execute(text("SELECT 1"))
+        return True
+    except Exception as e:  # noqa: BLE001  (any failure means: not serving)
+        log.warning("health: the database does not answer: %s", str(e).splitlines()[0])
+        return False
+
+
+class DatabaseHealth:
+    """Keeps `servicer`'s status of `names` in step with the database."""
+
+    def __init__(self, servicer: health.HealthServicer, sessions: sessionmaker[Session] | None,
+                 names: Sequence[str], stop: threading.Event, every: float | None = None
+                 ) -> None:
+        self.servicer = servicer
+        self.sessions = sessions
+        self.names = list(names)
+        self.stop = stop
+        self.every = every or float(os.environ.get("BUMMERL_HEALTH_EVERY", "5"))
+        self.status: int | None = None
+
+    def check(self) -> bool:
+        ok = database_ok(self.sessions)
+        status = SERVING if ok else NOT_SERVING
+        if status != self.status and not self.stop.is_set():
+            if self.status is not None:
+                log.warning("health: %s", "SERVING (database back)" if ok else "NOT_SERVING")
+            self.status = status
+            for name in self.names:
+                self.servicer.set(name, status)
+        return ok
+
+    def start(self) -> DatabaseHealth:
+        self.servicer.set(LIVENESS, SERVING)
+        self.check()
+        threading.Thread(target=self._run, daemon=True, name="bummerl-health").start()
+        return self
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every):
+            self.check()
