@@ -5,8 +5,9 @@
   match).
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
-Installed by the workers (a house move they submit announces the next house turn) and by
-`bummerl up` in the service process (a remote bot's move that hands the turn to a house bot).
+Installed by the engine service (`bummerl serve`, `bummerl up`: every committed action that
+hands the turn to a house bot, whoever submitted it) and by the workers (a ladder match they
+create may start with a house bot to act).
 A message lost on the way is made good by the sweeper.
 """
 
