@@ -4,8 +4,10 @@ to the remote opponent's Play stream."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import random
+import socket
 import statistics
 import threading
 import time
@@ -170,3 +172,18 @@ def play_remote(channel: grpc.Channel, token: str, match_id: int, turns: int) ->
         outbox.put(None)
         stream.cancel()
     return gaps
+
+
+def test_an_unavailable_service_is_retried_then_left_to_the_sweeper(monkeypatch, caplog):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", f"127.0.0.1:{port}")
+    monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
+    monkeypatch.setattr(moves, "_service", None)
+    monkeypatch.setattr(moves, "RETRY_DELAYS", (0.01, 0.02))
+    with caplog.at_level(logging.WARNING, logger="workers.moves"):
+        assert moves.play_house_move(1, 0, 0) is False
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("UNAVAILABLE, retrying" in m for m in messages) == 2, messages
+    assert any("the sweeper will re-enqueue it" in m for m in messages), messages
