@@ -141,13 +141,13 @@ def seat_bot_id(
         return bot_for_token(token, sessions=sessions).id
     if seat not in (0, 1):
         raise InvalidArgument(f"seat must be 0 or 1, not {seat}")
+    seat_bot = Match.bot1_id if seat else Match.bot0_id
     with _sessions(sessions)() as session:
-        row = session.execute(
-            select(Match.bot0_id, Match.bot1_id).where(Match.id == match_id)).one_or_none()
-        if row is None:
-            raise NotFound(f"no match with id {match_id}")
-        bot_id = row[seat]
-        kind = session.scalar(select(Bot.kind).where(Bot.id == bot_id))
+        row = session.execute(select(Bot.id, Bot.kind).join(Match, Bot.id == seat_bot)
+                              .where(Match.id == match_id)).one_or_none()
+    if row is None:
+        raise NotFound(f"no match with id {match_id}")
+    bot_id, kind = row
     if kind != HOUSE:
         raise PermissionDenied(
             f"the house token acts only for house bots; seat {seat} of match {match_id} is "
