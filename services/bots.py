@@ -4,8 +4,8 @@ A remote bot's token is 32 random bytes (URL-safe text) shown once; only its SHA
 
 The house credential (`BUMMERL_HOUSE_TOKEN`, kept as its SHA-256 like the operator token) is the
 workers' token: with it a caller may observe and act for the seats held by house bots
-(`kind == "house"`), and nothing else: it is PERMISSION_DENIED for a remote bot's seat, and it
-is not the operator token.
+(`kind == "house"`) and create matches (the ladder's CreateMatch), nothing else: it is
+PERMISSION_DENIED for a remote bot's seat, and it is not the operator token.
 """
 
 from __future__ import annotations
@@ -102,10 +102,12 @@ def is_operator(token: str | None, config: Settings | None = None) -> bool:
     return hmac.compare_digest(sha256(token), config.operator_token_sha256)
 
 
-def require_operator(token: str | None, config: Settings | None = None, what: str = "") -> None:
-    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the operator's."""
+def require_operator(token: str | None, config: Settings | None = None, what: str = "",
+                     house_ok: bool = False) -> None:
+    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the operator's
+    (or, with `house_ok`, the house token: the ladder creates matches with it)."""
     config = config or settings()
-    if is_operator(token, config):
+    if is_operator(token, config) or (house_ok and is_house(token, config)):
         return
     if not token:
         raise Unauthenticated(

@@ -47,3 +47,15 @@ def house_service(sessions: sessionmaker[Session], config: Settings = HOUSE_CONF
                        "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN}
     finally:
         server.stop(grace=0)
+
+
+def create_in_process(monkeypatch: pytest.MonkeyPatch, sessions: sessionmaker[Session]) -> None:
+    """The ladder's matches created by the service's plain function on `sessions`, in this
+    process (for ladder tests with no server; a worker creates them over gRPC)."""
+    from services import matches
+    from workers import ladder
+
+    def create(bot_ids: tuple[int, int], profile: str) -> int:
+        return matches.create_match(bot_ids, profile=profile, sessions=sessions).id
+
+    monkeypatch.setattr(ladder, "create_match", create)

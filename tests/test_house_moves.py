@@ -24,6 +24,7 @@ from db.base import create_all, make_session_factory
 from db.models import HOUSE, ActionLog
 from services import bots, hooks, matches
 from workers import moves, procs
+from workers import service as service_module
 from workers.testing import redis_site
 
 
@@ -35,7 +36,7 @@ def service(request, tmp_path, monkeypatch):
             running_service(database, HOUSE_CONFIG) as svc:
         monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", svc.server.address)
         monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
-        monkeypatch.setattr(moves, "_service", None)  # this test's service
+        monkeypatch.setattr(service_module, "_service", None)  # this test's service
         yield svc
 
 
@@ -76,6 +77,13 @@ def test_the_house_token_acts_only_for_house_seats(service):
     assert code_of(lambda: observe(1, HOUSE_TOKEN + "x")) == grpc.StatusCode.UNAUTHENTICATED
     assert code_of(lambda: submit(1, "not-the-house")) == grpc.StatusCode.UNAUTHENTICATED
     assert code_of(lambda: observe(1, OPERATOR)) == grpc.StatusCode.UNAUTHENTICATED
+    # It may create matches (the ladder does), but it is not the operator token.
+    created = stub.CreateMatch(match_pb2.CreateMatchRequest(bot_ids=[house_id, remote_id]),
+                               metadata=auth(HOUSE_TOKEN)).match
+    assert list(created.bot_ids) == [house_id, remote_id]
+    assert code_of(lambda: service.bots.RegisterBot(bot_pb2.RegisterBotRequest(name="x"),
+                                                    metadata=auth(HOUSE_TOKEN))) \
+        == grpc.StatusCode.PERMISSION_DENIED
     # No house credential configured: the token is unknown.
     with running_service(service.database, replace(HOUSE_CONFIG, house_token_sha256=None)) \
             as bare:
@@ -195,7 +203,7 @@ def test_an_unavailable_service_is_retried_then_left_to_the_sweeper(monkeypatch,
         port = s.getsockname()[1]
     monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", f"127.0.0.1:{port}")
     monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
-    monkeypatch.setattr(moves, "_service", None)
+    monkeypatch.setattr(service_module, "_service", None)
     monkeypatch.setattr(moves, "RETRY_DELAYS", (0.01, 0.02))
     with caplog.at_level(logging.WARNING, logger="workers.moves"):
         assert moves.play_house_move(1, 0, 0) is False

@@ -72,13 +72,8 @@ def offenders(folder: str, forbidden: set[str]) -> dict[str, list[str]]:
 
 
 def test_workers_do_not_import_the_services_write_paths():
-    assert offenders("workers", {"services.actions", "services.games"}) == {}
-
-
-@pytest.mark.xfail(strict=False, reason="workers.ladder still creates ladder matches with "
-                   "services.matches.create_match (match creation over gRPC is not done yet)")
-def test_workers_do_not_import_services_matches():
-    assert offenders("workers", {"services.matches"}) == {}
+    write_paths = {"services.actions", "services.games", "services.matches"}
+    assert offenders("workers", write_paths) == {}
 
 
 @pytest.mark.xfail(strict=False, reason="web/queries.py imports workers.ladder and "

@@ -5,9 +5,9 @@
   match).
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
-Installed by the engine service (`bummerl serve`, `bummerl up`: every committed action that
-hands the turn to a house bot, whoever submitted it) and by the workers (a ladder match they
-create may start with a house bot to act).
+Installed by the engine service (`bummerl serve`, `bummerl up`), the one process that commits
+match changes: every action or new match that hands the turn to a house bot, whoever asked for
+it over gRPC (a remote bot, a worker's house move, the ladder's CreateMatch).
 A message lost on the way is made good by the sweeper.
 """
 

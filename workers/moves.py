@@ -29,12 +29,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import aware, session_factory
 from db.models import HOUSE, RUNNING, Bot, Match
 from workers.bots import make_bot
+from workers.service import CALL_TIMEOUT, service
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DEFAULT_SERVICE_ADDRESS = "127.0.0.1:50051"
-CALL_TIMEOUT = 10.0  # seconds per gRPC call
 RETRY_DELAYS = (0.1, 0.3, 1.0, 2.0)  # backoff after UNAVAILABLE / DEADLINE_EXCEEDED
 NOTHING_OWED = ("ABORTED", "FAILED_PRECONDITION", "NOT_FOUND")
 RETRIED = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
@@ -50,56 +49,6 @@ def bot_options(strategy: str) -> dict[str, object]:
     if strategy == "rdeep" and os.environ.get("BUMMERL_RDEEP_SAMPLES"):
         return {"samples": int(os.environ["BUMMERL_RDEEP_SAMPLES"])}
     return {}
-
-
-class Service:
-    """The engine service as this worker process sees it: one channel (made after the fork of
-    a prefork pool child), the house token, and the strategy of each house seat (a match's
-    bots never change)."""
-
-    def __init__(self, address: str, token: str) -> None:
-        import grpc
-        from bummerl.v1 import bot_pb2_grpc, match_pb2_grpc
-
-        self.address = address
-        self.pid = os.getpid()
-        self.channel = grpc.insecure_channel(address)
-        self.matches = match_pb2_grpc.MatchServiceStub(self.channel)
-        self.bots = bot_pb2_grpc.BotServiceStub(self.channel)
-        self.auth = (("authorization", f"Bearer {token}"),)
-        self.strategies: dict[tuple[int, int], str] = {}
-
-    def strategy(self, match_id: int, seat: int) -> str:
-        """The house strategy of `seat` (GetMatch, GetBot: public records)."""
-        from bummerl.v1 import bot_pb2, match_pb2
-
-        key = (match_id, seat)
-        if key not in self.strategies:
-            match = self.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id),
-                                          timeout=CALL_TIMEOUT).match
-            bot = self.bots.GetBot(bot_pb2.GetBotRequest(bot_id=match.bot_ids[seat]),
-                                   timeout=CALL_TIMEOUT).bot
-            if len(self.strategies) > 10_000:
-                self.strategies.clear()
-            self.strategies[key] = bot.house_strategy
-        return self.strategies[key]
-
-
-_service: Service | None = None
-
-
-def service() -> Service:
-    """This process's connection to the engine service (`BUMMERL_SERVICE_ADDRESS`, with
-    `BUMMERL_HOUSE_TOKEN`)."""
-    global _service
-    address = os.environ.get("BUMMERL_SERVICE_ADDRESS") or DEFAULT_SERVICE_ADDRESS
-    token = os.environ.get("BUMMERL_HOUSE_TOKEN", "")
-    if _service is None or _service.pid != os.getpid() or _service.address != address:
-        if not token:
-            log.error("BUMMERL_HOUSE_TOKEN is not set: house moves will be refused "
-                      "(UNAUTHENTICATED); give the workers the service's house token")
-        _service = Service(address, token)
-    return _service
 
 
 def _code(error: Exception) -> str:

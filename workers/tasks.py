@@ -59,10 +59,3 @@ def sweep_task() -> None:
     from workers.sweeper import sweep
 
     sweep()
-
-
-# A ladder match created by this process may start with a house bot to act: announce it.
-# (House moves are submitted to the service over gRPC; the service announces the next turn.)
-from workers.hooks import install as _install_hooks  # noqa: E402
-
-_install_hooks()
