@@ -1,25 +1,47 @@
-"""Benchmark of the engine service: N concurrent matches, each between two bot clients (the
-client kit with random bots) connected over the Play stream, for a few seconds per N.
+"""Benchmark of the engine service against its floor, in the same run.
 
-Prints, for N = 1, 10, 50: actions applied per second, and the p50/p99 action round-trip
-latency: from a bot queueing its answer to the next turn of that match reaching a bot (so the
-submit, the engine, the database commit and the next observation, over gRPC).
+    .venv/bin/python bench/service.py [--db sqlite|postgres] [-n 50] [--seconds 5]
+    .venv/bin/python bench/service.py --house [--db ...] [--seconds 10]
 
-The server runs in its own process (`bummerl serve`) on a fresh SQLite file, or on the
-database given with --database-url (e.g. PostgreSQL).
+Default mode: N matches at once, 2N bot clients, each bot one Play stream (bidirectional), all
+clients asyncio (grpc.aio) in this process, each answering a turn with a random legal action.
 
-    .venv/bin/python bench/service.py [--seconds 4] [--sizes 1 10 50]
+- FLOOR: a bare Python gRPC relay (grpc.aio, its own process) serving the same Play stream and
+  messages: each bot answer is forwarded to the other seat of its pair as a Turn of similar size
+  (real observations of a Schnapsen match); no rules, no database.
+- BUMMERL: a real `bummerl serve` in its own process on a fresh database (SQLite file, or a
+  fresh PostgreSQL database on 127.0.0.1:5432, dropped after), N matches created with the
+  operator token, a new match started whenever one ends, with the service's default time control.
 
-With --profile FILE the server runs under cProfile (every thread) and writes the merged
+For each it prints: actions/s (answers sent; each one applied / forwarded), p50 and p99 of the
+time from an answer to the next turn of that match (any seat), the server process's CPU per
+action (from /proc), the bench clients' own CPU per action (if that nears one core, the
+clients are the bottleneck), and the ratios bummerl/floor. On PostgreSQL it also prints the CPU
+of the database server processes serving the bench's database (if /proc shows them), and after
+the run the matches forfeited (time-out or illegal) and the answers refused: any makes the bench
+exit with status 1.
+
+--house: a remote `random` bot (asyncio client) against a house `random` bot played by a real
+Celery worker on Redis (`--redis`, default redis://127.0.0.1:6379/0, keys under a unique
+prefix), which submits the house moves over gRPC with the house token. Prints the median and p95
+of the time from the remote bot's answer to its next turn (the house move in between: worker
+task, GetObservation, SubmitAction, push), beside the same figure for a remote-vs-remote match
+on the same server in the same run (the peer).
+
+--profile FILE runs the bummerl server under cProfile (every thread) and writes the merged
 statistics to FILE when it stops: `python -m pstats FILE`, then e.g. `sort tottime`, `stats 30`.
+The machine's other load shows in every figure: compare the ratios, not the absolute numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import os
 import pstats
+import random
+import re
 import signal
 import socket
 import statistics
@@ -28,6 +50,10 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -35,78 +61,17 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bummerl import wire  # noqa: E402
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc  # noqa: E402
 
-from client import Runner  # noqa: E402
-from examples.random_bot import RandomBot  # noqa: E402
-
 OPERATOR = "bench-operator"
+HOUSE = "bench-house-" + uuid.uuid4().hex
 AUTH = (("authorization", f"Bearer {OPERATOR}"),)
+POSTGRES = os.environ.get("BUMMERL_BENCH_POSTGRES_URL",
+                          "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
-class Clock:
-    """Round-trip times: answer queued for a match → next turn of that match received."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.sent: dict[int, float] = {}
-        self.samples: list[float] = []
-        self.answers = 0
-        self.recording = False
-
-    def answered(self, match_id: int) -> None:
-        with self.lock:
-            self.sent[match_id] = time.perf_counter()
-            if self.recording:
-                self.answers += 1
-
-    def turn(self, match_id: int) -> None:
-        now = time.perf_counter()
-        with self.lock:
-            start = self.sent.pop(match_id, None)
-            if start is not None and self.recording:
-                self.samples.append(now - start)
-
-
-class BenchRunner(Runner):
-    def __init__(self, clock: Clock, on_match_end, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
-        self.clock = clock
-        self.on_match_end = on_match_end
-
-    def on_turn(self, turn: bot_pb2.Turn) -> None:
-        self.clock.turn(turn.match_id)
-
-    def on_answer(self, turn: bot_pb2.Turn) -> None:
-        self.clock.answered(turn.match_id)
-
-    def _match_ended(self, ended: bot_pb2.MatchEnded) -> None:
-        super()._match_ended(ended)
-        if ended.seat == 0:
-            self.on_match_end()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(database_url: str, profile: str | None = None
-                 ) -> tuple[subprocess.Popen[bytes], str]:
-    address = f"127.0.0.1:{free_port()}"
-    env = {**os.environ, "DATABASE_URL": database_url, "BUMMERL_OPERATOR_TOKEN": OPERATOR,
-           "BUMMERL_HOOKS": "", "BUMMERL_MOVE_MS": "20000", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "cli.main", "serve", "--address", address]
-    if profile:
-        command = [sys.executable, __file__, "--serve-profiled", address, profile]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    with grpc.insecure_channel(address) as channel:
-        grpc.channel_ready_future(channel).result(timeout=60)
-    return server, address
-
-
+# --- measuring ----------------------------------------------------------------------------------
 def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) the process `pid` used so far (Linux /proc; else nan)."""
     try:
@@ -116,61 +81,419 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_size(address: str, n: int, seconds: float, tag: str, server_pid: int
-             ) -> tuple[float, float, float, int, float]:
-    channel = grpc.insecure_channel(address)
-    bots = bot_pb2_grpc.BotServiceStub(channel)
-    matches = match_pb2_grpc.MatchServiceStub(channel)
-    clock = Clock()
-    runners: list[BenchRunner] = []
-    stop = threading.Event()
-    for pair in range(n):
-        ids, tokens = [], []
-        for seat in (0, 1):
-            reply = bots.RegisterBot(bot_pb2.RegisterBotRequest(name=f"{tag}-{pair}-{seat}"),
-                                     metadata=AUTH)
-            ids.append(reply.bot.bot_id)
-            tokens.append(reply.token)
-
-        def new_match(ids: list[int] = ids) -> None:
-            if not stop.is_set():
-                matches.CreateMatch(match_pb2.CreateMatchRequest(bot_ids=ids), metadata=AUTH)
-
-        new_match()
-        for seat in (0, 1):
-            runners.append(BenchRunner(clock, new_match, RandomBot(pair * 2 + seat), address,
-                                       tokens[seat]))
-    threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
-    for t in threads:
-        t.start()
-    time.sleep(min(1.0, seconds / 4))  # warm up: connect, first turns
-    with clock.lock:
-        clock.recording = True
-        clock.samples.clear()
-    started = time.perf_counter()
-    cpu_started = cpu_seconds(server_pid)
-    time.sleep(seconds)
-    with clock.lock:
-        clock.recording = False
-        elapsed = time.perf_counter() - started
-        samples = sorted(clock.samples)
-        answers = clock.answers
-    server_cpu = cpu_seconds(server_pid) - cpu_started
-    stop.set()
-    for r in runners:
-        r.stop()
-    for t in threads:
-        t.join(5)
-    channel.close()
-    if not samples:
-        return 0.0, float("nan"), float("nan"), 0, float("nan")
-    p50 = statistics.median(samples)
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-    cpu_per_action = server_cpu / answers * 1000 if answers else float("nan")
-    return answers / elapsed, p50 * 1000, p99 * 1000, len(samples), cpu_per_action
+def own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
-def serve_profiled(address: str, path: str) -> int:
+@dataclass
+class Clock:
+    """Answers sent, and the gaps from an answer to the next turn of the same match."""
+
+    recording: bool = False
+    sent: dict[int, float] = field(default_factory=dict)
+    gaps: list[float] = field(default_factory=list)
+    answers: int = 0
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def answered(self, match_id: int) -> None:
+        self.sent[match_id] = time.perf_counter()
+        if self.recording:
+            self.answers += 1
+
+    def turn(self, match_id: int) -> None:
+        start = self.sent.pop(match_id, None)
+        if start is not None and self.recording:
+            self.gaps.append(time.perf_counter() - start)
+
+
+@dataclass
+class Figures:
+    rate: float  # actions/s
+    p50: float  # ms
+    p99: float  # ms
+    p95: float  # ms
+    samples: int
+    server_ms: float  # server CPU ms per action
+    client_ms: float  # bench clients' CPU ms per action
+    client_load: float  # bench clients' CPU seconds per second (1.0 = one core)
+    db_ms: float = float("nan")  # database server CPU ms per action (PostgreSQL)
+
+
+def percentile(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
+
+
+async def measure(clock: Clock, seconds: float, server_pid: int,
+                  db_pids: list[int] | None = None) -> Figures:
+    """Record for `seconds` (the clients keep playing meanwhile)."""
+    clock.recording, clock.answers = True, 0
+    clock.gaps.clear()
+    started, cpu0, own0 = time.perf_counter(), cpu_seconds(server_pid), own_cpu()
+    db0 = sum(cpu_seconds(p) for p in db_pids or [])
+    await asyncio.sleep(seconds)
+    clock.recording = False
+    elapsed = time.perf_counter() - started
+    server_cpu, own = cpu_seconds(server_pid) - cpu0, own_cpu() - own0
+    db = sum(cpu_seconds(p) for p in db_pids or []) - db0 if db_pids else float("nan")
+    gaps = sorted(clock.gaps)
+    n = clock.answers or 1
+    return Figures(clock.answers / elapsed, percentile(gaps, 0.5) * 1000,
+                   percentile(gaps, 0.99) * 1000, percentile(gaps, 0.95) * 1000, len(gaps),
+                   server_cpu / n * 1000, own / n * 1000, own / elapsed, db / n * 1000)
+
+
+# --- the bot clients (asyncio, shared by the floor and bummerl) -------------------------------
+async def play(address: str, token: str, clock: Clock, seed: int,
+               on_match_end=None) -> None:  # type: ignore[no-untyped-def]
+    """One bot: a Play stream answering every turn with a random legal action."""
+    rng = random.Random(seed)
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = bot_pb2_grpc.BotServiceStub(channel).Play(
+            metadata=(("authorization", f"Bearer {token}"),))
+        await call.write(bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="bench")))
+        async for message in call:
+            kind = message.WhichOneof("message")
+            if kind == "turn":
+                turn = message.turn
+                clock.turn(turn.match_id)
+                await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
+                    match_id=turn.match_id, seq=turn.seq,
+                    action=rng.choice(turn.observation.legal_actions),
+                    request_id=f"{turn.match_id}:{turn.seq}")))
+                clock.answered(turn.match_id)
+            elif kind == "rejected":
+                clock.rejected += 1
+                if len(clock.errors) < 5:
+                    clock.errors.append(f"rejected: {message.rejected.code} "
+                                        f"{message.rejected.message}")
+            elif kind == "match_ended" and on_match_end is not None:
+                await on_match_end(message.match_ended)
+
+
+async def run_bots(bots: list[tuple[str, str, int]], clock: Clock, warmup: float,
+                   seconds: float, server_pid: int, db_pids=None, on_match_end=None  # type: ignore[no-untyped-def]
+                   ) -> Figures:
+    """Run every (address, token, seed) bot; measure after `warmup` seconds."""
+    tasks = [asyncio.create_task(play(address, token, clock, seed, on_match_end))
+             for address, token, seed in bots]
+    try:
+        await asyncio.sleep(warmup)
+        failed = [t for t in tasks if t.done()]
+        for t in failed[:3]:
+            clock.errors.append(f"a bot stream ended: {t.exception()!r}")
+        return await measure(clock, seconds, server_pid, db_pids() if db_pids else None)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# --- the floor: a bare relay --------------------------------------------------------------------
+def turn_templates(count: int = 64) -> list[bot_pb2.Turn]:
+    """Turns of a real match (observations of the seat to act), as the relay sends them."""
+    import engine
+
+    game, rng, turns = engine.Match(1, "soft"), random.Random(1), []
+    while not game.is_over and len(turns) < count:
+        seat = game.to_act
+        if seat is None:
+            break
+        obs = wire.observation_to_pb(game.observe(seat))
+        turns.append(bot_pb2.Turn(match_id=0, seat=seat, seq=len(turns), observation=obs,
+                                  bank_left_ms=30000))
+        game.apply(seat, rng.choice(game.legal_actions()))
+    return turns
+
+
+class Relay(bot_pb2_grpc.BotServiceServicer):
+    """Bot `pair:seat` (its token) is sent a Turn each time the other seat of its pair answers."""
+
+    def __init__(self) -> None:
+        self.templates = turn_templates()
+        self.outboxes: dict[tuple[int, int], asyncio.Queue[bot_pb2.PlayResponse]] = {}
+
+    def turn(self, pair: int, seat: int, seq: int) -> bot_pb2.PlayResponse:
+        turn = bot_pb2.Turn()
+        turn.CopyFrom(self.templates[seq % len(self.templates)])
+        turn.match_id, turn.seat, turn.seq = pair, seat, seq
+        turn.deadline.GetCurrentTime()
+        return bot_pb2.PlayResponse(turn=turn)
+
+    async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        token = dict(context.invocation_metadata())["authorization"].split()[-1]
+        pair, seat = (int(x) for x in token.split(":"))
+        outbox: asyncio.Queue[bot_pb2.PlayResponse] = asyncio.Queue()
+        self.outboxes[(pair, seat)] = outbox
+        reader = asyncio.create_task(self.read(pair, seat, request_iterator))
+        try:
+            yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome())
+            other = self.outboxes.get((pair, 1 - seat))
+            if other is not None:  # both seats are here: the pair starts
+                self.outboxes[(pair, 0)].put_nowait(self.turn(pair, 0, 0))
+            while True:
+                yield await outbox.get()
+        finally:
+            reader.cancel()
+            self.outboxes.pop((pair, seat), None)
+
+    async def read(self, pair: int, seat: int, requests) -> None:  # type: ignore[no-untyped-def]
+        async for request in requests:
+            if request.WhichOneof("message") == "action":
+                other = self.outboxes.get((pair, 1 - seat))
+                if other is not None:
+                    other.put_nowait(self.turn(pair, 1 - seat, request.action.seq + 1))
+
+
+def serve_floor(address: str) -> int:
+    async def main() -> None:
+        server = grpc.aio.server()
+        bot_pb2_grpc.add_BotServiceServicer_to_server(Relay(), server)
+        server.add_insecure_port(address)
+        await server.start()
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+    return 0
+
+
+# --- processes ----------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(command: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    """Start a server process (`command` gets the address appended); wait until it serves."""
+    address = f"127.0.0.1:{free_port()}"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([*command, address], cwd=ROOT, stdout=out, stderr=out,
+                                env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+    with grpc.insecure_channel(address) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=120)
+        except grpc.FutureTimeoutError:
+            proc.kill()
+            raise SystemExit(f"the server did not start; see {log}") from None
+    return proc, address
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def bummerl_command(profile: str | None) -> list[str]:
+    if profile:
+        return [sys.executable, __file__, "--serve-profiled", profile]
+    return [sys.executable, "-m", "cli.main", "serve", "--address"]
+
+
+@contextmanager
+def database(kind: str, tmp: Path) -> Iterator[str]:
+    """A fresh database URL: an SQLite file, or a new PostgreSQL database dropped after."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp / 'bench.sqlite3'}"
+        return
+    from workers.testing import fresh_postgres
+
+    with fresh_postgres(POSTGRES) as url:
+        yield url
+
+
+def postgres_pids(url: str) -> list[int]:
+    """Pids of the PostgreSQL backends connected to the database of `url` (if visible)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = make_url(url).database
+    engine = create_engine(POSTGRES)
+    try:
+        with engine.connect() as c:
+            pids = [int(p) for p in c.execute(
+                text("SELECT pid FROM pg_stat_activity WHERE datname = :d"), {"d": name}
+            ).scalars()]
+    finally:
+        engine.dispose()
+    return [p for p in pids if Path(f"/proc/{p}/stat").exists()]
+
+
+def forfeits(url: str) -> tuple[int, int]:
+    """(matches forfeited, matches played out) in the database of `url`."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as c:
+            rows = dict(c.execute(text(
+                "SELECT coalesce(end_reason, 'running'), count(*) FROM matches "
+                "GROUP BY end_reason")).all())
+    finally:
+        engine.dispose()
+    return (sum(v for k, v in rows.items() if k.startswith("forfeit")),
+            rows.get("played", 0))
+
+
+# --- the two measurements -------------------------------------------------------------------------
+async def floor_run(n: int, seconds: float, warmup: float, log: Path) -> Figures:
+    proc, address = start([sys.executable, __file__, "--serve-floor"], {}, log)
+    try:
+        clock = Clock()
+        bots = [(address, f"{pair}:{seat}", pair * 2 + seat)
+                for pair in range(n) for seat in (0, 1)]
+        figures = await run_bots(bots, clock, warmup, seconds, proc.pid)
+    finally:
+        stop(proc)
+    if clock.errors:
+        print("floor errors:", *clock.errors, sep="\n  ")
+    return figures
+
+
+def bummerl_env(url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {"DATABASE_URL": url, "BUMMERL_OPERATOR_TOKEN": OPERATOR, "BUMMERL_HOOKS": "",
+            **(extra or {})}
+
+
+async def register_pairs(address: str, n: int, tag: str, house_id: int | None = None
+                         ) -> tuple[list[tuple[int, int]], list[tuple[str, str, int]]]:
+    """Register n pairs of remote bots (or n remote bots facing `house_id`) and create a match
+    for each; the (bot0, bot1) ids and the bots to run."""
+    pairs, bots = [], []
+    async with grpc.aio.insecure_channel(address) as channel:
+        bot_stub = bot_pb2_grpc.BotServiceStub(channel)
+        match_stub = match_pb2_grpc.MatchServiceStub(channel)
+        for pair in range(n):
+            ids = []
+            for seat in (0, 1) if house_id is None else (0,):
+                reply = await bot_stub.RegisterBot(
+                    bot_pb2.RegisterBotRequest(name=f"{tag}-{pair}-{seat}"), metadata=AUTH)
+                ids.append(reply.bot.bot_id)
+                bots.append((address, reply.token, pair * 2 + seat))
+            if house_id is not None:
+                ids.append(house_id)
+            pairs.append((ids[0], ids[1]))
+            await match_stub.CreateMatch(match_pb2.CreateMatchRequest(bot_ids=ids),
+                                         metadata=AUTH)
+    return pairs, bots
+
+
+def rematch(address: str):  # type: ignore[no-untyped-def]
+    """A match_ended callback: seat 0 starts the next match of its pair."""
+    channel = grpc.aio.insecure_channel(address)
+    stub = match_pb2_grpc.MatchServiceStub(channel)
+
+    async def on_match_end(ended: bot_pb2.MatchEnded) -> None:
+        if ended.seat == 0:
+            await stub.CreateMatch(match_pb2.CreateMatchRequest(
+                bot_ids=list(ended.match.bot_ids)), metadata=AUTH)
+
+    return on_match_end, channel
+
+
+async def bummerl_run(url: str, n: int, seconds: float, warmup: float, log: Path,
+                      profile: str | None, kind: str) -> tuple[Figures, list[str]]:
+    proc, address = start(bummerl_command(profile), bummerl_env(url), log)
+    on_match_end, channel = rematch(address)
+    try:
+        _, bots = await register_pairs(address, n, f"b{n}")
+        clock = Clock()
+        def db_pids() -> list[int]:  # after the warm-up: the server's pool is open
+            pids = postgres_pids(url)
+            print(f"  db CPU: the {len(pids)} PostgreSQL backends of the bench's database "
+                  "(from /proc)")
+            return pids
+
+        figures = await run_bots(bots, clock, warmup, seconds, proc.pid,
+                                 db_pids if kind == "postgres" else None, on_match_end)
+    finally:
+        await channel.close()
+        stop(proc)
+    lost, played = forfeits(url)
+    problems = list(clock.errors)
+    if lost:
+        problems.append(f"{lost} match(es) forfeited (time-out or illegal actions)")
+    print(f"  bummerl: {played} matches played out, {lost} forfeited, "
+          f"{clock.rejected} answers refused")
+    return figures, problems
+
+
+async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: str
+                    ) -> tuple[Figures, Figures, list[str]]:
+    """A remote random bot vs a house random bot (real worker, Redis); and, as the peer, a
+    remote vs remote match on the same server."""
+    from workers import procs
+    from workers.testing import redis_site
+
+    _, broker = redis_site(redis)
+    site = {**broker, "BUMMERL_HOUSE_TOKEN": HOUSE, "BUMMERL_BEAT_SCHEDULE": str(tmp / "beat"),
+            "BUMMERL_LADDER_EVERY": "3600"}
+    proc, address = start(bummerl_command(None),
+                          bummerl_env(url, {**site, "BUMMERL_HOOKS": "workers.hooks:install"}),
+                          tmp / "server.log")
+    worker = procs.start_worker({"DATABASE_URL": url, **site,
+                                 "BUMMERL_SERVICE_ADDRESS": address},
+                                queues="moves", concurrency=1, logfile=tmp / "worker.log")
+    on_match_end, channel = rematch(address)
+    try:
+        from db.base import make_session_factory
+        from services import bots as plain_bots
+
+        sessions = make_session_factory(url)
+        house, _ = plain_bots.register_bot("house-random", kind="house",
+                                           house_strategy="random", sessions=sessions)
+        sessions.kw["bind"].dispose()
+        _, remote = await register_pairs(address, 1, "house-peer", house.id)
+        clock = Clock()
+        figures = await run_bots(remote, clock, warmup, seconds, proc.pid,
+                                 on_match_end=on_match_end)
+        _, pair = await register_pairs(address, 1, "remote-peer")
+        peer_clock = Clock()
+        peer = await run_bots(pair, peer_clock, min(warmup, 1.0), seconds, proc.pid,
+                              on_match_end=on_match_end)
+    finally:
+        await channel.close()
+        procs.stop(worker)
+        stop(proc)
+    lost, _ = forfeits(url)
+    problems = clock.errors + peer_clock.errors
+    if lost:
+        problems.append(f"{lost} match(es) forfeited")
+    tasks = sorted(float(x) * 1000 for x in re.findall(
+        r"Task bummerl\.move\[[^\]]+\] succeeded in ([0-9.]+)s", (tmp / "worker.log").read_text()))
+    if tasks:
+        print(f"  worker: {len(tasks)} move tasks, median {statistics.median(tasks):.2f} ms "
+              "inside the task (GetObservation, choose, SubmitAction)")
+    return figures, peer, problems
+
+
+# --- printing -----------------------------------------------------------------------------------
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.3g}x" if b and b == b and a == a else "-"
+
+
+def print_table(n: int, floor: Figures, ours: Figures, kind: str) -> None:
+    print(f"\nN = {n} matches ({2 * n} bot streams), bummerl on {kind}")
+    print(f"{'':<9} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'samples':>8} "
+          f"{'server CPU ms/action':>21} {'client CPU ms/action':>21} {'client cores':>13}"
+          + (f" {'db CPU ms/action':>17}" if kind == "postgres" else ""))
+    for name, f in (("floor", floor), ("bummerl", ours)):
+        print(f"{name:<9} {f.rate:>10.0f} {f.p50:>8.2f} {f.p99:>8.2f} {f.samples:>8} "
+              f"{f.server_ms:>21.3f} {f.client_ms:>21.3f} {f.client_load:>13.2f}"
+              + (f" {f.db_ms:>17.3f}" if kind == "postgres" and name == "bummerl" else
+                 f" {'':>17}" if kind == "postgres" else ""))
+    print(f"{'bummerl/floor':<9} {ratio(ours.rate, floor.rate):>6} actions/s, "
+          f"{ratio(ours.p50, floor.p50)} p50, {ratio(ours.p99, floor.p99)} p99, "
+          f"{ratio(ours.server_ms, floor.server_ms)} server CPU per action "
+          f"(targets: actions/s >= 0.25x, p99 <= 4x)", flush=True)
+
+
+def serve_profiled(path: str, address: str) -> int:
     """Run the server with a cProfile (CPU time) per thread; on SIGTERM write the merged stats."""
     from services.server import serve
 
@@ -199,36 +522,57 @@ def serve_profiled(address: str, path: str) -> int:
     return 0
 
 
+async def main_async(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
+        tmp = Path(name)
+        print(f"service bench: {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
+              f"bummerl on {args.db}; server logs in {tmp} (deleted after)", flush=True)
+        if args.house:
+            ours, peer, problems = await house_run(url, args.seconds, args.warmup, tmp,
+                                                   args.redis)
+            print("\nremote random bot vs house random bot (real Celery worker on Redis, "
+                  "house moves over gRPC); time from the remote bot's answer to its next turn:")
+            print(f"{'':<16} {'median ms':>10} {'p95 ms':>8} {'samples':>8}")
+            print(f"{'vs house bot':<16} {ours.p50:>10.2f} {ours.p95:>8.2f} {ours.samples:>8}")
+            print(f"{'vs remote (peer)':<16} {peer.p50:>10.2f} {peer.p95:>8.2f} "
+                  f"{peer.samples:>8}")
+            print(f"house/peer median {ratio(ours.p50, peer.p50)} (target: house median "
+                  "<= 20 ms)")
+        else:
+            floor = await floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
+            ours, problems = await bummerl_run(url, args.n, args.seconds, args.warmup,
+                                               tmp / "server.log", args.profile, args.db)
+            print_table(args.n, floor, ours, args.db)
+        if problems:
+            print("problems:", *problems, sep="\n  ")
+            return 1
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve-floor":
+        return serve_floor(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "--serve-profiled":
         return serve_profiled(sys.argv[2], sys.argv[3])
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=4.0, help="measured time per N")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
-    parser.add_argument("--database-url", default=None,
-                        help="database of the server (default: a fresh SQLite file)")
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite",
+                        help="bummerl's database: a fresh SQLite file or PostgreSQL database")
+    parser.add_argument("-n", type=int, default=50, help="matches at once (default 50)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured time (default 5)")
+    parser.add_argument("--warmup", type=float, default=2.0,
+                        help="seconds of play before measuring (default 2)")
+    parser.add_argument("--house", action="store_true",
+                        help="remote bot vs house bot on a real worker (needs Redis)")
+    parser.add_argument("--redis", default=os.environ.get(
+        "BUMMERL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="Redis for --house (keys under a unique prefix)")
     parser.add_argument("--profile", metavar="FILE", default=None,
-                        help="run the server under cProfile; write its stats to FILE")
+                        help="run the bummerl server under cProfile; write its stats to FILE")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = args.database_url or f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
-        server, address = start_server(url, args.profile)
-        try:
-            kind = url.split(":", 1)[0]
-            print(f"service bench on {kind}, {args.seconds:g} s per N "
-                  "(N matches at once, 2N bot clients)")
-            print(f"{'N':>4} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'samples':>8} "
-                  f"{'server CPU ms/action':>21}")
-            for n in args.sizes:
-                rate, p50, p99, count, cpu = run_size(
-                    address, n, args.seconds, f"b{n}-{os.getpid()}", server.pid)
-                print(f"{n:>4} {rate:>10.0f} {p50:>8.1f} {p99:>8.1f} {count:>8} {cpu:>21.2f}",
-                      flush=True)
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
-    return 0
+    with suppress(KeyboardInterrupt):
+        return asyncio.run(main_async(args))
+    return 130
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
 Starts the gRPC engine service (in this process, with the workers' hooks), a Celery worker and
 the beat scheduler (subprocesses), registers the house bots, and shows the standings as they
-change until Ctrl-C. With no `REDIS_URL` / `DATABASE_URL` it runs on the embedded defaults:
-kombu's filesystem broker and SQLite under var/. An outside bot can join while it runs: register
-it with the operator token shown, then run it with the client kit; the ladder pairs it once it
-is registered or active.
+change until Ctrl-C. The worker submits the house bots' moves to the service over gRPC with a
+house token made for this run (`BUMMERL_HOUSE_TOKEN`, unless one is set) at the service's
+address (`BUMMERL_SERVICE_ADDRESS`), both passed to it by environment. With no `REDIS_URL` /
+`DATABASE_URL` it runs on the embedded defaults: kombu's filesystem broker and SQLite under var/.
+An outside bot can join while it runs: register it with the operator token shown, then run it
+with the client kit; the ladder pairs it once it is registered or active.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if not (os.environ.get("BUMMERL_OPERATOR_TOKEN") or os.environ.get(
             "BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get("BUMMERL_OPEN_REGISTRATION")):
         token = os.environ["BUMMERL_OPERATOR_TOKEN"] = secrets.token_urlsafe(16)
+    if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
+        os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
+        os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
     logs = Path(celery_app.ROOT / "var" / "log")
     logs.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
@@ -79,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
     server = create_server(args.address).start()
+    os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = None
     try:
@@ -128,6 +134,13 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
                 return False
             live.update(render(header, args.profiles))
     return True
+
+
+def local_address(address: str) -> str:
+    """The address a process on this machine reaches the service at (a wildcard host bound,
+    e.g. 0.0.0.0:50051, is reached at 127.0.0.1:50051)."""
+    host, _, port = address.rpartition(":")
+    return f"127.0.0.1:{port}" if host in ("0.0.0.0", "[::]", "::", "") else address
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -2,13 +2,16 @@
 
 Shorthands for `celery -A workers.app worker|beat ...` with bummerl's defaults; the broker is
 `BUMMERL_BROKER_URL` / `REDIS_URL`, else the embedded filesystem broker under var/broker
-(see workers/app.py), the database `DATABASE_URL`, else SQLite under var/.
+(see workers/app.py), the database `DATABASE_URL`, else SQLite under var/. A worker on the
+`moves` queue submits house-bot moves to the engine service at `BUMMERL_SERVICE_ADDRESS`
+(default 127.0.0.1:50051) with the service's house token `BUMMERL_HOUSE_TOKEN`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 
@@ -43,6 +46,11 @@ def run_worker(args: argparse.Namespace) -> int:
     from workers.procs import celery_command
 
     _migrate()
+    if "moves" in args.queues.split(",") and not os.environ.get("BUMMERL_HOUSE_TOKEN"):
+        print("bummerl worker: BUMMERL_HOUSE_TOKEN is not set, so the service will refuse "
+              "this worker's house-bot moves; set it to the service's house token (and "
+              "BUMMERL_SERVICE_ADDRESS if the service is not at 127.0.0.1:50051)",
+              file=sys.stderr)
     cmd = celery_command("worker", "-Q", args.queues, "-c", str(args.concurrency), "-P",
                          "prefork", "--without-mingle", "--without-gossip",
                          "-n", f"{args.name}@%h", "-l", args.loglevel, *(["-B"] if args.beat

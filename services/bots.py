@@ -1,6 +1,11 @@
 """Bots: registration, tokens and look-ups (plain functions over the database).
 
 A remote bot's token is 32 random bytes (URL-safe text) shown once; only its SHA-256 is stored.
+
+The house credential (`BUMMERL_HOUSE_TOKEN`, kept as its SHA-256 like the operator token) is the
+workers' token: with it a caller may observe and act for the seats held by house bots
+(`kind == "house"`) and create matches (the ladder's CreateMatch), nothing else: it is
+PERMISSION_DENIED for a remote bot's seat, and it is not the operator token.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import HOUSE, REMOTE, Bot
+from db.models import HOUSE, REMOTE, Bot, Match
 from services.config import Settings, settings, sha256
 from services.errors import (
     AlreadyExists,
@@ -97,13 +102,56 @@ def is_operator(token: str | None, config: Settings | None = None) -> bool:
     return hmac.compare_digest(sha256(token), config.operator_token_sha256)
 
 
-def require_operator(token: str | None, config: Settings | None = None, what: str = "") -> None:
-    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the operator's."""
+def require_operator(token: str | None, config: Settings | None = None, what: str = "",
+                     house_ok: bool = False) -> None:
+    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the operator's
+    (or, with `house_ok`, the house token: the ladder creates matches with it)."""
     config = config or settings()
-    if is_operator(token, config):
+    if is_operator(token, config) or (house_ok and is_house(token, config)):
         return
     if not token:
         raise Unauthenticated(
             f"{what} needs the operator token: send metadata 'authorization: Bearer <token>'"
         )
     raise PermissionDenied(f"{what} needs the operator token; this token is not it")
+
+
+def is_house(token: str | None, config: Settings | None = None) -> bool:
+    """Whether `token` is the house credential."""
+    config = config or settings()
+    if not token or not config.house_token_sha256:
+        return False
+    return hmac.compare_digest(sha256(token), config.house_token_sha256)
+
+
+def seat_bot_id(
+    token: str | None,
+    match_id: int,
+    seat: int,
+    *,
+    config: Settings | None = None,
+    sessions: sessionmaker[Session] | None = None,
+) -> int:
+    """The bot a caller with `token` acts as for `seat` of match `match_id`.
+
+    A remote bot's token names that bot (whether it plays the seat is checked by the caller of
+    this function, as before). The house credential acts as the house bot of the seat, if the
+    seat is held by one: PermissionDenied for a remote bot's seat, NotFound for no such match,
+    InvalidArgument for a bad seat. Any other token is Unauthenticated.
+    """
+    if not is_house(token, config):
+        return bot_for_token(token, sessions=sessions).id
+    if seat not in (0, 1):
+        raise InvalidArgument(f"seat must be 0 or 1, not {seat}")
+    seat_bot = Match.bot1_id if seat else Match.bot0_id
+    with _sessions(sessions)() as session:
+        row = session.execute(select(Bot.id, Bot.kind).join(Match, Bot.id == seat_bot)
+                              .where(Match.id == match_id)).one_or_none()
+    if row is None:
+        raise NotFound(f"no match with id {match_id}")
+    bot_id, kind = row
+    if kind != HOUSE:
+        raise PermissionDenied(
+            f"the house token acts only for house bots; seat {seat} of match {match_id} is "
+            f"held by the {kind} bot {bot_id}: use that bot's token")
+    return bot_id

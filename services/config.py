@@ -4,6 +4,8 @@
 |---|---|---|
 | `BUMMERL_OPERATOR_TOKEN` | the operator's token (kept only as its SHA-256) | none |
 | `BUMMERL_OPERATOR_TOKEN_SHA256` | or: the hex SHA-256 of the operator's token | none |
+| `BUMMERL_HOUSE_TOKEN` | the house token: acts for house bots' seats only (SHA-256 kept) | none |
+| `BUMMERL_HOUSE_TOKEN_SHA256` | or: the hex SHA-256 of the house token | none |
 | `BUMMERL_OPEN_REGISTRATION` | `1`: anyone may register a bot | `0` |
 | `BUMMERL_MOVE_MS` | per-move time of a new match | 5000 |
 | `BUMMERL_BANK_MS` | time bank of each seat of a new match | 30000 |
@@ -27,6 +29,7 @@ def sha256(token: str) -> str:
 @dataclass(frozen=True)
 class Settings:
     operator_token_sha256: str | None = None
+    house_token_sha256: str | None = None
     open_registration: bool = False
     move_ms: int = 5000
     bank_ms: int = 30000
@@ -40,8 +43,12 @@ class Settings:
         digest = env.get("BUMMERL_OPERATOR_TOKEN_SHA256") or None
         if env.get("BUMMERL_OPERATOR_TOKEN"):
             digest = sha256(env["BUMMERL_OPERATOR_TOKEN"])
+        house = env.get("BUMMERL_HOUSE_TOKEN_SHA256") or None
+        if env.get("BUMMERL_HOUSE_TOKEN"):
+            house = sha256(env["BUMMERL_HOUSE_TOKEN"])
         return Settings(
             operator_token_sha256=digest,
+            house_token_sha256=house,
             open_registration=env.get("BUMMERL_OPEN_REGISTRATION", "0") == "1",
             move_ms=int(env.get("BUMMERL_MOVE_MS", "5000")),
             bank_ms=int(env.get("BUMMERL_BANK_MS", "30000")),

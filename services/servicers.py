@@ -94,7 +94,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     @unary
     def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
-        bots.require_operator(token_of(context), self.config, "CreateMatch")
+        bots.require_operator(token_of(context), self.config, "CreateMatch", house_ok=True)
         tc = request.time_control
         m = matches.create_match(
             list(request.bot_ids),
@@ -122,9 +122,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     @unary
     def GetObservation(self, request, context):  # type: ignore[no-untyped-def]
-        bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+        bot_id = bots.seat_bot_id(token_of(context), request.match_id, request.seat,
+                                  config=self.config, sessions=self.sessions)
         obs, m = matches.get_observation(
-            request.match_id, request.seat, bot_id=bot.id, sessions=self.sessions)
+            request.match_id, request.seat, bot_id=bot_id, sessions=self.sessions)
         mine = m.state == RUNNING and m.to_act == request.seat
         return match_pb2.GetObservationResponse(
             observation=wire.observation_to_pb(obs), seq=m.seq,
@@ -132,14 +133,15 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     @unary
     def SubmitAction(self, request, context):  # type: ignore[no-untyped-def]
-        bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+        bot_id = bots.seat_bot_id(token_of(context), request.match_id, request.seat,
+                                  config=self.config, sessions=self.sessions)
         try:
             action = wire.action_from_pb(request.action)
         except ValueError as e:
             raise InvalidArgument(f"bad action: {e}") from None
         result = submit_action(
             request.match_id, request.seat, action, expected_seq=request.expected_seq,
-            request_id=request.request_id or None, bot_id=bot.id,
+            request_id=request.request_id or None, bot_id=bot_id,
             sessions=self.sessions, config=self.config)
         return match_pb2.SubmitActionResponse(
             seq=result.seq, duplicate=result.duplicate, match=convert.match_to_pb(result.match))

@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from housekit import create_in_process
 from servicekit import CONFIG, fresh_database, running_service
 from sqlalchemy import update
 from test_service_presence import Stream, aware, row, wait_for
@@ -37,8 +38,9 @@ def seen(sessions, bot_id: int, connected_since: datetime | None, last_seen_at: 
                   .values(connected_since=connected_since, last_seen_at=last_seen_at))
 
 
-def test_only_connected_remote_bots_are_fielded(database):
+def test_only_connected_remote_bots_are_fielded(database, monkeypatch):
     sessions = database.sessions()
+    create_in_process(monkeypatch, sessions)
     try:
         house, _ = bots.register_bot("house", kind=HOUSE, house_strategy="random",
                                      sessions=sessions)

@@ -7,6 +7,7 @@ from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
+from housekit import create_in_process
 from sqlalchemy import select, update
 
 from db.base import create_all, make_session_factory
@@ -22,6 +23,7 @@ def sessions(tmp_path, monkeypatch):
     monkeypatch.setattr(hooks, "on_match_end", [])
     factory = make_session_factory(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     create_all(factory)
+    create_in_process(monkeypatch, factory)
     return factory
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from housekit import HOUSE_CONFIG, HOUSE_TOKEN
 from sqlalchemy import select
 
 from client.runner import Runner
@@ -36,8 +37,9 @@ def test_a_remote_bot_plays_and_is_rated(postgres_sessions, redis_url, tmp_path,
     bots.register_bot("house-random", kind=HOUSE, house_strategy="random", sessions=sessions)
     bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully", sessions=sessions)
     outsider, token = bots.register_bot("outsider", sessions=sessions)
-    server = create_server("127.0.0.1:0", sessions=sessions).start()
-    env = {"DATABASE_URL": url, **broker_env,
+    server = create_server("127.0.0.1:0", sessions=sessions, config=HOUSE_CONFIG).start()
+    env = {"DATABASE_URL": url, **broker_env, "BUMMERL_SERVICE_ADDRESS": server.address,
+           "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN,
            "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "1",
            "BUMMERL_LADDER_MATCHES": "2", "BUMMERL_SWEEP_EVERY": "2"}
     worker = procs.start_worker(env, concurrency=2, beat=True, logfile=tmp_path / "worker.log")

@@ -1,8 +1,10 @@
 """The ladder on a real worker with embedded beat (real Redis, real PostgreSQL): matches kept
-going, each finished match rated exactly once."""
+going, each finished match rated exactly once. House moves go to a real gRPC server (in this
+process), which announces each next house turn on the test's corner of Redis."""
 
 from __future__ import annotations
 
+from housekit import announce_on, house_service
 from sqlalchemy import func, select
 
 from db.models import FINISHED, HOUSE, RUNNING, Match
@@ -25,31 +27,37 @@ def running_ladder(sessions) -> int:
                         .where(Match.state == RUNNING)) or 0
 
 
-def test_ladder_keeps_matches_going_and_rates_each_once(postgres_sessions, redis_url, tmp_path):
+def test_ladder_keeps_matches_going_and_rates_each_once(postgres_sessions, redis_url, tmp_path,
+                                                        monkeypatch):
     url, sessions = postgres_sessions
     for strategy in ("random", "bully", "rdeep"):
         bots.register_bot(f"house-{strategy}", kind=HOUSE, house_strategy=strategy,
                           sessions=sessions)
-    env = {
-        "DATABASE_URL": url,
-        **redis_site(redis_url)[1],
-        "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
-        "BUMMERL_LADDER_EVERY": "1",
-        "BUMMERL_LADDER_MATCHES": "2",
-        "BUMMERL_SWEEP_EVERY": "2",
-        "BUMMERL_RDEEP_SAMPLES": "3",
-    }
-    worker = procs.start_worker(env, concurrency=2, beat=True, logfile=tmp_path / "worker.log")
+    app, broker_env = redis_site(redis_url)
+    announce_on(app, monkeypatch)
     most_running = 0
-    try:
-        def enough() -> bool:
-            nonlocal most_running
-            most_running = max(most_running, running_ladder(sessions))
-            return rated(sessions) >= 5
+    with house_service(sessions) as (_, service_env):
+        env = {
+            "DATABASE_URL": url,
+            **broker_env,
+            **service_env,
+            "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
+            "BUMMERL_LADDER_EVERY": "1",
+            "BUMMERL_LADDER_MATCHES": "2",
+            "BUMMERL_SWEEP_EVERY": "2",
+            "BUMMERL_RDEEP_SAMPLES": "3",
+        }
+        worker = procs.start_worker(env, concurrency=2, beat=True,
+                                    logfile=tmp_path / "worker.log")
+        try:
+            def enough() -> bool:
+                nonlocal most_running
+                most_running = max(most_running, running_ladder(sessions))
+                return rated(sessions) >= 5
 
-        wait_until(enough, 120, every=0.2, what="five rated ladder matches")
-    finally:
-        procs.stop(worker)
+            wait_until(enough, 120, every=0.2, what="five rated ladder matches")
+        finally:
+            procs.stop(worker)
     assert most_running <= 2
     with sessions() as s:
         finished = s.scalar(select(func.count()).select_from(LadderMatch)

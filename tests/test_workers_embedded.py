@@ -1,9 +1,11 @@
 """The embedded default: no Redis, kombu's filesystem transport and SQLite, still a real Celery
-worker process. A simulation and a house match both finish."""
+worker process. A simulation and a house match both finish (the house moves are submitted to a
+real gRPC server in this process)."""
 
 from __future__ import annotations
 
 import pytest
+from housekit import house_service
 
 from db.base import create_all, make_session_factory
 from db.models import FINISHED, HOUSE, Match
@@ -22,11 +24,13 @@ def embedded(tmp_path, monkeypatch):
     sessions = make_session_factory(url)
     create_all(sessions)
     app = make_app()  # this test's own app, on the test's broker folder
-    env = {"DATABASE_URL": url, "BUMMERL_BROKER_DIR": str(tmp_path / "broker"),
-           "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "3600"}
-    worker = procs.start_worker(env, concurrency=2, logfile=tmp_path / "worker.log")
-    yield app, sessions
-    procs.stop(worker)
+    with house_service(sessions) as (_, service_env):
+        env = {"DATABASE_URL": url, "BUMMERL_BROKER_DIR": str(tmp_path / "broker"),
+               "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "3600",
+               **service_env}
+        worker = procs.start_worker(env, concurrency=2, logfile=tmp_path / "worker.log")
+        yield app, sessions
+        procs.stop(worker)
     sessions.kw["bind"].dispose()
 
 

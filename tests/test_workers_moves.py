@@ -1,4 +1,5 @@
-"""House-bot moves on a real Celery worker process (real Redis, real PostgreSQL).
+"""House-bot moves on a real Celery worker process (real Redis, real PostgreSQL), submitted to a
+real gRPC server (in this process) with the house token.
 
 The crash test SIGKILLs the worker while it computes a move: the sweeper re-enqueues the owed
 move, the match finishes, and its log holds every seq exactly once (nothing applied twice).
@@ -10,12 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
+from housekit import announce_on, house_service
 from sqlalchemy import select
 
 from db.models import FINISHED, HOUSE, ActionLog, Match
 from engine import Action
 from engine import Match as EngineMatch
-from services import bots, hooks, matches
+from services import bots, matches
 from workers import procs
 from workers.testing import redis_site, wait_until
 
@@ -35,17 +37,14 @@ def worker_env(database_url: str, broker_env: dict[str, str], tmp_path: Path, **
 
 
 @pytest.fixture
-def announce(monkeypatch, redis_url):
-    """This test's corner of Redis; in this test process, a house turn is sent there (as the
-    service does). Yields the worker processes' broker environment."""
+def announce(monkeypatch, redis_url, postgres_sessions):
+    """This test's corner of Redis, and the service (in this process) that announces house
+    turns there. Yields the worker processes' environment: broker, service address, house
+    token."""
     app, broker_env = redis_site(redis_url)
-
-    def on_turn(match_id: int, seat: int, seq: int) -> None:
-        app.send_task("bummerl.move", (match_id, seat, seq), queue="moves")
-
-    monkeypatch.setattr(hooks, "on_turn", [on_turn])
-    monkeypatch.setattr(hooks, "on_match_end", [])
-    return broker_env
+    announce_on(app, monkeypatch)
+    with house_service(postgres_sessions[1]) as (_, service_env):
+        yield {**broker_env, **service_env}
 
 
 def house(sessions, name: str, strategy: str) -> int:

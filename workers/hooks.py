@@ -5,8 +5,9 @@
   match).
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
-Installed by the workers (a house move they submit announces the next house turn) and by
-`bummerl up` in the service process (a remote bot's move that hands the turn to a house bot).
+Installed by the engine service (`bummerl serve`, `bummerl up`), the one process that commits
+match changes: every action or new match that hands the turn to a house bot, whoever asked for
+it over gRPC (a remote bot, a worker's house move, the ladder's CreateMatch).
 A message lost on the way is made good by the sweeper.
 """
 

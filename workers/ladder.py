@@ -208,11 +208,17 @@ def choose_pair(ratings: dict[int, Rating], playing_pairs: set[frozenset[int]],
     return (a, b) if rng.random() < 0.5 else (b, a)
 
 
+def create_match(bot_ids: tuple[int, int], profile: str) -> int:
+    """Create a match through the engine service (CreateMatch over gRPC with the house token,
+    `workers.service`); its id. The service announces its first turn."""
+    from workers.service import service
+
+    return service().create_match(bot_ids, profile)
+
+
 def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | None = None,
                   rng: random.Random | None = None) -> list[int]:
     """Create ladder matches in `profile` until `target` are running; the new match ids."""
-    from services import matches
-
     sessions = sessions or session_factory()
     rng = rng or random.Random()
     created: list[int] = []
@@ -234,10 +240,10 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
         pair = choose_pair(ratings, playing, rng)
         if pair is None:
             break
-        match = matches.create_match(pair, profile=profile, sessions=sessions)
+        match_id = create_match(pair, profile)
         with sessions.begin() as s:
-            s.add(LadderMatch(match_id=match.id, profile=profile, created_at=now()))
-        created.append(match.id)
+            s.add(LadderMatch(match_id=match_id, profile=profile, created_at=now()))
+        created.append(match_id)
         playing.add(frozenset(pair))
         for bot_id in pair:  # a remote bot plays one ladder match at a time
             if bot_id in remote:

@@ -1,11 +1,16 @@
-"""House-bot moves in live matches: computed on a worker, submitted like any other action.
+"""House-bot moves in live matches: computed on a worker, submitted over gRPC like any bot's.
 
-`play_house_move(match_id, seat, seq)` re-reads the match; unless the match is still waiting for
-`seat` at sequence number `seq` and that seat is a house bot, it does nothing. It gives the bot
-the seat's observation only (`services.matches.get_observation`), and submits the answer with
-the service's `submit_action`, `expected_seq=seq` and the request id `house:<match>:<seq>`:
-a duplicate task (redelivery, sweeper) is refused as stale or recognised as the same request,
-never applied twice.
+`play_house_move(match_id, seat, seq)` asks the engine service (`BUMMERL_SERVICE_ADDRESS`,
+default 127.0.0.1:50051) for the seat's observation (GetObservation) with the house credential
+(`BUMMERL_HOUSE_TOKEN`, which may act only for seats held by house bots), lets the seat's house
+strategy choose, and submits the action (SubmitAction) with `expected_seq=seq` and the request
+id `house:<match>:<seq>`. The worker reads no match rows to decide and writes none: the service
+is the one door to every match. A duplicate task (redelivery, sweeper) finds the match moved on,
+or its submit is refused as stale or recognised as the same request: never applied twice.
+
+gRPC errors: stale or over (ABORTED, FAILED_PRECONDITION, NOT_FOUND) → nothing owed;
+UNAVAILABLE or DEADLINE_EXCEEDED → retried with backoff a few times, then left to the sweeper
+(`redispatch_house_turns`, which still reads the matches to find owed house moves).
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import logging
 import os
 import random
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,8 +29,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import aware, session_factory
 from db.models import HOUSE, RUNNING, Bot, Match
 from workers.bots import make_bot
+from workers.service import CALL_TIMEOUT, service
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+RETRY_DELAYS = (0.1, 0.3, 1.0, 2.0)  # backoff after UNAVAILABLE / DEADLINE_EXCEEDED
+NOTHING_OWED = ("ABORTED", "FAILED_PRECONDITION", "NOT_FOUND")
+RETRIED = ("UNAVAILABLE", "DEADLINE_EXCEEDED")
 
 
 def think_seconds() -> float:
@@ -38,46 +51,75 @@ def bot_options(strategy: str) -> dict[str, object]:
     return {}
 
 
-def play_house_move(match_id: int, seat: int, seq: int,
-                    sessions: sessionmaker[Session] | None = None) -> bool:
-    """Compute and submit the house bot's move; True if this call's action was applied."""
-    from services import actions, matches
-    from services.errors import ServiceError
+def _code(error: Exception) -> str:
+    code = getattr(error, "code", None)
+    return code().name if callable(code) else "UNKNOWN"
 
-    sessions = sessions or session_factory()
-    with sessions() as s:
-        match = s.get(Match, match_id)
-        if match is None or match.state != RUNNING or match.seq != seq or match.to_act != seat:
-            log.info("house move %s/%s/%s: nothing owed (match %s)", match_id, seat, seq,
-                     "missing" if match is None else
-                     f"{match.state} at seq {match.seq}, seat {match.to_act} to act")
-            return False
-        bot = match.bot(seat)
-        if bot.kind != HOUSE or not bot.house_strategy:
-            return False
-        strategy = bot.house_strategy
-    obs, match = matches.get_observation(match_id, seat, sessions=sessions)
-    if match.seq != seq or obs.to_act != seat:
-        log.info("house move %s/%s/%s: the match moved on (seq %s)", match_id, seat, seq,
-                 match.seq)
-        return False
-    deadline_at = match.deadline_at
-    budget = think_seconds()
-    if deadline_at is not None:
-        left = (aware(deadline_at) - datetime.now(UTC)).total_seconds() - 0.5
-        budget = max(0.05, min(budget, left))
-    rng = random.Random(f"house:{match_id}:{seq}")
-    action = make_bot(strategy, **bot_options(strategy)).choose(
-        obs, rng, deadline=time.monotonic() + budget)
+
+def _call(what: str, call: Callable[[], T]) -> T:
+    """`call()`, retried with backoff while the service is unavailable."""
+    import grpc
+
+    for delay in (*RETRY_DELAYS, None):
+        try:
+            return call()
+        except grpc.RpcError as e:
+            if _code(e) not in RETRIED or delay is None:
+                raise
+            log.warning("%s: service %s, retrying in %.1f s", what, _code(e), delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def play_house_move(match_id: int, seat: int, seq: int) -> bool:
+    """Compute and submit the house bot's move over gRPC; True if this call's action was
+    applied (False: nothing owed, or left to the sweeper)."""
+    import grpc
+    from bummerl import wire
+    from bummerl.v1 import match_pb2
+
+    what = f"house move {match_id}/{seat}/{seq}"
+    svc = service()
     try:
-        actions.submit_action(match_id, seat, action, expected_seq=seq,
-                              request_id=f"house:{match_id}:{seq}", sessions=sessions)
-    except ServiceError as e:  # stale (someone else moved), match over, ...: nothing owed
-        log.info("house move %s/%s/%s not applied: %s", match_id, seat, seq, e)
+        reply: Any = _call(what, lambda: svc.matches.GetObservation(
+            match_pb2.GetObservationRequest(match_id=match_id, seat=seat),
+            metadata=svc.auth, timeout=CALL_TIMEOUT))
+        if reply.seq != seq or reply.observation.to_act != seat:
+            log.info("%s: nothing owed (the match is at seq %s)", what, reply.seq)
+            return False
+        strategy = _call(what, lambda: svc.strategy(match_id, seat))
+        obs = wire.observation_from_pb(reply.observation)
+        budget = think_seconds()
+        if reply.HasField("deadline"):
+            left = reply.deadline.ToDatetime(tzinfo=UTC) - datetime.now(UTC)
+            budget = max(0.05, min(budget, left.total_seconds() - 0.5))
+        rng = random.Random(f"house:{match_id}:{seq}")
+        action = make_bot(strategy, **bot_options(strategy)).choose(
+            obs, rng, deadline=time.monotonic() + budget)
+        request = match_pb2.SubmitActionRequest(
+            match_id=match_id, seat=seat, action=wire.action_to_pb(action), expected_seq=seq,
+            request_id=f"house:{match_id}:{seq}")
+        attempts = 0
+
+        def submit() -> Any:
+            nonlocal attempts
+            attempts += 1
+            return svc.matches.SubmitAction(request, metadata=svc.auth, timeout=CALL_TIMEOUT)
+
+        result = _call(what, submit)
+    except grpc.RpcError as e:
+        code = _code(e)
+        details = e.details() if hasattr(e, "details") else e
+        if code in NOTHING_OWED:  # stale (someone else moved), match over: nothing owed
+            log.info("%s not applied: %s %s", what, code, details)
+        elif code in RETRIED:
+            log.warning("%s: service still %s; the sweeper will re-enqueue it", what, code)
+        else:
+            log.error("%s refused: %s %s", what, code, details)
         return False
-    return True
-
-
+    # duplicate: the same request id was applied before: by an earlier attempt of this call
+    # (a retry after UNAVAILABLE), or by another task for the same turn.
+    return not result.duplicate or attempts > 1
 
 
 def send_move(match_id: int, seat: int, seq: int) -> None:
@@ -90,7 +132,7 @@ def send_move(match_id: int, seat: int, seq: int) -> None:
 def redispatch_house_turns(stale_seconds: float,
                            sessions: sessionmaker[Session] | None = None) -> list[int]:
     """Sweeper part: enqueue the move of every running match waiting for a house bot for more
-    than `stale_seconds`; the match ids."""
+    than `stale_seconds`; the match ids. (It reads the matches; it writes none.)"""
     sessions = sessions or session_factory()
     cutoff = datetime.now(UTC) - timedelta(seconds=stale_seconds)
     owed: list[tuple[int, int, int]] = []

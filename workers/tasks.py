@@ -1,8 +1,9 @@
 """Celery tasks. Thin: each takes ids, re-reads the database, and is idempotent.
 
-- `bummerl.move` (queue `moves`): a house bot's move in a live match, submitted with the
-  expected sequence number and a request id derived from (match, seq): a duplicate or late
-  message never applies a second action.
+- `bummerl.move` (queue `moves`): a house bot's move in a live match, computed here and
+  submitted to the engine service over gRPC with the house token, the expected sequence number
+  and a request id derived from (match, seq): a duplicate or late message never applies a
+  second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 
@@ -58,9 +59,3 @@ def sweep_task() -> None:
     from workers.sweeper import sweep
 
     sweep()
-
-
-# A house move submitted by this process hands the turn on: announce the next one.
-from workers.hooks import install as _install_hooks  # noqa: E402
-
-_install_hooks()
