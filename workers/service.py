@@ -14,7 +14,7 @@ import os
 log = logging.getLogger(__name__)
 
 DEFAULT_SERVICE_ADDRESS = "127.0.0.1:50051"
-CALL_TIMEOUT = 10.0  # seconds per gRPC call
+CALL_TIMEOUT = 5.0  # seconds per gRPC call (retried on DEADLINE_EXCEEDED)
 
 
 class Service:
