@@ -32,6 +32,7 @@ from db.ratings import LadderMatch, Rating
 from services.config import settings
 from services.presence import is_connected
 from workers import conduct
+from workers.locks import only_one
 
 log = logging.getLogger(__name__)
 
@@ -256,12 +257,16 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
 def tick(sessions: sessionmaker[Session] | None = None) -> dict[str, list[int]]:
     """The scheduler's periodic step: rate what finished, then top up every profile."""
     sessions = sessions or session_factory()
-    rate_finished(sessions)
-    conduct.suspend_forfeiters(sessions)
-    started = {}
-    for profile in profiles():
-        started[profile] = start_matches(profile, target_matches(), sessions)
-    rate_finished(sessions)
-    return started
+    with only_one(sessions, "ladder-tick") as mine:  # two at once would start too many
+        if not mine:
+            log.info("ladder tick skipped: another worker is running one")
+            return {}
+        rate_finished(sessions)
+        conduct.suspend_forfeiters(sessions)
+        started = {}
+        for profile in profiles():
+            started[profile] = start_matches(profile, target_matches(), sessions)
+        rate_finished(sessions)
+        return started
 
 
