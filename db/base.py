@@ -72,7 +72,7 @@ class DbTimeouts:
 
     connect_s: int = 5  # opening a connection (libpq connect_timeout)
     statement_ms: int = 10_000  # one statement, in the server (statement_timeout)
-    answer_s: float = 15.0  # any wait for the server's answer, in the client (see below)
+    answer_s: float = 12.0  # any wait for the server's answer, in the client (see below)
     pool_s: float = 10.0  # waiting for a free pooled connection
     keepalive_s: int = 10  # TCP keepalives: first probe after this idle time, then every 5 s
 

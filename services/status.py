@@ -172,7 +172,7 @@ class RateLimitedLog:
         self.burst = burst
         self.window = window
         self.lock = threading.Lock()
-        self.start = 0.0
+        self.start = float("-inf")
         self.count = 0
         self.dropped = 0
 
