@@ -10,8 +10,9 @@ message and any log line, small.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -138,36 +139,70 @@ def _checked(requests: Iterator[Any], context: grpc.ServicerContext,
         yield request
 
 
-def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
-    """`handler` with every request parsed safely and checked against the limits."""
-    changes: dict[str, Any] = {"request_deserializer": _safe(handler.request_deserializer)}
-    if handler.unary_unary or handler.unary_stream:
-        kind = "unary_unary" if handler.unary_unary else "unary_stream"
-        behavior = getattr(handler, kind)
+async def _checked_async(requests: AsyncIterator[Any], context: Any,
+                         where: str) -> AsyncIterator[Any]:
+    async for request in requests:
+        refusal = _refusal(request)
+        if refusal is not None:
+            await status.abort_async(context, refusal, where)
+        yield request
 
-        def single(request: Any, context: grpc.ServicerContext) -> Any:
+
+def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
+    """`handler` with every request parsed safely and checked against the limits (sync
+    behaviours, and the async ones of a grpc.aio server)."""
+    changes: dict[str, Any] = {"request_deserializer": _safe(handler.request_deserializer)}
+    kind = next(k for k in ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
+                if getattr(handler, k) is not None)
+    behavior = getattr(handler, kind)
+    single = kind.startswith("unary")
+    if inspect.iscoroutinefunction(behavior) and single:
+        async def call(request: Any, context: Any) -> Any:
+            refusal = _refusal(request)
+            if refusal is not None:
+                await status.abort_async(context, refusal, where)
+            return await behavior(request, context)
+    elif inspect.isasyncgenfunction(behavior) and single:
+        async def call(request: Any, context: Any) -> Any:  # type: ignore[misc]
+            refusal = _refusal(request)
+            if refusal is not None:
+                await status.abort_async(context, refusal, where)
+            async for response in behavior(request, context):
+                yield response
+    elif single:
+        def call(request: Any, context: Any) -> Any:  # type: ignore[misc]
             refusal = _refusal(request)
             if refusal is not None:
                 status.abort(context, refusal, where)
             return behavior(request, context)
-
-        changes[kind] = single
+    elif inspect.isasyncgenfunction(behavior):
+        async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
+            async for response in behavior(_checked_async(requests, context, where), context):
+                yield response
+    elif inspect.iscoroutinefunction(behavior):
+        async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
+            return await behavior(_checked_async(requests, context, where), context)
     else:
-        kind = "stream_unary" if handler.stream_unary else "stream_stream"
-        behavior = getattr(handler, kind)
-
-        def streaming(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+        def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
             return behavior(_checked(requests, context, where), context)
-
-        changes[kind] = streaming
-    return handler._replace(**changes)  # type: ignore[attr-defined,no-any-return]
+    return handler._replace(**{**changes, kind: call})  # type: ignore[attr-defined,no-any-return]
 
 
 class RequestGuard(grpc.ServerInterceptor):
-    """The server interceptor that applies `guard` to every method."""
+    """The server interceptor that applies `guard` to every method (a grpc.server)."""
 
     def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
         handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        return guard(handler, handler_call_details.method.rsplit("/", 1)[-1])
+
+
+class AsyncRequestGuard(grpc.aio.ServerInterceptor):
+    """The same for a grpc.aio.server (`interceptors=[AsyncRequestGuard()]`)."""
+
+    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+        handler = await continuation(handler_call_details)
         if handler is None:
             return None
         return guard(handler, handler_call_details.method.rsplit("/", 1)[-1])

@@ -159,10 +159,24 @@ def aborted(context: object, error: BaseException) -> bool:
 
 
 def abort(context: grpc.ServicerContext, error: BaseException, where: str = "") -> None:
-    """End the call with the status of `error` (re-raises it if the call is aborted already)."""
+    """End the call with the status of `error` (re-raises it if the call is aborted already).
+    For a sync handler, also of a grpc.aio server; async handlers use `abort_async`."""
     if aborted(context, error):
         raise error
-    context.abort_with_status(rich_status(failure_of(error, where)))
+    status = rich_status(failure_of(error, where))
+    if hasattr(context, "abort_with_status"):
+        context.abort_with_status(status)
+    else:  # grpc.aio's context of a sync handler
+        context.abort(status.code, status.details, status.trailing_metadata)  # type: ignore[call-arg]
+
+
+async def abort_async(context: grpc.aio.ServicerContext, error: BaseException,  # type: ignore[type-arg]
+                      where: str = "") -> None:
+    """`abort` for an async handler of a grpc.aio server."""
+    if aborted(context, error):
+        raise error
+    status = rich_status(failure_of(error, where))
+    await context.abort(status.code, status.details, status.trailing_metadata)
 
 
 class RateLimitedLog:
