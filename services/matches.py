@@ -165,8 +165,8 @@ def list_matches(
         raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}")
     query = select(Match).order_by(Match.id.desc()).limit(page_size + 1)
     if page_token:
-        if not (page_token.isascii() and page_token.isdigit()
-                and 1 <= int(page_token[:20]) <= INT64_MAX):
+        if not (len(page_token) <= 19 and page_token.isascii() and page_token.isdigit()
+                and 1 <= int(page_token) <= INT64_MAX):
             raise InvalidArgument(f"bad page_token {quote(page_token)}: pass the "
                                   "next_page_token of the previous page")
         before = int(page_token)
