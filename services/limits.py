@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -56,38 +57,63 @@ SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]
 
 
 def limit_of(field: FieldDescriptor) -> int:
-    default = MAX_REPEATED if _repeated(field) else MAX_STRING
-    return FIELD_LIMITS.get(field.full_name, default)
+    """The most items of a repeated field, else the most characters (bytes) of a string."""
+    return FIELD_LIMITS.get(field.full_name, MAX_REPEATED if field.is_repeated else MAX_STRING)
 
 
-def _repeated(field: FieldDescriptor) -> bool:
-    return bool(field.is_repeated)
+@dataclass(frozen=True)
+class _Rule:
+    """What to check of one field (worked out once per field: requests are checked on the
+    hot path)."""
+
+    repeated: bool
+    items: int  # the most items (repeated fields)
+    size: int  # the most characters or bytes of a string or bytes field; 0: not one
+    enum: frozenset[int] | None  # the numbers an enum field may hold
+    message: bool  # a message field: checked in turn
+    skip: bool  # a map (no request has one)
+
+
+_rules: dict[FieldDescriptor, _Rule] = {}
+
+
+def _rule(field: FieldDescriptor) -> _Rule:
+    rule = _rules.get(field)
+    if rule is None:
+        textual = field.type in (field.TYPE_STRING, field.TYPE_BYTES)
+        rule = _rules[field] = _Rule(
+            repeated=bool(field.is_repeated), items=limit_of(field),
+            size=(MAX_STRING if field.is_repeated else limit_of(field)) if textual else 0,
+            enum=frozenset(field.enum_type.values_by_number) if field.enum_type else None,
+            message=field.message_type is not None,
+            skip=field.message_type is not None and field.message_type.GetOptions().map_entry)
+    return rule
 
 
 def check(message: Message, path: str = "") -> None:
     """Raise InvalidArgument for the first field of `message` over its limit, or holding an
     enum number its enum does not define (the message names the field's path)."""
     for field, value in message.ListFields():
-        name = f"{path}{field.name}"
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            continue  # no request has a map
-        repeated = _repeated(field)
-        values = list(value) if repeated else [value]
-        if repeated and len(values) > limit_of(field):
+        rule = _rule(field)
+        if rule.skip:
+            continue
+        values = value if rule.repeated else (value,)
+        if rule.repeated and len(values) > rule.items:
             raise InvalidArgument(
-                f"{name} has {len(values)} items; at most {limit_of(field)} allowed")
-        size = MAX_STRING if repeated else limit_of(field)
+                f"{path}{field.name} has {len(values)} items; at most {rule.items} allowed")
         for item in values:
-            if field.type in (field.TYPE_STRING, field.TYPE_BYTES) and len(item) > size:
+            if rule.size and len(item) > rule.size:
                 unit = "characters" if field.type == field.TYPE_STRING else "bytes"
-                raise InvalidArgument(f"{name} is {len(item)} {unit} long; at most {size} allowed")
-            enum = field.enum_type
-            if enum is not None and item not in enum.values_by_number:
+                raise InvalidArgument(f"{path}{field.name} is {len(item)} {unit} long; "
+                                      f"at most {rule.size} allowed")
+            if rule.enum is not None and item not in rule.enum:
+                enum = field.enum_type
+                assert enum is not None
                 known = ", ".join(f"{v.name}={v.number}" for v in enum.values)
-                raise InvalidArgument(
-                    f"{name}: {item} is not a {enum.full_name} value ({status.cut(known, 300)})")
-            if field.type == field.TYPE_MESSAGE:
-                check(item, f"{name}.")
+                raise InvalidArgument(f"{path}{field.name}: {item} is not a {enum.full_name} "
+                                      f"value ({status.cut(known, 300)})")
+            if rule.message:
+                check(item, f"{path}{field.name}.")
 
 
 class Unparseable:
