@@ -161,8 +161,7 @@ def list_matches(
     if state not in (None, RUNNING, FINISHED):
         raise InvalidArgument(f"unknown match state {state!r}: 'running' or 'finished'")
     page_size = page_size or DEFAULT_PAGE
-    if not 1 <= page_size <= MAX_PAGE:
-        raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}")
+    in_range("page_size", page_size, 1, MAX_PAGE, f"0: {DEFAULT_PAGE}")
     query = select(Match).order_by(Match.id.desc()).limit(page_size + 1)
     if page_token:
         if not (len(page_token) <= 19 and page_token.isascii() and page_token.isdigit()

@@ -85,6 +85,9 @@ def failure_of(error: BaseException, where: str = "") -> Failure:
             line = CLIENT_LOG if error.code in CLIENT_CODES else OUTAGE_LOG
             line.emit(logging.INFO, "%s: %s %s", where, error.code, cut(error.message, 200))
             return failure
+    elif conflict(error):
+        CLIENT_LOG.emit(logging.INFO, "%s: ABORTED (%s)", where, _first_line(error))
+        return Failure("ABORTED", "a concurrent change conflicted with this one: retry")
     elif isinstance(error, sa.TimeoutError):  # the pool had no free connection in time
         OUTAGE_LOG.emit(logging.WARNING, "%s: UNAVAILABLE (database pool timeout)", where)
         return Failure("UNAVAILABLE", BUSY_MESSAGE)
@@ -102,6 +105,16 @@ def failure_of(error: BaseException, where: str = "") -> Failure:
     BUG_LOG.emit(logging.ERROR, "%s: internal error #%d", where, reference, exc=error)
     return Failure("INTERNAL", f"internal error #{reference} (logged by the service); "
                    "retry later or report it")
+
+
+def conflict(error: BaseException) -> bool:
+    """A transaction lost to a concurrent one (PostgreSQL: serialization failure, deadlock)."""
+    try:
+        from psycopg import errors
+    except ImportError:  # pragma: no cover
+        return False
+    cause = getattr(error, "orig", error)
+    return isinstance(cause, errors.SerializationFailure | errors.DeadlockDetected)
 
 
 def unavailable(error: BaseException) -> bool:

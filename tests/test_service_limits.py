@@ -71,6 +71,14 @@ def test_bad_page_token_is_invalid_argument(service, token):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "page_token" in details
 
 
+@pytest.mark.parametrize("size", [101, -1, 2**31 - 1])
+def test_bad_page_size_names_its_range(sqlite_service, size):
+    code, details = refused(sqlite_service.matches.ListMatches,
+                            match_pb2.ListMatchesRequest(page_size=size))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details == f"page_size must be 1-100 (0: 20), not {size}"
+
+
 def test_thirty_nines_page_token_names_the_limit(service):
     code, details = refused(service.matches.ListMatches,
                             match_pb2.ListMatchesRequest(page_token="9" * 30))

@@ -8,6 +8,7 @@ import logging
 import grpc
 import pytest
 from bummerl.v1 import match_pb2
+from psycopg.errors import DeadlockDetected
 from servicekit import fresh_database, running_service
 from sqlalchemy import exc as sa
 
@@ -30,6 +31,7 @@ def test_quote_cuts_long_input_and_says_its_length():
     (sa.InterfaceError("SELECT 1", {}, Exception(SECRET)), "UNAVAILABLE"),
     (sa.TimeoutError(SECRET), "UNAVAILABLE"),
     (sa.IntegrityError("INSERT", {}, Exception(SECRET)), "ABORTED"),
+    (sa.OperationalError("UPDATE", {}, DeadlockDetected(SECRET)), "ABORTED"),
     (sa.DataError("INSERT", {}, Exception(SECRET)), "INVALID_ARGUMENT"),
     (OverflowError("Python int too large to convert to SQLite INTEGER"), "INVALID_ARGUMENT"),
     (RuntimeError(SECRET), "INTERNAL"),
