@@ -133,6 +133,15 @@ def test_oversized_request_is_resource_exhausted(sqlite_service):
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
+def test_oversized_metadata_is_resource_exhausted(sqlite_service):
+    request = match_pb2.GetObservationRequest(match_id=1)
+    code, details = refused(sqlite_service.matches.GetObservation, request,
+                            metadata=auth("x" * 9000))
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "x" * 20 not in details
+    code, _ = refused(sqlite_service.matches.GetObservation, request, metadata=auth("x" * 20_000))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 def raw_unary(channel: grpc.Channel, method: str):
     return channel.unary_unary(method, request_serializer=None, response_deserializer=None)
 

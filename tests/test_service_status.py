@@ -13,7 +13,12 @@ from servicekit import fresh_database, running_service
 from sqlalchemy import exc as sa
 
 from services import status
-from services.errors import FailedPrecondition, InvalidArgument
+from services.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    ResourceExhausted,
+    Unavailable,
+)
 
 SECRET = 'connection to server at "db.internal" (10.0.0.7), port 5432 failed'
 
@@ -42,6 +47,13 @@ def test_every_exception_gets_a_code_and_a_safe_message(error, code):
     assert failure.code == code
     assert "db.internal" not in failure.message and "5432" not in failure.message
     assert "SELECT" not in failure.message and "Traceback" not in failure.message
+
+
+@pytest.mark.parametrize("error", [ResourceExhausted("at most 8 open streams per token"),
+                                   Unavailable("the change bus is down: retry")])
+def test_service_errors_for_limits_and_outages_keep_their_code(error):
+    failure = status.failure_of(error)
+    assert (failure.code, failure.message) == (error.code, error.message)
 
 
 def test_service_errors_keep_code_rule_and_a_bounded_message():
