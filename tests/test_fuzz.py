@@ -256,11 +256,57 @@ def server(request, tmp_path) -> Iterator[tuple[subprocess.Popen, str, list[int]
         assert len(text) < 300_000, f"the server logged {len(text)} characters"
 
 
-def phase(run: Run, fuzz: Fuzzer, seconds: float) -> int:
+class Driver:
+    """Near-valid calls that move matches on: a legal action of the seat to act at the right
+    seq, with one field mutated half of the time (so deep states are fuzzed too)."""
+
+    def __init__(self, run: Run, fuzz: Fuzzer, ids: list[int], tokens: list[str]) -> None:
+        self.run, self.fuzz, self.ids, self.tokens = run, fuzz, ids, tokens
+        self.channel = run.channel
+        self.submit = next(m for m in METHODS if m.name == "SubmitAction")
+        self.match_id = ids[2]
+
+    def step(self) -> None:
+        from bummerl.v1 import match_pb2_grpc
+
+        stub = match_pb2_grpc.MatchServiceStub(self.channel)
+        try:
+            match = stub.GetMatch(match_pb2.GetMatchRequest(match_id=self.match_id),
+                                  timeout=10).match
+            if match.state != match_pb2.MATCH_STATE_RUNNING:
+                operator = (("authorization", f"Bearer {OPERATOR}"),)
+                self.match_id = stub.CreateMatch(match_pb2.CreateMatchRequest(
+                    bot_ids=self.ids[:2], seed=self.fuzz.rng.randrange(2**62)),
+                    metadata=operator, timeout=10).match.match_id
+                return
+            seat = match.to_act
+            auth = (("authorization", f"Bearer {self.tokens[seat]}"),)
+            seen = stub.GetObservation(match_pb2.GetObservationRequest(
+                match_id=self.match_id, seat=seat), metadata=auth, timeout=10)
+        except grpc.RpcError as e:
+            self.run.record("drive", e.code(), e.details() or "")  # type: ignore[attr-defined]
+            return
+        request = match_pb2.SubmitActionRequest(
+            match_id=self.match_id, seat=seat, expected_seq=seen.seq,
+            action=self.fuzz.rng.choice(list(seen.observation.legal_actions)),
+            request_id=f"r{self.fuzz.rng.randrange(10**6)}")
+        if self.fuzz.rng.random() < 0.5:
+            target: Message = request if self.fuzz.rng.random() < 0.5 else request.action
+            field = self.fuzz.rng.choice(target.DESCRIPTOR.fields)
+            if field.message_type is None and not field.is_repeated:
+                setattr(target, field.name, self.fuzz.value(field, 1))
+        self.run.call(self.submit, request, auth, raw=False)
+
+
+def phase(run: Run, fuzz: Fuzzer, seconds: float, driver: Driver | None = None) -> int:
     """Random calls of every method for `seconds`; returns the number of calls."""
     calls = 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if driver is not None and fuzz.rng.random() < 0.3:
+            driver.step()
+            calls += 1
+            continue
         method = fuzz.rng.choice(METHODS)
         streaming = method.server_streaming or method.client_streaming
         if fuzz.rng.random() < 0.25:
@@ -307,11 +353,12 @@ def test_fuzz_every_rpc(server):
         run.call(method, fuzz.request(method), fuzz.metadata(), raw=False, seconds=0.5)
     floods(run, fuzz, ids, tokens)
     before = settle(proc.pid)
-    calls = phase(run, fuzz, SECONDS * 0.6)
+    driver = Driver(run, fuzz, ids, tokens)
+    calls = phase(run, fuzz, SECONDS * 0.6, driver)
     floods(run, fuzz, ids, tokens)
-    calls += phase(run, fuzz, SECONDS * 0.4)
+    calls += phase(run, fuzz, SECONDS * 0.4, driver)
     after = settle(proc.pid)
-    print(f"{calls} calls; codes {dict(run.codes)}")
+    print(f"{calls} calls (driven up to match {driver.match_id}); codes {dict(run.codes)}")
     print(f"server RSS {before[0] / 1024:.0f} -> {after[0] / 1024:.0f} MB, "
           f"threads {before[1]} -> {after[1]}")
     assert not run.bad, "\n".join(run.bad[:20])
