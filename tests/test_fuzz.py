@@ -37,6 +37,7 @@ from services.config import Settings, sha256
 ROOT = Path(__file__).resolve().parent.parent
 SEED = int(os.environ.get("BUMMERL_FUZZ_SEED", "20261201"))
 SECONDS = float(os.environ.get("BUMMERL_FUZZ_SECONDS", "10"))
+CALLERS = 4  # concurrent fuzzing clients
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 SERVICES = [f.services_by_name[name] for f in (match_pb2.DESCRIPTOR, bot_pb2.DESCRIPTOR)
             for name in f.services_by_name]
@@ -286,6 +287,8 @@ class Driver:
         except grpc.RpcError as e:
             self.run.record("drive", e.code(), e.details() or "")  # type: ignore[attr-defined]
             return
+        if not seen.observation.legal_actions:  # it moved on meanwhile (another caller)
+            return
         request = match_pb2.SubmitActionRequest(
             match_id=self.match_id, seat=seat, expected_seq=seen.seq,
             action=self.fuzz.rng.choice(list(seen.observation.legal_actions)),
@@ -295,7 +298,45 @@ class Driver:
             field = self.fuzz.rng.choice(target.DESCRIPTOR.fields)
             if field.message_type is None and not field.is_repeated:
                 setattr(target, field.name, self.fuzz.value(field, 1))
-        self.run.call(self.submit, request, auth, raw=False)
+        if self.fuzz.rng.random() < 0.15:
+            self.play(request, auth)
+        else:
+            self.run.call(self.submit, request, auth, raw=False)
+
+    def play(self, request: match_pb2.SubmitActionRequest, auth: Any) -> None:
+        """The same answer on the Play stream: wait for the turn, answer, read what follows."""
+        import queue
+
+        from bummerl.v1 import bot_pb2_grpc
+
+        answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        answers.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="fuzz")))
+
+        def send() -> Iterator[Any]:
+            while (item := answers.get()) is not None:
+                yield item
+
+        stream = bot_pb2_grpc.BotServiceStub(self.channel).Play(send(), metadata=auth,
+                                                                 timeout=1)
+        try:
+            for response in stream:
+                kind = response.WhichOneof("message")
+                if kind == "turn" and response.turn.match_id == request.match_id:
+                    answers.put(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
+                        match_id=request.match_id, seq=request.expected_seq,
+                        action=request.action, request_id=request.request_id)))
+                elif kind == "rejected" and response.rejected.code in ("INTERNAL", "UNKNOWN"):
+                    self.run.bad.append(f"Play: ActionRejected {response.rejected.code} "
+                                        f"{response.rejected.message}")
+                if kind in ("rejected", "hand_ended", "match_ended") or (
+                        kind == "turn" and response.turn.seq > request.expected_seq):
+                    break
+            stream.cancel()
+            self.run.record("Play drive", grpc.StatusCode.OK)
+        except grpc.RpcError as e:
+            self.run.record("Play drive", e.code(), e.details() or "")  # type: ignore[attr-defined]
+        finally:
+            answers.put(None)
 
 
 def phase(run: Run, fuzz: Fuzzer, seconds: float, driver: Driver | None = None) -> int:
@@ -316,6 +357,24 @@ def phase(run: Run, fuzz: Fuzzer, seconds: float, driver: Driver | None = None) 
                      messages=fuzz.rng.choice([1, 3, 50]) if streaming else 1, seconds=0.3)
         calls += 1
     return calls
+
+
+def phases(run: Run, fuzzers: list[Fuzzer], drivers: list[Driver], seconds: float) -> int:
+    """`phase` in one thread per fuzzer, at once; returns the number of calls."""
+    counts = [0] * len(fuzzers)
+
+    def one(i: int) -> None:
+        try:
+            counts[i] = phase(run, fuzzers[i], seconds, drivers[i])
+        except Exception as e:  # noqa: BLE001  (a broken fuzzer fails the test)
+            run.bad.append(f"fuzzer {i} failed: {e!r}")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(fuzzers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 60)
+    return sum(counts)
 
 
 def floods(run: Run, fuzz: Fuzzer, ids: list[int], tokens: list[str]) -> None:
@@ -353,12 +412,14 @@ def test_fuzz_every_rpc(server):
         run.call(method, fuzz.request(method), fuzz.metadata(), raw=False, seconds=0.5)
     floods(run, fuzz, ids, tokens)
     before = settle(proc.pid)
-    driver = Driver(run, fuzz, ids, tokens)
-    calls = phase(run, fuzz, SECONDS * 0.6, driver)
+    # CALLERS concurrent callers, each with its own seeded generator and match driver
+    fuzzers = [Fuzzer(random.Random(SEED * 100 + i), ids, tokens) for i in range(CALLERS)]
+    drivers = [Driver(run, f, ids, tokens) for f in fuzzers]
+    calls = phases(run, fuzzers, drivers, SECONDS * 0.6)
     floods(run, fuzz, ids, tokens)
-    calls += phase(run, fuzz, SECONDS * 0.4, driver)
+    calls += phases(run, fuzzers, drivers, SECONDS * 0.4)
     after = settle(proc.pid)
-    print(f"{calls} calls (driven up to match {driver.match_id}); codes {dict(run.codes)}")
+    print(f"{calls} calls; codes {dict(run.codes)}")
     print(f"server RSS {before[0] / 1024:.0f} -> {after[0] / 1024:.0f} MB, "
           f"threads {before[1]} -> {after[1]}")
     assert not run.bad, "\n".join(run.bad[:20])
