@@ -8,13 +8,22 @@ project directory is used (created on first use). PostgreSQL works with e.g.
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import overload
 
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Engine, MetaData, create_engine, event, text
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+try:
+    import psycopg
+except ImportError:  # pragma: no cover  (SQLite only)
+    psycopg = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SQLITE = ROOT / "var" / "bummerl.sqlite3"
@@ -55,8 +64,96 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor.close()
 
 
-def make_engine(url: str | None = None) -> Engine:
-    """A new SQLAlchemy engine for `url` (default: `database_url()`)."""
+@dataclass(frozen=True)
+class DbTimeouts:
+    """Bounds on every wait for PostgreSQL, so that an unreachable, refusing or black-holed
+    database gives an error in seconds instead of a hang (SQLite is unaffected). Each comes from
+    the environment (`BUMMERL_DB_<NAME>`, e.g. `BUMMERL_DB_CONNECT_S=5`); 0 means no bound."""
+
+    connect_s: int = 5  # opening a connection (libpq connect_timeout)
+    statement_ms: int = 10_000  # one statement, in the server (statement_timeout)
+    answer_s: float = 12.0  # any wait for the server's answer, in the client (see below)
+    pool_s: float = 10.0  # waiting for a free pooled connection
+    keepalive_s: int = 10  # TCP keepalives: first probe after this idle time, then every 5 s
+
+    @staticmethod
+    def from_env() -> DbTimeouts:
+        values = {}
+        for name, kind in (("connect_s", int), ("statement_ms", int), ("answer_s", float),
+                           ("pool_s", float), ("keepalive_s", int)):
+            text = os.environ.get(f"BUMMERL_DB_{name.upper()}")
+            if text:
+                values[name] = kind(text)
+        return DbTimeouts(**values)  # type: ignore[arg-type]
+
+    def connect_args(self) -> dict[str, object]:
+        """psycopg (libpq) connection parameters."""
+        args: dict[str, object] = {}
+        if self.connect_s:
+            args["connect_timeout"] = self.connect_s
+        if self.keepalive_s:
+            args.update(keepalives=1, keepalives_idle=self.keepalive_s, keepalives_interval=5,
+                        keepalives_count=3)
+        if self.answer_s:  # unacknowledged data on a dead network: the kernel gives up too
+            args["tcp_user_timeout"] = int(self.answer_s * 1000)
+        if self.statement_ms:
+            args["options"] = f"-c statement_timeout={self.statement_ms}"
+        return args
+
+
+MIGRATION_TIMEOUTS = replace(DbTimeouts.from_env(), statement_ms=0, answer_s=0)
+
+
+class AnswerTimeout(psycopg.OperationalError if psycopg else Exception):  # type: ignore[misc]
+    """The database did not answer within `DbTimeouts.answer_s` (the connection is closed)."""
+
+
+if psycopg is not None:
+
+    class BoundedConnection(psycopg.Connection):  # type: ignore[type-arg]
+        """A psycopg connection whose every wait for the server ends after `answer_s`.
+
+        The server's statement_timeout cannot help when the server never sees the statement
+        (packets dropped, a proxy or a stopped server holding the connection open): without
+        this bound a call would wait for TCP to give up, which may be never. LISTEN/NOTIFY
+        waits (`notifies`) are not bounded."""
+
+        answer_s: float = 0.0
+
+        def wait(self, gen, interval=0.1, timeout=None):  # type: ignore[no-untyped-def]
+            if timeout is not None or not self.answer_s or \
+                    getattr(gen, "__name__", "") == "notifies":
+                return super().wait(gen, interval=interval, timeout=timeout)
+            try:
+                return super().wait(gen, interval=interval, timeout=self.answer_s)
+            except psycopg.errors._WaitTimeout:  # (documented by Connection.wait)
+                self.pgconn.finish()  # its state is unknown: never use it again
+                raise AnswerTimeout(
+                    f"the database did not answer within {self.answer_s:g} s") from None
+
+
+def _bounded_connect(answer_s: float):  # type: ignore[no-untyped-def]
+    kind: type[BoundedConnection] = type(
+        "BoundedConnection", (BoundedConnection,), {"answer_s": answer_s})
+
+    def connect(_dialect, _record, cargs, cparams):  # type: ignore[no-untyped-def]
+        return kind.connect(*cargs, **cparams)
+
+    return connect
+
+
+def _timeout_is_disconnect(context) -> None:  # type: ignore[no-untyped-def]
+    """An answer time-out closed the connection: SQLAlchemy drops it (and the pool's older
+    connections, which are likely as dead) instead of handing it out again."""
+    if isinstance(context.original_exception, AnswerTimeout):
+        context.is_disconnect = True
+
+
+def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
+                connect_args: dict[str, object] | None = None) -> Engine:
+    """A new SQLAlchemy engine for `url` (default: `database_url()`); on PostgreSQL with
+    `timeouts` (default: `DbTimeouts.from_env()`) and any extra psycopg `connect_args` (an
+    `options` string is added to the timeouts' one)."""
     url = url or database_url()
     # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
     # often in use at once, and each one over `pool_size` is opened (and, for SQLite, set up
@@ -67,7 +164,43 @@ def make_engine(url: str | None = None) -> Engine:
             url, connect_args={"check_same_thread": False, "timeout": 10}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, **pool)
+    timeouts = timeouts or DbTimeouts.from_env()
+    args = timeouts.connect_args()
+    for key, value in (connect_args or {}).items():
+        args[key] = f"{args[key]} {value}" if key == "options" and key in args else value
+    engine = create_engine(url, pool_pre_ping=True, connect_args=args,
+                           pool_timeout=timeouts.pool_s or None, **pool)
+    if psycopg is not None and engine.dialect.driver == "psycopg" and timeouts.answer_s:
+        event.listen(engine, "do_connect", _bounded_connect(timeouts.answer_s))
+        event.listen(engine, "handle_error", _timeout_is_disconnect)
+    return engine
+
+
+_pings: dict[int, Future[None]] = {}
+_pinger = ThreadPoolExecutor(max_workers=2, thread_name_prefix="db-ping")
+_pings_lock = threading.Lock()
+
+
+def _select_one(engine: Engine) -> None:
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
+
+
+def ping(engine: Engine, timeout: float = 2.0) -> str | None:
+    """None if the database answers `SELECT 1` within `timeout` seconds, else a short reason
+    safe to show (no host, port or driver text). At most one ping per engine is in flight: a
+    caller during a hang waits on the same one (health checks cannot pile up threads)."""
+    with _pings_lock:
+        future = _pings.get(id(engine))
+        if future is None or future.done():
+            future = _pings[id(engine)] = _pinger.submit(_select_one, engine)
+    try:
+        future.result(timeout)
+    except FutureTimeout:
+        return f"the database did not answer within {timeout:g} s"
+    except Exception:  # noqa: BLE001  (the reason is what the caller shows)
+        return "the database is unreachable"
+    return None
 
 
 def make_session_factory(url: str | None = None) -> sessionmaker[Session]:

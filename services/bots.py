@@ -27,6 +27,7 @@ from services.errors import (
     PermissionDenied,
     Unauthenticated,
 )
+from services.status import quote
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
 
@@ -52,10 +53,10 @@ def register_bot(
     """
     if not NAME.match(name or ""):
         raise InvalidArgument(
-            f"bad bot name {name!r}: use 1-40 letters, digits, '-', '_' or '.'"
+            f"bad bot name {quote(name)}: use 1-40 letters, digits, '-', '_' or '.'"
         )
     if kind not in (REMOTE, HOUSE):
-        raise InvalidArgument(f"bad bot kind {kind!r}: 'remote' or 'house'")
+        raise InvalidArgument(f"bad bot kind {quote(kind)}: 'remote' or 'house'")
     if kind == HOUSE and not house_strategy:
         raise InvalidArgument("a house bot needs a house_strategy name")
     token = secrets.token_urlsafe(32) if kind == REMOTE else None
@@ -70,7 +71,7 @@ def register_bot(
         try:
             session.flush()
         except IntegrityError:
-            raise AlreadyExists(f"a bot named {name!r} exists: choose another name") from None
+            raise AlreadyExists(f"a bot named {quote(name)} exists: choose another name") from None
     return bot, token
 
 

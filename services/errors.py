@@ -45,3 +45,15 @@ class Aborted(ServiceError):
     """A stale or concurrent submit: fetch the state again and retry."""
 
     code = "ABORTED"
+
+
+class ResourceExhausted(ServiceError):
+    """Over a limit of the service (e.g. too many open streams); says which and how many."""
+
+    code = "RESOURCE_EXHAUSTED"
+
+
+class Unavailable(ServiceError):
+    """The service cannot answer now (e.g. its database is down); safe to retry."""
+
+    code = "UNAVAILABLE"

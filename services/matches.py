@@ -30,6 +30,8 @@ from services.games import (
     session_key,
     writing,
 )
+from services.limits import MAX_ILLEGAL, MAX_TIME_MS, in_range
+from services.status import quote
 
 MAX_PAGE = 100
 DEFAULT_PAGE = 20
@@ -55,11 +57,12 @@ def create_match(
     """
     config = config or settings()
     if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
-        raise InvalidArgument(f"a match needs exactly two different bot ids, got {list(bot_ids)}")
+        raise InvalidArgument(
+            f"a match needs exactly two different bot ids, got {quote(list(bot_ids))}")
     try:
         profile = engine.Profile(profile or "soft").value
     except ValueError:
-        raise InvalidArgument(f"unknown profile {profile!r}: 'soft' or 'sharp' (R9)") from None
+        raise InvalidArgument(f"unknown profile {quote(profile)}: 'soft' or 'sharp' (R9)") from None
     if seed is None:
         seed = secrets.randbits(62)
     elif not 0 <= seed <= INT64_MAX:
@@ -67,8 +70,11 @@ def create_match(
     move_ms = move_ms or config.move_ms
     bank_ms = config.bank_ms if bank_ms is None else bank_ms
     max_illegal = max_illegal or config.max_illegal
-    if move_ms < 1 or bank_ms < 0 or max_illegal < 1:
-        raise InvalidArgument("time control: move_ms >= 1, bank_ms >= 0, max_illegal >= 1")
+    in_range("time_control.move_ms", move_ms, 1, MAX_TIME_MS,
+             f"ms; 0: the default {config.move_ms}")
+    in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
+    in_range("time_control.max_illegal", max_illegal, 1, MAX_ILLEGAL,
+             f"0: the default {config.max_illegal}")
     game = engine.Match(seed, profile)
     now = utcnow()
     with _sessions(sessions)() as session, writing(session), session.begin():
@@ -156,15 +162,14 @@ def list_matches(
         raise InvalidArgument(
             f"unknown match state {state!r}: 'running', 'finished' or 'aborted'")
     page_size = page_size or DEFAULT_PAGE
-    if not 1 <= page_size <= MAX_PAGE:
-        raise InvalidArgument(f"page_size must be 1-{MAX_PAGE}")
+    in_range("page_size", page_size, 1, MAX_PAGE, f"0: {DEFAULT_PAGE}")
     query = select(Match).order_by(Match.id.desc()).limit(page_size + 1)
     if page_token:
-        try:
-            before = int(page_token)
-        except ValueError:
-            raise InvalidArgument(
-                "bad page_token: pass the next_page_token of the previous page") from None
+        if not (len(page_token) <= 19 and page_token.isascii() and page_token.isdigit()
+                and 1 <= int(page_token) <= INT64_MAX):
+            raise InvalidArgument(f"bad page_token {quote(page_token)}: pass the "
+                                  "next_page_token of the previous page")
+        before = int(page_token)
         query = query.where(Match.id < before)
     if state:
         query = query.where(Match.state == state)

@@ -17,9 +17,9 @@ from bummerl.v1 import bot_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING, Bot
-from services import actions, clocks, convert, matches, metrics, notify
+from services import actions, clocks, convert, matches, metrics, notify, status
 from services.config import Settings
-from services.errors import Aborted, ServiceError
+from services.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
 
 log = logging.getLogger(__name__)
 # Changes made by another process (a worker playing a house bot, or creating a ladder match)
@@ -66,21 +66,22 @@ class PlaySession:
                 match = matches.get_match(answer.match_id, sessions=self.sessions)
                 seat = match.seat_of(self.bot.id)
             if seat is None:
-                raise ServiceError(f"bot {self.bot.id} does not play in match {answer.match_id}")
+                raise PermissionDenied(
+                    f"bot {self.bot.id} does not play in match {answer.match_id}")
             action = wire.action_from_pb(answer.action)
             actions.submit_action(
                 answer.match_id, seat, action, expected_seq=answer.seq,
                 request_id=answer.request_id or None, bot_id=self.bot.id,
                 sessions=self.sessions, config=self.config)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
-            if not isinstance(e, ServiceError | ValueError):
-                log.exception("answer of bot %d failed", self.bot.id)
-                e = ServiceError(f"internal error: {e!r}; answer again")
-            code = e.code if isinstance(e, ServiceError) else "INVALID_ARGUMENT"
+            if isinstance(e, ValueError):
+                e = InvalidArgument(str(e))
+            failure = status.failure_of(e, "Play answer")  # the safe code and message
+            code = failure.code
             rejected = bot_pb2.ActionRejected(
-                match_id=answer.match_id, seq=answer.seq, code=code, message=str(e))
+                match_id=answer.match_id, seq=answer.seq, code=code, message=failure.message,
+                rule=failure.rule or "")
             if isinstance(e, ServiceError):
-                rejected.rule = e.rule or ""
                 left = e.details.get("illegal_left")
                 rejected.illegal_left = int(left) if isinstance(left, int) else 0
             if code != "ABORTED":  # stale: the current turn is (or will be) sent anyway

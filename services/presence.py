@@ -105,5 +105,7 @@ class Presence:
         try:
             with _sessions(self.sessions)() as s, writing(s), s.begin():
                 s.execute(statement, execution_options={"synchronize_session": False})
-        except Exception:  # noqa: BLE001  (presence must never break a stream)
-            log.warning("bot presence update failed; the next heartbeat retries", exc_info=True)
+        except Exception as e:  # noqa: BLE001  (presence must never break a stream)
+            from services.status import log_failure
+
+            log_failure("bot presence update (the next heartbeat retries)", e)

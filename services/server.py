@@ -17,7 +17,7 @@ from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, admin_servicer, hooks, tls
+from services import actions, admin_servicer, hooks, limits, status, tls
 from services.config import Settings, settings
 from services.health import DatabaseHealth
 from services.servicers import BotServicer, MatchServicer
@@ -46,7 +46,9 @@ class Server:
         self.config = config or settings()
         # Each Play or WatchMatch stream holds one thread while it is open.
         threads = max_workers or int(os.environ.get("BUMMERL_GRPC_THREADS", "1024"))
-        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=threads))
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
+                                interceptors=[limits.RequestGuard()],
+                                options=limits.SERVER_OPTIONS)
         match_pb2_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(sessions, self.config), self.grpc)
         bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
@@ -92,8 +94,8 @@ class Server:
         while not self._stop.wait(REFEREE_SECONDS):
             try:
                 actions.enforce_deadlines(sessions=self.sessions)
-            except Exception:  # noqa: BLE001  (keep refereeing; the next round retries)
-                log.exception("referee round failed")
+            except Exception as e:  # noqa: BLE001  (keep refereeing; the next round retries)
+                status.log_failure("referee round", e)
 
 
 def create_server(

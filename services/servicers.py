@@ -10,16 +10,13 @@ from typing import Any
 import grpc
 from bummerl import wire
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
-from google.protobuf import any_pb2
-from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
-from services import admin, bots, convert, matches, notify, streams
+from services import admin, bots, convert, matches, notify, status, streams
 from services.actions import submit_action
 from services.config import Settings
-from services.errors import InvalidArgument, ServiceError
+from services.errors import InvalidArgument
 from services.play import PlaySession
 from services.presence import Presence
 
@@ -34,44 +31,22 @@ def token_of(context: grpc.ServicerContext) -> str | None:
     return None
 
 
-def rich_status(error: ServiceError) -> grpc.Status:
-    """The status of `error`, with a google.rpc.Status detail (ErrorInfo; PreconditionFailure
-    naming the rule) and the rule id also in the `bummerl-rule` trailing metadata."""
-    code = getattr(grpc.StatusCode, error.code)
-    metadata = {k: str(v) for k, v in error.details.items()}
-    if error.rule:
-        metadata["rule"] = error.rule
-    info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(
-        reason=error.code, domain="bummerl.v1", metadata=metadata))
-    details = [info]
-    if error.rule:
-        failure = any_pb2.Any()
-        failure.Pack(error_details_pb2.PreconditionFailure(violations=[
-            error_details_pb2.PreconditionFailure.Violation(
-                type="RULE", subject=error.rule, description=error.message)]))
-        details.append(failure)
-    status = rpc_status.to_status(status_pb2.Status(
-        code=code.value[0], message=error.message, details=details))
-    if error.rule:
-        trailing = (*status.trailing_metadata, ("bummerl-rule", error.rule))
-        status = status._replace(trailing_metadata=trailing)  # type: ignore[attr-defined]
-    return status
+rich_status = status.rich_status  # the error policy lives in services.status
 
 
-def _abort(context: grpc.ServicerContext, error: ServiceError) -> None:
-    context.abort_with_status(rich_status(error))
+def _abort(context: grpc.ServicerContext, error: BaseException, where: str = "") -> None:
+    status.abort(context, error, where)
 
 
 def unary(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Map ServiceError to its status code (the rule id goes in `bummerl-rule` metadata)."""
+    """Map any exception to its status (services.status; the rule id goes in `bummerl-rule`)."""
 
     @functools.wraps(method)
     def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
-        except ServiceError as e:
-            _abort(context, e)
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            _abort(context, e, method.__name__)
 
     return wrapper
 
@@ -81,8 +56,8 @@ def streaming(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[An
     def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         try:
             yield from method(self, request, context)
-        except ServiceError as e:
-            _abort(context, e)
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            _abort(context, e, method.__name__)
 
     return wrapper
 
@@ -192,8 +167,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         try:
             bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
             admin.check_may_play(bot)  # a suspended bot is refused
-        except ServiceError as e:
-            _abort(context, e)
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            _abort(context, e, "Play")
             return
         session = PlaySession(bot, self.sessions, self.config)
         # ended if the bot is suspended or its token rotated meanwhile
@@ -214,7 +189,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
                              name=f"play-reader-{bot.id}").start()
             yield from session.responses(context.is_active)
-            if watch.revoked is not None:
-                _abort(context, watch.revoked)
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            _abort(context, e, "Play")
         finally:
             end()
+        if watch.revoked is not None:
+            _abort(context, watch.revoked, "Play")

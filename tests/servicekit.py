@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import Bot, Runner
-from db.base import make_session_factory
+from db.base import make_engine, make_session_factory
 from services import bots
 from services.config import Settings, sha256
 from services.server import Server, create_server
@@ -35,9 +35,7 @@ class Database:
         """A new session factory (a new engine, as a restarted process would have)."""
         if self.schema is None:
             return make_session_factory(self.url)
-        engine = create_engine(
-            self.url, connect_args={"options": f"-csearch_path={self.schema}"},
-            pool_size=10, max_overflow=40)
+        engine = make_engine(self.url, connect_args={"options": f"-csearch_path={self.schema}"})
         return sessionmaker(bind=engine, expire_on_commit=False)
 
     def create_tables(self) -> None:

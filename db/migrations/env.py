@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import context
 
 import db  # noqa: F401  (every table module, so the metadata is complete)
-from db.base import Base, database_url, make_engine
+from db.base import MIGRATION_TIMEOUTS, Base, database_url, make_engine
 
 config = context.config
 target_metadata = Base.metadata
@@ -24,7 +24,9 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
-    engine = make_engine(config.get_main_option("sqlalchemy.url") or database_url())
+    # no statement time-out: a migration may rewrite a large table
+    engine = make_engine(config.get_main_option("sqlalchemy.url") or database_url(),
+                         timeouts=MIGRATION_TIMEOUTS)
     with engine.connect() as connection:
         context.configure(
             connection=connection, target_metadata=target_metadata, render_as_batch=True

@@ -1,0 +1,179 @@
+"""PostgreSQL outages, through a TCP proxy the test controls (tests/faultproxy.py; the real server
+is never touched): while the database refuses or black-holes connections, every call gets
+UNAVAILABLE promptly with a safe message (no host, port or driver text), never UNKNOWN and never
+a hang to the caller's deadline; the dashboard's /healthz answers within its bound; both recover
+by themselves when the database is back."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
+from faultproxy import FaultProxy
+from servicekit import CONFIG, OPERATOR, auth, fresh_database
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import DbTimeouts, make_engine
+from services import bots, matches
+from services.server import Server, create_server
+from services.status import UNAVAILABLE_MESSAGE
+
+# Short bounds, so the test is quick; the defaults are in db.base.DbTimeouts.
+FAST = DbTimeouts(connect_s=2, statement_ms=2000, answer_s=3.0, pool_s=3.0, keepalive_s=5)
+PROMPT_S = 12.0  # generous: answer_s + connect_s + a loaded CI machine
+CALLER_DEADLINE_S = 60.0
+
+
+@dataclass
+class Outage:
+    proxy: FaultProxy
+    url: str
+    sessions: sessionmaker[Session]
+    server: Server
+    channel: grpc.Channel
+    match_id: int
+    seat: int
+    tokens: tuple[str, str]
+
+    @property
+    def matches(self) -> match_pb2_grpc.MatchServiceStub:
+        return match_pb2_grpc.MatchServiceStub(self.channel)
+
+    @property
+    def bots(self) -> bot_pb2_grpc.BotServiceStub:
+        return bot_pb2_grpc.BotServiceStub(self.channel)
+
+
+@pytest.fixture
+def outage(request, tmp_path) -> Iterator[Outage]:
+    with fresh_database("postgres", request, tmp_path) as database, \
+            FaultProxy(make_url(database.url).port or 5432) as proxy:
+        database.create_tables()
+        url = make_url(database.url).set(port=proxy.port).render_as_string(hide_password=False)
+        engine = make_engine(url, timeouts=FAST,
+                             connect_args={"options": f"-csearch_path={database.schema}"})
+        sessions = sessionmaker(bind=engine, expire_on_commit=False)
+        a, a_token = bots.register_bot("alice", sessions=sessions)
+        b, b_token = bots.register_bot("bob", sessions=sessions)
+        m = matches.create_match([a.id, b.id], seed=3, sessions=sessions, config=CONFIG)
+        server = create_server("127.0.0.1:0", sessions=sessions, config=CONFIG).start()
+        channel = grpc.insecure_channel(server.address)
+        assert a_token and b_token and m.to_act is not None
+        try:
+            yield Outage(proxy, url, sessions, server, channel, m.id, m.to_act, (a_token, b_token))
+        finally:
+            proxy.restore()
+            channel.close()
+            server.stop(grace=0)
+            engine.dispose()
+
+
+def calls(o: Outage) -> dict[str, object]:
+    """One call of each RPC that needs the database (each a function of no arguments)."""
+    token = o.tokens[o.seat]
+    return {
+        "GetMatch": lambda: o.matches.GetMatch(
+            match_pb2.GetMatchRequest(match_id=o.match_id), timeout=CALLER_DEADLINE_S),
+        "ListMatches": lambda: o.matches.ListMatches(
+            match_pb2.ListMatchesRequest(), timeout=CALLER_DEADLINE_S),
+        "GetObservation": lambda: o.matches.GetObservation(
+            match_pb2.GetObservationRequest(match_id=o.match_id, seat=o.seat),
+            metadata=auth(token), timeout=CALLER_DEADLINE_S),
+        "SubmitAction": lambda: o.matches.SubmitAction(
+            match_pb2.SubmitActionRequest(match_id=o.match_id, seat=o.seat),
+            metadata=auth(token), timeout=CALLER_DEADLINE_S),
+        "CreateMatch": lambda: o.matches.CreateMatch(
+            match_pb2.CreateMatchRequest(bot_ids=[1, 2]), metadata=auth(OPERATOR),
+            timeout=CALLER_DEADLINE_S),
+        "RegisterBot": lambda: o.bots.RegisterBot(
+            bot_pb2.RegisterBotRequest(name="carol"), metadata=auth(OPERATOR),
+            timeout=CALLER_DEADLINE_S),
+        "GetBot": lambda: o.bots.GetBot(bot_pb2.GetBotRequest(bot_id=1),
+                                        timeout=CALLER_DEADLINE_S),
+        "WatchMatch": lambda: list(o.matches.WatchMatch(
+            match_pb2.WatchMatchRequest(match_id=o.match_id), timeout=CALLER_DEADLINE_S)),
+        "Play": lambda: list(o.bots.Play(
+            iter([bot_pb2.PlayRequest(hello=bot_pb2.Hello())]), metadata=auth(token),
+            timeout=CALLER_DEADLINE_S)),
+    }
+
+
+def assert_unavailable(o: Outage, name: str, call) -> float:  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    elapsed = time.monotonic() - start
+    error = info.value
+    assert error.code() == grpc.StatusCode.UNAVAILABLE, (name, error.code(), error.details())
+    assert error.details() == UNAVAILABLE_MESSAGE, (name, error.details())
+    assert elapsed < PROMPT_S, f"{name} took {elapsed:.1f} s"
+    return elapsed
+
+
+def wait_until_recovered(o: Outage, limit: float = 30.0) -> float:
+    start = time.monotonic()
+    while True:
+        try:
+            o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id), timeout=20)
+            return time.monotonic() - start
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, e.details()
+            assert time.monotonic() - start < limit, "did not recover"
+            time.sleep(0.2)
+
+
+def assert_no_traceback(caplog) -> None:  # type: ignore[no-untyped-def]
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert not tracebacks, [(r.name, r.getMessage()) for r in tracebacks]
+
+
+def test_refused_database_is_unavailable_and_recovers(outage, caplog):
+    caplog.set_level(logging.INFO)
+    outage.proxy.refuse()
+    for name, call in calls(outage).items():
+        assert_unavailable(outage, name, call)
+    outage.proxy.restore()
+    print(f"recovered {wait_until_recovered(outage):.2f} s after the database came back")
+    answer = outage.matches.GetMatch(match_pb2.GetMatchRequest(match_id=outage.match_id))
+    assert answer.match.match_id == outage.match_id
+    assert_no_traceback(caplog)
+
+
+def test_black_holed_database_is_unavailable_promptly_and_recovers(outage, caplog):
+    caplog.set_level(logging.INFO)
+    outage.matches.GetMatch(match_pb2.GetMatchRequest(match_id=outage.match_id))  # pool warm
+    outage.proxy.blackhole()
+    times = {name: assert_unavailable(outage, name, call)
+             for name, call in calls(outage).items()}
+    print("UNAVAILABLE after (s):", {k: round(v, 1) for k, v in times.items()})
+    outage.proxy.restore()
+    print(f"recovered {wait_until_recovered(outage):.2f} s after the database came back")
+    assert_no_traceback(caplog)
+
+
+def test_healthz_answers_within_its_bound_and_recovers(outage, monkeypatch):
+    from web import create_app
+
+    monkeypatch.setenv("BUMMERL_DB_ANSWER_S", "3")
+    monkeypatch.setenv("BUMMERL_DB_CONNECT_S", "2")
+    client = create_app({"DATABASE_URL": outage.url}).test_client()
+    assert client.get("/healthz").status_code == 200
+    outage.proxy.blackhole()
+    for _ in range(3):  # a hung check is shared, never piled up
+        start = time.monotonic()
+        answer = client.get("/healthz")
+        elapsed = time.monotonic() - start
+        assert answer.status_code == 503 and elapsed < 5.0, elapsed
+        body = answer.get_json()
+        assert body["status"] == "error" and str(outage.proxy.port) not in str(body)
+    outage.proxy.restore()
+    deadline = time.monotonic() + 30
+    while client.get("/healthz").status_code != 200:
+        assert time.monotonic() < deadline, "the dashboard did not recover"
+        time.sleep(0.2)
