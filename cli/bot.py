@@ -1,4 +1,5 @@
-"""`bummerl bot register|run` and `bummerl match create`: talk to a running engine service."""
+"""`bummerl bot register|run|challenge|test` and `bummerl match create`: the bot author's
+commands (all but `bot test` talk to a running engine service)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from typing import Any
 def _server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
                         help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
+    parser.add_argument("--wait", type=float, default=10.0, metavar="S",
+                        help="how long to wait for the service to answer (default: %(default)s)")
 
 
 def _operator(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
                         help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+    parser.set_defaults(token_kind="operator")
 
 
 def register(subparsers: Any) -> None:
-    bot = subparsers.add_parser("bot", help="register a bot, or run one against a server")
+    bot = subparsers.add_parser("bot", help="register, run, challenge or test a bot")
     commands = bot.add_subparsers(dest="bot_command", metavar="COMMAND", required=True)
     reg = commands.add_parser("register", help="register a bot; prints its id and secret token")
     reg.add_argument("name")
@@ -29,13 +33,13 @@ def register(subparsers: Any) -> None:
     from client.__main__ import add_arguments
 
     add_arguments(play)
-    play.set_defaults(func=run_bot)
+    play.set_defaults(func=run_bot, token_kind="bot")
 
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
-    create = mcommands.add_parser("create", help="create a match; prints its id")
+    create = mcommands.add_parser("create", help="create a match; prints its id and seats")
     create.add_argument("bot_ids", nargs=2, type=int, metavar="BOT_ID",
-                        help="the bots of seat 0 and seat 1")
+                        help="the bots of seat 0 and seat 1 (ids `bot register` printed)")
     create.add_argument("--profile", choices=["soft", "sharp"], default="soft")
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--move-ms", type=int, default=0)
@@ -50,19 +54,22 @@ def _metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def run_register(args: argparse.Namespace) -> int:
-    import grpc
     from bummerl.v1 import bot_pb2, bot_pb2_grpc
 
-    with grpc.insecure_channel(args.server) as channel:
+    from cli.errors import ready_channel
+
+    with ready_channel(args.server, args.wait) as channel:
         reply = bot_pb2_grpc.BotServiceStub(channel).RegisterBot(
-            bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token))
+            bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token),
+            timeout=30)
     print(f"bot id {reply.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown once)")
     return 0
 
 
 def run_create(args: argparse.Namespace) -> int:
-    import grpc
     from bummerl.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    from cli.errors import ready_channel
 
     request = match_pb2.CreateMatchRequest(
         bot_ids=args.bot_ids,
@@ -70,14 +77,17 @@ def run_create(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
     if args.seed is not None:
         request.seed = args.seed
-    with grpc.insecure_channel(args.server) as channel:
+    with ready_channel(args.server, args.wait) as channel:
         reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
-            request, metadata=_metadata(args.operator_token))
-    print(f"match id {reply.match.match_id}")
+            request, metadata=_metadata(args.operator_token), timeout=30)
+    m = reply.match
+    print(f"match id {m.match_id}")
+    for seat, (bot_id, name) in enumerate(zip(m.bot_ids, m.bot_names, strict=False)):
+        print(f"seat {seat}: {name} (bot id {bot_id})")
     return 0
 
 
 def run_bot(args: argparse.Namespace) -> int:
-    from client.__main__ import main
+    from client.__main__ import play
 
-    return main(args)
+    return play(args)
