@@ -30,10 +30,25 @@ def register(subparsers: Any) -> None:
     _operator(reg)
     reg.set_defaults(func=run_register)
     play = commands.add_parser("run", help="play a bot class (module:Class or file.py:Class)")
-    from client.__main__ import add_arguments
+    from client.__main__ import add_arguments, default_token
 
     add_arguments(play)
     play.set_defaults(func=run_bot, token_kind="bot")
+
+    ch = commands.add_parser(
+        "challenge", help="start unrated matches against a house bot or a connected bot",
+        description="Start unrated matches of your bot (its --token) against OPPONENT: a house "
+                    "bot (house-rdeep, house-bully, house-random) or a remote bot that is "
+                    "connected now. They start at once; run your bot to play them.")
+    ch.add_argument("--vs", required=True, metavar="OPPONENT", help="the opponent's name")
+    ch.add_argument("--matches", type=int, default=1, help="how many (1-20, default 1)")
+    ch.add_argument("--profile", choices=["soft", "sharp"], default="soft")
+    ch.add_argument("--move-ms", type=int, default=0)
+    ch.add_argument("--bank-ms", type=int, default=0)
+    ch.add_argument("--token", default=default_token(),
+                    help="your bot's token (default: $BUMMERL_TOKEN)")
+    _server(ch)
+    ch.set_defaults(func=run_challenge, token_kind="bot")
 
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
@@ -91,3 +106,21 @@ def run_bot(args: argparse.Namespace) -> int:
     from client.__main__ import play
 
     return play(args)
+
+
+def run_challenge(args: argparse.Namespace) -> int:
+    from cli.errors import ready_channel
+    from client.challenge import challenge
+    from client.errors import KitError
+
+    if not args.token:
+        raise KitError("no bot token: pass --token TOKEN or set BUMMERL_TOKEN "
+                       "(`bummerl bot register NAME` prints it once)")
+    with ready_channel(args.server, args.wait) as channel:
+        started = challenge(channel, args.token, args.vs, args.matches, profile=args.profile,
+                            move_ms=args.move_ms, bank_ms=args.bank_ms)
+    for m in started:
+        seats = ", ".join(f"seat {seat}: {name}" for seat, name in enumerate(m.bot_names))
+        print(f"match id {m.match_id} ({seats}; unrated challenge)")
+    print(f"{len(started)} match(es) started: run your bot (`bummerl bot run`) to play them")
+    return 0

@@ -16,7 +16,7 @@ from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import FINISHED, RUNNING
-from services import bots, convert, matches, notify
+from services import bots, challenges, convert, matches, notify
 from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
@@ -185,6 +185,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def GetBot(self, request, context):  # type: ignore[no-untyped-def]
         return bot_pb2.GetBotResponse(
             bot=convert.bot_to_pb(bots.get_bot(request.bot_id, sessions=self.sessions)))
+
+    @unary
+    def Challenge(self, request, context):  # type: ignore[no-untyped-def]
+        return challenges.challenge_rpc(request, token_of(context), self.sessions, self.config)
 
     def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
         try:
