@@ -50,6 +50,22 @@ def register(subparsers: Any) -> None:
     _server(ch)
     ch.set_defaults(func=run_challenge, token_kind="bot")
 
+    test = commands.add_parser(
+        "test", help="practise a bot locally against a house bot (no server)",
+        description="Play your bot against a house bot over N duplicate deals in this process "
+                    "(no server), print the result table of `bummerl simulate` and every "
+                    "exception or illegal action of your bot with the observation that caused "
+                    "it. Exit status 1 if there was any.")
+    test.add_argument("bot", help="the bot class, as module:Class or file.py:Class")
+    test.add_argument("--vs", default="rdeep", help="house strategy or bot name: random, "
+                                                    "bully, rdeep (default: %(default)s)")
+    test.add_argument("-n", "--deals", type=int, default=200,
+                      help="distinct deals, each played twice (default: %(default)s)")
+    test.add_argument("--seed", type=int, default=None, help="seed of the deals (random)")
+    test.add_argument("--profile", choices=["soft", "sharp"], default="soft")
+    test.add_argument("--no-progress", action="store_true", help="no progress bar")
+    test.set_defaults(func=run_test)
+
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
     create = mcommands.add_parser("create", help="create a match; prints its id and seats")
@@ -124,3 +140,9 @@ def run_challenge(args: argparse.Namespace) -> int:
         print(f"match id {m.match_id} ({seats}; unrated challenge)")
     print(f"{len(started)} match(es) started: run your bot (`bummerl bot run`) to play them")
     return 0
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from cli.practice import run
+
+    return run(args)
