@@ -416,7 +416,7 @@ class Runner:
         event(log, logging.INFO, "hand_ended",
               "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
               h.match_id, h.hand_number, outcome, res.game_points, res.reason,
-              "-".join(map(str, res.points)), "-".join(map(str, h.counters)),
+              ":".join(map(str, res.points)), ":".join(map(str, h.counters)),
               match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner, seat=seat,
               game_points=res.game_points, reason=res.reason, points=list(res.points),
               counters=list(h.counters))
@@ -440,7 +440,7 @@ class Runner:
         reason = END_REASONS.get(m.end_reason, "ended")
         event(log, logging.INFO, "match_ended",
               "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
-              "won" if ended.won else "lost", opponent, "-".join(map(str, m.counters)), reason,
+              "won" if ended.won else "lost", opponent, ":".join(map(str, m.counters)), reason,
               f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
               won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
               detail=m.end_detail, seat=ended.seat)
