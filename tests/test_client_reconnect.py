@@ -153,3 +153,48 @@ def test_a_refused_token_ends_it_with_a_clear_error():
             runner.run()
     finally:
         server.stop(grace=0)
+
+
+class SlowRandom(RandomBot):
+    def act(self, observation):
+        time.sleep(0.05)  # so the match is still running when the service goes
+        return super().act(observation)
+
+
+def test_the_real_service_down_longer_than_the_old_kit_lasted(tmp_path, request):
+    """The service is gone for 15 s mid-match (the old kit gave up after ~11 s of failures);
+    both bots wait it out, reconnect and finish the match."""
+    import dataclasses
+
+    from servicekit import CONFIG, fresh_database, running_service
+
+    from services import games as game_states
+    from services import matches as plain
+    from services.server import create_server
+
+    config = dataclasses.replace(CONFIG, move_ms=120_000)  # no time forfeit while it is down
+    with fresh_database("sqlite", request, tmp_path) as database, \
+            running_service(database, config) as service:
+        a_id, a_token = service.register("a")
+        b_id, b_token = service.register("b")
+        m = plain.create_match([a_id, b_id], seed=8, sessions=service.sessions, config=config)
+        address = service.server.address
+        runners = [Runner(SlowRandom(i), address, token, max_matches=1,
+                          backoff=Backoff(initial_s=0.1, max_s=1.0))
+                   for i, token in enumerate((a_token, b_token))]
+        threads = [start(r) for r in runners]
+        wait_for(lambda: plain.get_match(m.id, sessions=service.sessions).seq >= 4)
+        service.server.stop(grace=0)
+        game_states._cache.clear()
+        time.sleep(15)
+        assert all(thread.is_alive() for thread, _ in threads)
+        assert all(r.stats.reconnect_attempts >= 5 for r in runners)
+        service.server = create_server(address, sessions=service.sessions,
+                                       config=config).start()
+        for thread, _ in threads:
+            thread.join(60)
+        assert not any(thread.is_alive() for thread, _ in threads)
+        assert all("error" not in outcome for _, outcome in threads)
+        final = plain.get_match(m.id, sessions=service.sessions)
+        assert final.state == "finished" and final.end_reason == "played"
+        assert all(r.stats.connections >= 2 for r in runners)
