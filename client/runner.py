@@ -255,9 +255,12 @@ class Runner:
                 failures += 1
                 self.stats.reconnect_attempts += 1
                 delay = self.backoff.delay(failures, self._rng)
+                what = "connection to %s lost" if self._welcomed_this_time else \
+                    "cannot reach the bummerl service at %s" if self.stats.connections == 0 \
+                    else "cannot reconnect to %s"
                 event(log, logging.WARNING, "disconnected",
-                      "connection to %s lost or refused (%s); reconnecting in %.1f s "
-                      "(attempt %d)", self.server, _short(reason), delay, failures,
+                      what + " (%s); retrying in %.1f s (attempt %d; the kit never gives up)",
+                      self.server, _short(reason), delay, failures,
                       server=self.server, reason=_short(reason), retry_in_s=round(delay, 2),
                       attempt=failures)
                 self._stopped.wait(delay)

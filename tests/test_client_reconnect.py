@@ -120,9 +120,10 @@ def test_a_long_outage_never_ends_the_bot_and_it_comes_back(flaky):
     assert "error" not in outcome
 
 
-def test_nothing_listening_is_retried_too():
+def test_nothing_listening_is_retried_too(caplog):
     import socket
 
+    caplog.set_level(logging.INFO, logger="bummerl.client")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{s.getsockname()[1]}"
@@ -134,6 +135,9 @@ def test_nothing_listening_is_retried_too():
     finally:
         runner.stop()
         thread.join(10)
+    lines = [r.getMessage() for r in caplog.records if getattr(r, "event", "") == "disconnected"]
+    assert f"cannot reach the bummerl service at {address} (UNAVAILABLE" in lines[0]
+    assert "the kit never gives up" in lines[0]
 
 
 class Refusing(bot_pb2_grpc.BotServiceServicer):
