@@ -154,3 +154,45 @@ def test_several_matches_at_once(service, bot_class):
         assert me.overlaps == 0
     else:
         assert me.overlaps > 0  # a thread-safe bot is asked about several matches at once
+
+
+@pytest.mark.parametrize("options, shown, hidden", [
+    ({}, ["match_ended", "refused"], ["turn"]),
+    ({"quiet": True}, ["refused"], ["match_ended", "turn"]),
+    ({"verbose": True}, ["match_ended", "refused", "turn"], []),
+])
+def test_quiet_and_verbose(options, shown, hidden, capsys):
+    from client.events import configure, event
+
+    configure(**options)
+    kit = logging.getLogger("bummerl.client")
+    try:
+        event(kit, logging.INFO, "match_ended", "match_ended line")
+        event(kit, logging.WARNING, "refused", "refused line")
+        kit.debug("turn line")
+        err = capsys.readouterr().err
+    finally:
+        kit.handlers.clear()
+        kit.propagate = True
+        kit.setLevel(logging.NOTSET)
+    for name in shown:
+        assert f"{name} line" in err
+    for name in hidden:
+        assert f"{name} line" not in err
+
+
+def test_json_lines(capsys):
+    from client.events import configure, event
+
+    configure(as_json=True)
+    kit = logging.getLogger("bummerl.client")
+    try:
+        event(kit, logging.INFO, "match_started", "match %d started", 3, match_id=3,
+              opponent="x")
+        line = json.loads(capsys.readouterr().err.strip())
+    finally:
+        kit.handlers.clear()
+        kit.propagate = True
+        kit.setLevel(logging.NOTSET)
+    assert line["event"] == "match_started" and line["match_id"] == 3
+    assert line["message"] == "match 3 started" and line["opponent"] == "x"
