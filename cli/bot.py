@@ -11,7 +11,7 @@ from typing import Any
 def _server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
                         help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
-    parser.add_argument("--wait", type=float, default=10.0, metavar="S",
+    parser.add_argument("--wait", type=float, default=30.0, metavar="S",
                         help="how long to wait for the service to answer (default: %(default)s)")
 
 

@@ -18,7 +18,7 @@ from client.errors import KitError
 SERVER_HINT = "is it running (`bummerl serve`)? Check --server or $BUMMERL_SERVER"
 
 
-def ready_channel(server: str, wait_s: float = 10.0) -> Any:
+def ready_channel(server: str, wait_s: float = 30.0) -> Any:
     """A channel to `server` once it accepts connections; KitError after `wait_s` seconds."""
     import grpc
 
