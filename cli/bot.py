@@ -1,4 +1,5 @@
-"""`bummerl bot register|run` and `bummerl match create`: talk to a running engine service."""
+"""`bummerl bot register|run|challenge|test` and `bummerl match create`: the bot author's
+commands (all but `bot test` talk to a running engine service)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,21 @@ from typing import Any
 def _server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
                         help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
-
-
-def _operator(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", type=float, default=30.0, metavar="S",
+                        help="how long to wait for the service to answer (default: %(default)s)")
     from client.connect import add_arguments
 
-    parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
-                        help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
     add_arguments(parser)  # --tls, --ca
 
 
+def _operator(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
+                        help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+    parser.set_defaults(token_kind="operator")
+
+
 def register(subparsers: Any) -> None:
-    bot = subparsers.add_parser("bot", help="register a bot, or run one against a server")
+    bot = subparsers.add_parser("bot", help="register, run, challenge or test a bot")
     commands = bot.add_subparsers(dest="bot_command", metavar="COMMAND", required=True)
     reg = commands.add_parser("register", help="register a bot; prints its id and secret token")
     reg.add_argument("name")
@@ -29,16 +33,47 @@ def register(subparsers: Any) -> None:
     _operator(reg)
     reg.set_defaults(func=run_register)
     play = commands.add_parser("run", help="play a bot class (module:Class or file.py:Class)")
-    from client.__main__ import add_arguments
+    from client.__main__ import add_arguments, default_token
 
     add_arguments(play)
-    play.set_defaults(func=run_bot)
+    play.set_defaults(func=run_bot, token_kind="bot")
+
+    ch = commands.add_parser(
+        "challenge", help="start unrated matches against a house bot or a connected bot",
+        description="Start unrated matches of your bot (its --token) against OPPONENT: a house "
+                    "bot (house-rdeep, house-bully, house-random) or a remote bot that is "
+                    "connected now. They start at once; run your bot to play them.")
+    ch.add_argument("--vs", required=True, metavar="OPPONENT", help="the opponent's name")
+    ch.add_argument("--matches", type=int, default=1, help="how many (1-20, default 1)")
+    ch.add_argument("--profile", choices=["soft", "sharp"], default="soft")
+    ch.add_argument("--move-ms", type=int, default=0)
+    ch.add_argument("--bank-ms", type=int, default=0)
+    ch.add_argument("--token", default=default_token(),
+                    help="your bot's token (default: $BUMMERL_TOKEN)")
+    _server(ch)
+    ch.set_defaults(func=run_challenge, token_kind="bot")
+
+    test = commands.add_parser(
+        "test", help="practise a bot locally against a house bot (no server)",
+        description="Play your bot against a house bot over N duplicate deals in this process "
+                    "(no server), print the result table of `bummerl simulate` and every "
+                    "exception or illegal action of your bot with the observation that caused "
+                    "it. Exit status 1 if there was any.")
+    test.add_argument("bot", help="the bot class, as module:Class or file.py:Class")
+    test.add_argument("--vs", default="rdeep", help="house strategy or bot name: random, "
+                                                    "bully, rdeep (default: %(default)s)")
+    test.add_argument("-n", "--deals", type=int, default=200,
+                      help="distinct deals, each played twice (default: %(default)s)")
+    test.add_argument("--seed", type=int, default=None, help="seed of the deals (random)")
+    test.add_argument("--profile", choices=["soft", "sharp"], default="soft")
+    test.add_argument("--no-progress", action="store_true", help="no progress bar")
+    test.set_defaults(func=run_test)
 
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
-    create = mcommands.add_parser("create", help="create a match; prints its id")
+    create = mcommands.add_parser("create", help="create a match; prints its id and seats")
     create.add_argument("bot_ids", nargs=2, type=int, metavar="BOT_ID",
-                        help="the bots of seat 0 and seat 1")
+                        help="the bots of seat 0 and seat 1 (ids `bot register` printed)")
     create.add_argument("--profile", choices=["soft", "sharp"], default="soft")
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--move-ms", type=int, default=0)
@@ -55,11 +90,12 @@ def _metadata(token: str) -> tuple[tuple[str, str], ...]:
 def run_register(args: argparse.Namespace) -> int:
     from bummerl.v1 import bot_pb2, bot_pb2_grpc
 
-    from client.connect import from_args
+    from cli.errors import ready_channel
 
-    with from_args(args) as channel:
+    with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
         reply = bot_pb2_grpc.BotServiceStub(channel).RegisterBot(
-            bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token))
+            bot_pb2.RegisterBotRequest(name=args.name), metadata=_metadata(args.operator_token),
+            timeout=30)
     print(f"bot id {reply.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown once)")
     return 0
 
@@ -67,7 +103,7 @@ def run_register(args: argparse.Namespace) -> int:
 def run_create(args: argparse.Namespace) -> int:
     from bummerl.v1 import common_pb2, match_pb2, match_pb2_grpc
 
-    from client.connect import from_args
+    from cli.errors import ready_channel
 
     request = match_pb2.CreateMatchRequest(
         bot_ids=args.bot_ids,
@@ -75,14 +111,41 @@ def run_create(args: argparse.Namespace) -> int:
         time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
     if args.seed is not None:
         request.seed = args.seed
-    with from_args(args) as channel:
+    with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
         reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
-            request, metadata=_metadata(args.operator_token))
-    print(f"match id {reply.match.match_id}")
+            request, metadata=_metadata(args.operator_token), timeout=30)
+    m = reply.match
+    print(f"match id {m.match_id}")
+    for seat, (bot_id, name) in enumerate(zip(m.bot_ids, m.bot_names, strict=False)):
+        print(f"seat {seat}: {name} (bot id {bot_id})")
     return 0
 
 
 def run_bot(args: argparse.Namespace) -> int:
-    from client.__main__ import main
+    from client.__main__ import play
 
-    return main(args)
+    return play(args)
+
+
+def run_challenge(args: argparse.Namespace) -> int:
+    from cli.errors import ready_channel
+    from client.challenge import challenge
+    from client.errors import KitError
+
+    if not args.token:
+        raise KitError("no bot token: pass --token TOKEN or set BUMMERL_TOKEN "
+                       "(`bummerl bot register NAME` prints it once)")
+    with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
+        started = challenge(channel, args.token, args.vs, args.matches, profile=args.profile,
+                            move_ms=args.move_ms, bank_ms=args.bank_ms)
+    for m in started:
+        seats = ", ".join(f"seat {seat}: {name}" for seat, name in enumerate(m.bot_names))
+        print(f"match id {m.match_id} ({seats}; unrated challenge)")
+    print(f"{len(started)} match(es) started: run your bot (`bummerl bot run`) to play them")
+    return 0
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from cli.practice import run
+
+    return run(args)

@@ -2,6 +2,9 @@
 `register(subparsers)` function that adds its parser and sets `func` (taking the parsed
 arguments, returning the exit status); modules are found by name, so adding one needs no edit
 here.
+
+Errors are answered with one line saying what went wrong and what to do, and exit status 1;
+`--debug` (anywhere on the line) shows the traceback too (see `cli.errors`).
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ import pkgutil
 import sys
 
 import cli
+from client.argv import join_values
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bummerl", description="Schnapsen bot ladders: rules engine, service and tools.")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (may also follow the command)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(cli.__path__), key=lambda m: m.name):
         if info.name == "main" or info.name.startswith("_"):
@@ -29,12 +35,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cli.errors import report
+
+    argv = join_values(list(sys.argv[1:] if argv is None else argv))
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.debug = debug
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    status = args.func(args)
+    try:
+        status = args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001  (one line for a person; --debug shows the rest)
+        return report(e, args)
     return int(status or 0)
 
 

@@ -12,6 +12,6 @@ Or from the shell: `python -m client examples.random_bot:RandomBot --token ...`.
 """
 
 from client.bot import Bot
-from client.runner import Runner, run
+from client.runner import Backoff, Runner, run
 
-__all__ = ["Bot", "Runner", "run"]
+__all__ = ["Backoff", "Bot", "Runner", "run"]

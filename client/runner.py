@@ -1,24 +1,65 @@
-"""Connect a Bot to a bummerl server over the Play stream and play until stopped."""
+"""Connect a Bot to a bummerl server over the Play stream and play until stopped.
+
+- It never gives up on a lost connection: it reconnects forever, waiting `Backoff` between
+  attempts (capped exponential, with jitter); a connection that got the service's Welcome counts
+  as a success and resets the wait. Only a refused token ends it (`TokenRefused`).
+- It logs one line per event (logger "bummerl.client", see `client.events`): connected, match
+  started, hand ended, match ended, action refused, connection lost, reconnected.
+- It asks the bot for several matches at once from a small thread pool (`parallel`); calls into
+  the bot are serialized by a lock unless the bot class says `thread_safe = True`, so a bot
+  written without threads in mind is safe. Never two calls for the same turn.
+- `drain()` (the first Ctrl-C): finish the running matches, then disconnect (the ladder and
+  challenges only pick connected bots, so no new match comes). `abandon()` (the second): leave
+  now, and log which matches will be forfeited on time and when.
+"""
 
 from __future__ import annotations
 
 import logging
 import queue
+import random
 import threading
-import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import grpc
 from bummerl import wire
-from bummerl.v1 import bot_pb2, bot_pb2_grpc
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_grpc
 
 import engine
 from client.bot import Bot
 from client.connect import channel as open_channel
+from client.errors import TokenRefused
+from client.events import event
 
 log = logging.getLogger("bummerl.client")
+
+FATAL_CODES = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+END_REASONS = {
+    match_pb2.END_REASON_PLAYED: "played out",
+    match_pb2.END_REASON_FORFEIT_TIMEOUT: "forfeit on time",
+    match_pb2.END_REASON_FORFEIT_ILLEGAL: "forfeit for illegal actions",
+}
+PROFILES = {common_pb2.PROFILE_SOFT: "soft", common_pb2.PROFILE_SHARP: "sharp"}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The wait between reconnection attempts: `initial_s` after the first failure, times
+    `multiplier` after each further one, at most `max_s`; each wait is drawn uniformly from
+    [(1 - jitter) * d, d] so that many bots cut off together do not come back together."""
+
+    initial_s: float = 0.5
+    max_s: float = 30.0
+    multiplier: float = 2.0
+    jitter: float = 0.5
+
+    def delay(self, failures: int, rng: random.Random | None = None) -> float:
+        d = min(self.max_s, self.initial_s * self.multiplier ** max(0, failures - 1))
+        return d * (1 - self.jitter * (rng or random).random())
 
 
 @dataclass
@@ -27,26 +68,50 @@ class Stats:
     rejected: int = 0
     matches_won: int = 0
     matches_lost: int = 0
+    connections: int = 0  # connections that got a Welcome
+    reconnect_attempts: int = 0  # failed attempts and lost connections
     errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Running:
+    """What the kit knows of one running match of the bot."""
+
+    match_id: int
+    seat: int | None = None
+    deadline: datetime | None = None  # of the turn it was last sent, if not answered yet
+    opponent: str = ""
 
 
 class Runner:
     """Plays `bot` with `token` on `server` until `max_matches` matches ended or `stop()`."""
 
     def __init__(self, bot: Bot, server: str, token: str, *, max_matches: int | None = None,
-                 client_name: str = "bummerl-python-client/0.1", tls: bool = False,
+                 client_name: str = "bummerl-python-client/0.2",
+                 backoff: Backoff | None = None, parallel: int = 4, tls: bool = False,
                  ca: str | None = None) -> None:
         self.bot = bot
         self.server = server
+        self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
         self.token = token
         self.max_matches = max_matches
         self.client_name = client_name
-        self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
+        self.backoff = backoff or Backoff()
         self.stats = Stats()
+        self.bot_info: bot_pb2.Bot | None = None
+        self.draining = False
         self._outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None] = queue.SimpleQueue()
         self._stopped = threading.Event()
         self._call: grpc.Future | None = None
-        self.bot_info: bot_pb2.Bot | None = None
+        self._channel: grpc.Channel | None = None
+        self._lock = threading.Lock()  # the kit's own state below
+        self._bot_lock = threading.Lock() if not getattr(bot, "thread_safe", False) else None
+        self._running: dict[int, Running] = {}
+        self._in_flight: set[tuple[int, int]] = set()  # (match id, seq) the bot is deciding
+        self._sent: dict[tuple[int, int], str] = {}  # (match id, seq) -> the action sent
+        self._pool = ThreadPoolExecutor(max_workers=max(1, parallel),
+                                        thread_name_prefix="bummerl-bot")
+        self._rng = random.Random()
 
     # --- hooks for subclasses (e.g. the benchmark) ---------------------------------------
     def on_turn(self, turn: bot_pb2.Turn) -> None:
@@ -55,13 +120,86 @@ class Runner:
     def on_answer(self, turn: bot_pb2.Turn) -> None:
         """Called right after the answer to `turn` was queued for sending."""
 
-    # --- running -------------------------------------------------------------------------
+    # --- stopping --------------------------------------------------------------------------
     def stop(self) -> None:
         self._stopped.set()
         self._outbox.put(None)
-        if self._call is not None:
-            self._call.cancel()
+        call = self._call
+        if call is not None:
+            call.cancel()
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def running_matches(self) -> list[int]:
+        with self._lock:
+            return sorted(self._running)
+
+    def drain(self) -> None:
+        """Take no new matches: finish the running ones, then stop."""
+        if self.draining:
+            return
+        self.draining = True
+        try:  # the service knows running matches the kit was not sent a turn of yet
+            for m in self._list_running():
+                with self._lock:
+                    self._running.setdefault(m.match_id, Running(m.match_id))
+        except grpc.RpcError as e:
+            log.debug("could not list the running matches: %s", e)
+        running = self.running_matches()
+        if running:
+            event(log, logging.WARNING, "draining",
+                  "stopping: finishing %d running match(es) %s, then exiting "
+                  "(Ctrl-C again to leave now: they would be forfeited on time)",
+                  len(running), ", ".join(map(str, running)),
+                  matches=running)
+        else:
+            event(log, logging.WARNING, "draining", "stopping: no running matches",
+                  matches=[])
+            self.stop()
+
+    def abandon(self) -> list[str]:
+        """Leave now; log (and return) which running matches will be forfeited, and when."""
+        lines = []
+        for match_id in self.running_matches():
+            lines.append(self._forfeit_line(match_id))
+        for line in lines:
+            event(log, logging.WARNING, "abandoned", "%s", line)
+        if not lines:
+            event(log, logging.WARNING, "abandoned", "leaving now: no running matches")
+        self.stop()
+        return lines
+
+    def _forfeit_line(self, match_id: int) -> str:
+        with self._lock:
+            info = self._running.get(match_id)
+        try:
+            m = self._matches().GetMatch(match_pb2.GetMatchRequest(match_id=match_id),
+                                         timeout=3).match
+        except grpc.RpcError:
+            m = None
+        seat = info.seat if info else None
+        if m is not None and self.bot_info is not None and seat is None:
+            seat = list(m.bot_ids).index(self.bot_info.bot_id) \
+                if self.bot_info.bot_id in m.bot_ids else None
+        if m is not None and m.state != match_pb2.MATCH_STATE_RUNNING:
+            return f"match {match_id}: already over"
+        if m is not None and seat is not None and m.to_act == seat and m.HasField("deadline"):
+            when = m.deadline.ToDatetime(tzinfo=UTC)
+            return (f"match {match_id} will be forfeited on time at "
+                    f"{when:%H:%M:%S} UTC (the deadline of your turn now)")
+        if info is not None and info.deadline is not None:
+            return (f"match {match_id} will be forfeited on time at "
+                    f"{info.deadline:%H:%M:%S} UTC (the deadline of your turn now)")
+        if m is not None and seat is not None:
+            bank = m.bank_left_ms[seat] if len(m.bank_left_ms) > seat else 0
+            allowed = (m.time_control.move_ms + bank) / 1000
+            return (f"match {match_id} will be forfeited on time {allowed:.0f} s after your "
+                    f"next turn starts (move time + bank left)")
+        return f"match {match_id} will be forfeited on time at your next turn"
+
+    # --- running ---------------------------------------------------------------------------
     def _requests(self, outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None]
                   ) -> Iterator[bot_pb2.PlayRequest]:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name))
@@ -71,85 +209,259 @@ class Runner:
                 return
             yield item
 
-    def run(self, *, retries: int = 5) -> Stats:
-        """Play; on a lost connection, reconnect (up to `retries` times in a row)."""
+    def make_channel(self) -> grpc.Channel:
+        """The channel to the service (a subclass may add credentials)."""
+        return open_channel(self.server, tls=self.tls, ca=self.ca)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    def _matches(self) -> match_pb2_grpc.MatchServiceStub:
+        """The MatchService, on a channel of its own (kept across reconnects)."""
+        with self._lock:
+            if self._channel is None:
+                self._channel = self.make_channel()
+            return match_pb2_grpc.MatchServiceStub(self._channel)
+
+    def _list_running(self) -> list[match_pb2.Match]:
+        if self.bot_info is None:
+            return []
+        reply = self._matches().ListMatches(match_pb2.ListMatchesRequest(
+            state=match_pb2.MATCH_STATE_RUNNING, bot_id=self.bot_info.bot_id, page_size=100),
+            metadata=self._metadata(), timeout=5)
+        return list(reply.matches)
+
+    def run(self) -> Stats:
+        """Play until stopped, reconnecting forever; raises `TokenRefused` for a bad token."""
         failures = 0
-        while not self._stopped.is_set():
-            try:
-                with open_channel(self.server, tls=self.tls, ca=self.ca) as channel:
-                    self._play(bot_pb2_grpc.BotServiceStub(channel))
-                failures = 0
-            except grpc.RpcError as e:
-                code = e.code() if hasattr(e, "code") else None
-                if self._stopped.is_set() or code == grpc.StatusCode.CANCELLED:
+        try:
+            while not self._stopped.is_set():
+                reason = "the service ended the stream"
+                try:
+                    with self.make_channel() as channel:
+                        self._play(bot_pb2_grpc.BotServiceStub(channel))
+                except grpc.RpcError as e:
+                    code = e.code() if hasattr(e, "code") else None
+                    if self._stopped.is_set():
+                        break
+                    if code in FATAL_CODES:
+                        details = e.details() if hasattr(e, "details") else str(e)
+                        raise TokenRefused(
+                            f"the service at {self.server} refused the bot token ({details}): "
+                            "check --token (`bummerl bot register` prints it once)") from e
+                    details = e.details() if hasattr(e, "details") else ""
+                    reason = f"{code.name if code else 'error'}: {details}"
+                if self._stopped.is_set():
                     break
-                if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-                    raise
+                if self._welcomed_this_time:
+                    failures = 0  # a live connection was a success: start the backoff over
                 failures += 1
-                if failures > retries:
-                    raise
-                log.warning("connection lost (%s); reconnecting", code)
-                time.sleep(min(5.0, 0.2 * 2**failures))
+                self.stats.reconnect_attempts += 1
+                delay = self.backoff.delay(failures, self._rng)
+                what = "connection to %s lost" if self._welcomed_this_time else \
+                    "cannot reach the bummerl service at %s" if self.stats.connections == 0 \
+                    else "cannot reconnect to %s"
+                event(log, logging.WARNING, "disconnected",
+                      what + " (%s); retrying in %.1f s (attempt %d; the kit never gives up)",
+                      self.server, _short(reason), delay, failures,
+                      server=self.server, reason=_short(reason), retry_in_s=round(delay, 2),
+                      attempt=failures)
+                self._stopped.wait(delay)
+        finally:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            with self._lock:
+                unary, self._channel = self._channel, None
+            if unary is not None:
+                unary.close()
         return self.stats
 
+    _welcomed_this_time = False
+
     def _play(self, stub: bot_pb2_grpc.BotServiceStub) -> None:
+        self._welcomed_this_time = False
         self._outbox.put(None)  # ends the request stream of the previous connection, if any
         self._outbox = queue.SimpleQueue()
-        call = stub.Play(self._requests(self._outbox),
-                         metadata=(("authorization", f"Bearer {self.token}"),))
+        call = stub.Play(self._requests(self._outbox), metadata=self._metadata())
         self._call = call
+        if self._stopped.is_set():
+            call.cancel()
         for response in call:
             kind = response.WhichOneof("message")
             if kind == "welcome":
-                self.bot_info = response.welcome.bot
-                log.info("playing as %s (%d running matches)", response.welcome.bot.name,
-                         response.welcome.running_matches)
+                self._welcome(response.welcome)
             elif kind == "turn":
-                self._turn(response.turn)
+                self._turn_arrived(response.turn)
             elif kind == "rejected":
-                r = response.rejected
-                self.stats.rejected += 1
-                log.warning("match %d: action refused: %s %s", r.match_id, r.code, r.message)
+                self._rejected(response.rejected)
             elif kind == "hand_ended":
-                h = response.hand_ended
-                self.bot.hand_ended(h.match_id, h.hand_number, {
-                    "winner": h.result.winner, "game_points": h.result.game_points,
-                    "reason": h.result.reason, "points": list(h.result.points),
-                    "tricks": list(h.result.tricks)})
+                self._hand_ended(response.hand_ended)
             elif kind == "match_ended":
                 self._match_ended(response.match_ended)
             if self._stopped.is_set():
                 call.cancel()
-                return
-        self.stop()
+                break
 
-    def _turn(self, turn: bot_pb2.Turn) -> None:
-        self.on_turn(turn)
-        self.stats.turns += 1
-        observation = wire.observation_from_pb(turn.observation)
+    def _welcome(self, welcome: bot_pb2.Welcome) -> None:
+        self._welcomed_this_time = True
+        self.bot_info = welcome.bot
+        self.stats.connections += 1
+        again = self.stats.connections > 1
+        event(log, logging.INFO, "reconnected" if again else "connected",
+              "%s %s as %s (bot id %d, %d running matches)",
+              "reconnected to" if again else "connected to", self.server, welcome.bot.name,
+              welcome.bot.bot_id, welcome.running_matches, server=self.server,
+              bot=welcome.bot.name, bot_id=welcome.bot.bot_id,
+              running_matches=welcome.running_matches)
+
+    def _track(self, match_id: int, seat: int | None = None) -> bool:
+        """Record a running match; True when it is new to the kit."""
+        with self._lock:
+            info = self._running.get(match_id)
+            if info is None:
+                self._running[match_id] = Running(match_id, seat)
+                return True
+            if seat is not None:
+                info.seat = seat
+            return False
+
+    def _match_started(self, match_id: int, seat: int | None) -> None:
+        """Log a match the kit sees for the first time (one GetMatch)."""
         try:
-            action = self.bot.act(observation)
-            if isinstance(action, str):
-                action = engine.Action.from_text(action)
-        except Exception as e:  # noqa: BLE001  (a buggy bot must not kill the connection)
-            log.exception("the bot failed on match %d; playing its first legal action",
-                          turn.match_id)
-            self.stats.errors.append(repr(e))
-            action = observation.legal_actions[0]
-        self._outbox.put(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
-            match_id=turn.match_id, seq=turn.seq, action=wire.action_to_pb(action),
-            request_id=uuid.uuid4().hex)))
-        self.on_answer(turn)
+            m = self._matches().GetMatch(match_pb2.GetMatchRequest(match_id=match_id),
+                                         timeout=5).match
+        except grpc.RpcError as e:
+            event(log, logging.INFO, "match_started", "match %d: playing (details unavailable:"
+                  " %s)", match_id, e.code().name if hasattr(e, "code") else e,
+                  match_id=match_id)
+            return
+        me = self.bot_info.bot_id if self.bot_info else None
+        if seat is None and me in m.bot_ids:
+            seat = list(m.bot_ids).index(me)
+        names = list(m.bot_names)
+        opponent = names[1 - seat] if seat is not None and len(names) == 2 else "?"
+        with self._lock:
+            if match_id in self._running:
+                self._running[match_id].opponent = opponent
+        tc = m.time_control
+        event(log, logging.INFO, "match_started",
+              "match %d started: you (seat %s) vs %s, %s, move %.1f s + bank %.1f s",
+              match_id, seat, opponent, PROFILES.get(m.profile, "?"), tc.move_ms / 1000,
+              tc.bank_ms / 1000, match_id=match_id, seat=seat, opponent=opponent,
+              profile=PROFILES.get(m.profile, "?"), move_ms=tc.move_ms, bank_ms=tc.bank_ms)
+
+    def _turn_arrived(self, turn: bot_pb2.Turn) -> None:
+        if self._track(turn.match_id, turn.seat):
+            self._match_started(turn.match_id, turn.seat)
+        key = (turn.match_id, turn.seq)
+        with self._lock:
+            info = self._running[turn.match_id]
+            info.deadline = turn.deadline.ToDatetime(tzinfo=UTC) \
+                if turn.HasField("deadline") else None
+            if key in self._in_flight:
+                return  # the same turn again (after a reconnect): the bot is deciding it
+            self._in_flight.add(key)
+        self.on_turn(turn)
+        self._pool.submit(self._answer, turn)
+
+    def _answer(self, turn: bot_pb2.Turn) -> None:
+        key = (turn.match_id, turn.seq)
+        try:
+            self.stats.turns += 1
+            observation = wire.observation_from_pb(turn.observation)
+            log.debug("match %d seq %d: your turn (legal: %s)", turn.match_id, turn.seq,
+                      " ".join(str(a) for a in observation.legal_actions))
+            try:
+                action = self._call_bot(self.bot.act, observation)
+                if isinstance(action, str):
+                    action = engine.Action.from_text(action)
+            except Exception as e:  # noqa: BLE001  (a buggy bot must not kill the connection)
+                log.exception("the bot failed on match %d; playing its first legal action",
+                              turn.match_id)
+                self.stats.errors.append(repr(e))
+                action = observation.legal_actions[0]
+            with self._lock:
+                self._sent[key] = str(action)
+                info = self._running.get(turn.match_id)
+                if info is not None:
+                    info.deadline = None
+            log.debug("match %d seq %d: answering %s", turn.match_id, turn.seq, action)
+            self._outbox.put(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
+                match_id=turn.match_id, seq=turn.seq, action=wire.action_to_pb(action),
+                request_id=uuid.uuid4().hex)))
+            self.on_answer(turn)
+        finally:
+            with self._lock:
+                self._in_flight.discard(key)
+
+    def _call_bot(self, method, *args):  # type: ignore[no-untyped-def]
+        if self._bot_lock is None:
+            return method(*args)
+        with self._bot_lock:
+            return method(*args)
+
+    def _rejected(self, r: bot_pb2.ActionRejected) -> None:
+        self.stats.rejected += 1
+        with self._lock:
+            action = self._sent.get((r.match_id, r.seq), "?")
+        left = f"; {r.illegal_left} more illegal action(s) forfeit the match" \
+            if r.illegal_left else ""
+        event(log, logging.WARNING, "refused", "match %d: %s refused (%s%s: %s)%s",
+              r.match_id, action, r.code, f" {r.rule}" if r.rule else "", r.message, left,
+              match_id=r.match_id, seq=r.seq, action=action, code=r.code, rule=r.rule,
+              detail=r.message, illegal_left=r.illegal_left)
+
+    def _hand_ended(self, h: match_pb2.HandEnded) -> None:
+        if self._track(h.match_id):
+            self._match_started(h.match_id, None)
+        with self._lock:
+            info = self._running.get(h.match_id)
+            seat = info.seat if info else None
+        res = h.result
+        outcome = "hand won" if seat == res.winner else "hand lost" if seat is not None \
+            else f"seat {res.winner} won"
+        event(log, logging.INFO, "hand_ended",
+              "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
+              h.match_id, h.hand_number, outcome, res.game_points, res.reason,
+              ":".join(map(str, res.points)), ":".join(map(str, h.counters)),
+              match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner, seat=seat,
+              game_points=res.game_points, reason=res.reason, points=list(res.points),
+              counters=list(h.counters))
+        self._call_bot(self.bot.hand_ended, h.match_id, h.hand_number, {
+            "winner": res.winner, "game_points": res.game_points, "reason": res.reason,
+            "points": list(res.points), "tricks": list(res.tricks)})
 
     def _match_ended(self, ended: bot_pb2.MatchEnded) -> None:
+        m = ended.match
+        with self._lock:
+            self._running.pop(m.match_id, None)
+            for key in [k for k in self._sent if k[0] == m.match_id]:
+                del self._sent[key]
+            left = len(self._running)
         if ended.won:
             self.stats.matches_won += 1
         else:
             self.stats.matches_lost += 1
-        self.bot.match_ended(ended.match.match_id, ended.won, ended.match.end_detail)
+        names = list(m.bot_names)
+        opponent = names[1 - ended.seat] if len(names) == 2 else "?"
+        reason = END_REASONS.get(m.end_reason, "ended")
+        event(log, logging.INFO, "match_ended",
+              "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
+              "won" if ended.won else "lost", opponent, ":".join(map(str, m.counters)), reason,
+              f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
+              won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
+              detail=m.end_detail, seat=ended.seat)
+        self._call_bot(self.bot.match_ended, m.match_id, ended.won, m.end_detail)
         done = self.stats.matches_won + self.stats.matches_lost
         if self.max_matches is not None and done >= self.max_matches:
             self.stop()
+        elif self.draining and left == 0:
+            event(log, logging.WARNING, "drained", "all running matches finished; exiting")
+            self.stop()
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def run(bot: Bot, server: str = "127.0.0.1:50051", token: str = "", *,

@@ -13,7 +13,7 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
-from services import admin, bots, convert, matches, notify, status, streams
+from services import admin, bots, challenges, convert, matches, notify, status, streams
 from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument
@@ -162,6 +162,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def GetBot(self, request, context):  # type: ignore[no-untyped-def]
         return bot_pb2.GetBotResponse(
             bot=convert.bot_to_pb(bots.get_bot(request.bot_id, sessions=self.sessions)))
+
+    @unary
+    def Challenge(self, request, context):  # type: ignore[no-untyped-def]
+        return challenges.challenge_rpc(request, token_of(context), self.sessions, self.config)
 
     def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
         try:

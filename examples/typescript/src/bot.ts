@@ -1,0 +1,116 @@
+// A bummerl bot in TypeScript: connects over the Play stream and answers each turn with a
+// random legal action (claiming 66 when it is correct). The bummerl.v1 contracts are loaded at
+// run time from the repository's proto/ folder with @grpc/proto-loader: no generated code.
+//
+//   npm ci && npm run build
+//   node dist/bot.js --server 127.0.0.1:50051 --token TOKEN [--matches N]
+//
+// The token may also come from $BUMMERL_TOKEN, the server from $BUMMERL_SERVER.
+
+import * as path from "node:path";
+import { randomUUID } from "node:crypto";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+
+// The JSON forms of the messages this bot reads and writes (proto field names, enums as
+// strings, 64-bit integers as strings: see the loader options below).
+interface Action { kind: string; card: string; suit: string; }
+interface Observation { points: number; legal_actions: Action[]; }
+interface Turn { match_id: string; seq: string; seat: number; observation: Observation; }
+interface Match { match_id: string; bot_names: string[]; counters: number[]; end_detail: string; }
+interface PlayResponse {
+  message: "welcome" | "turn" | "rejected" | "hand_ended" | "match_ended";
+  welcome?: { bot: { name: string; bot_id: string }; running_matches: number };
+  turn?: Turn;
+  rejected?: { match_id: string; code: string; rule: string; message: string };
+  match_ended?: { seat: number; won: boolean; match: Match };
+}
+
+function option(name: string, fallback: string): string {
+  const args = process.argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}` && i + 1 < args.length) return args[i + 1];
+    if (args[i].startsWith(`--${name}=`)) return args[i].slice(name.length + 3);
+  }
+  return fallback;
+}
+
+const server = option("server", process.env.BUMMERL_SERVER ?? "127.0.0.1:50051");
+const token = option("token", process.env.BUMMERL_TOKEN ?? "");
+const matches = Number(option("matches", "0")); // 0: play until stopped
+const protoRoot = option("proto", path.resolve(__dirname, "..", "..", "..", "proto"));
+if (!token) {
+  console.error("error: no bot token: pass --token TOKEN or set BUMMERL_TOKEN");
+  process.exit(1);
+}
+
+const definition = protoLoader.loadSync("bummerl/v1/bot.proto", {
+  includeDirs: [protoRoot],
+  keepCase: true, // field names as in the .proto files (match_id, legal_actions)
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true, // `message` names the oneof field that is set
+});
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const bummerl = (grpc.loadPackageDefinition(definition) as any).bummerl.v1;
+const client = new bummerl.BotService(server, grpc.credentials.createInsecure());
+
+function choose(observation: Observation): Action {
+  const legal = observation.legal_actions;
+  const claim = legal.find((a) => a.kind === "ACTION_KIND_CLAIM");
+  if (claim && observation.points >= 66) return claim; // a correct claim wins the hand (R7.1)
+  const plays = legal.filter((a) => a.kind === "ACTION_KIND_PLAY");
+  const pool = plays.length > 0 ? plays : legal;
+  return pool[Math.floor(Math.random() * pool.length)];
+}
+
+const metadata = new grpc.Metadata();
+metadata.set("authorization", `Bearer ${token}`);
+const call = client.Play(metadata);
+let won = 0;
+let lost = 0;
+
+call.write({ hello: { client: "bummerl-typescript-example/0.1" } });
+call.on("data", (response: PlayResponse) => {
+  switch (response.message) {
+    case "welcome": {
+      const w = response.welcome!;
+      console.log(`connected to ${server} as ${w.bot.name} (${w.running_matches} running matches)`);
+      break;
+    }
+    case "turn": {
+      const turn = response.turn!;
+      call.write({
+        action: {
+          match_id: turn.match_id, seq: turn.seq, action: choose(turn.observation),
+          request_id: randomUUID(),
+        },
+      });
+      break;
+    }
+    case "rejected": {
+      const r = response.rejected!;
+      console.log(`match ${r.match_id}: action refused (${r.code} ${r.rule}: ${r.message})`);
+      break;
+    }
+    case "match_ended": {
+      const e = response.match_ended!;
+      if (e.won) won++; else lost++;
+      const opponent = e.match.bot_names[1 - e.seat];
+      console.log(`match ${e.match.match_id} ended: ${e.won ? "won" : "lost"} vs ${opponent}, ` +
+        `counters ${e.match.counters.join("-")} ${e.match.end_detail}`);
+      if (matches > 0 && won + lost >= matches) {
+        console.log(`won ${won}, lost ${lost}`);
+        call.end();
+        call.cancel();
+        process.exit(0);
+      }
+      break;
+    }
+  }
+});
+call.on("error", (error: grpc.ServiceError) => {
+  console.error(`error: the service at ${server} ended the stream: ${error.code} ${error.details}`);
+  process.exit(1);
+});

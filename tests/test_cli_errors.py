@@ -1,0 +1,126 @@
+"""Every `bummerl` command answers an error with one line saying what went wrong and what to do
+(exit status 1), never a traceback unless --debug (issue 11). Real commands (the installed
+`bummerl` script, run from the repository root) against a real service."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from servicekit import OPERATOR, fresh_database, running_service
+
+ROOT = Path(__file__).resolve().parent.parent
+BUMMERL = Path(sys.executable).parent / "bummerl"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli-errors")
+    with fresh_database("sqlite", None, tmp) as database, running_service(database) as svc:  # type: ignore[arg-type]
+        yield svc
+
+
+def bummerl(*args: str, server: str, operator: str | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "BUMMERL_OPERATOR_TOKEN", "BUMMERL_TOKEN",
+                        "BUMMERL_BOT_TOKEN")}
+    env["BUMMERL_SERVER"] = server
+    if operator is not None:
+        env["BUMMERL_OPERATOR_TOKEN"] = operator
+    command = [str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]
+    return subprocess.run([*command, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def free_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_duplicate_bot_name(service):
+    address = service.server.address
+    assert bummerl("bot", "register", "twice", server=address, operator=OPERATOR).returncode == 0
+    line = one_line_error(bummerl("bot", "register", "twice", server=address,
+                                  operator=OPERATOR))
+    assert "a bot named 'twice' exists: choose another name" in line
+
+
+@pytest.mark.parametrize("operator", [None, "not-the-operator"])
+def test_missing_or_wrong_operator_token(service, operator):
+    line = one_line_error(bummerl("bot", "register", "nobody", server=service.server.address,
+                                  operator=operator))
+    assert "refused the operator token" in line and "--operator-token" in line
+    line = one_line_error(bummerl("match", "create", "1", "2", server=service.server.address,
+                                  operator=operator))
+    assert "refused the operator token" in line
+
+
+def test_wrong_bot_token_with_the_module_form_from_the_repository_root(service):
+    line = one_line_error(bummerl("bot", "run", "examples.random_bot:RandomBot", "--token",
+                                  "-wrong", server=service.server.address))
+    assert "refused the bot token" in line and "--token" in line
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("nowhere.py:X", "no such file: nowhere.py"),
+    ("examples.random_bot:Nope", "examples.random_bot has no class 'Nope' (its bots: RandomBot)"),
+    ("no_such_module:Bot", "no module named 'no_such_module'"),
+    ("examples.random_bot:random", "is not a subclass of client.Bot"),
+])
+def test_bad_bot_class_or_module(service, spec, expected):
+    line = one_line_error(bummerl("bot", "run", spec, "--token", "t",
+                                  server=service.server.address))
+    assert expected in line
+
+
+def test_no_token():
+    line = one_line_error(bummerl("bot", "run", "examples.random_bot:RandomBot",
+                                  server=free_address()))
+    assert "no bot token" in line and "BUMMERL_TOKEN" in line
+
+
+def test_server_unreachable_after_a_bounded_wait_with_progress():
+    address = free_address()
+    done = bummerl("bot", "register", "x", "--wait", "2", server=address, operator="op")
+    line = one_line_error(done)
+    assert f"cannot reach the bummerl service at {address} after 2 s" in line
+    assert "bummerl serve" in line and "--server" in line
+    assert f"waiting for the service at {address} ... 1 s" in done.stderr
+
+
+def test_debug_shows_the_traceback(service):
+    done = bummerl("--debug", "bot", "run", "examples.random_bot:Nope", "--token", "t",
+                   server=service.server.address)
+    assert done.returncode == 1 and "Traceback" in done.stderr
+    done = bummerl("bot", "run", "examples.random_bot:Nope", "--token", "t", "--debug",
+                   server=service.server.address)
+    assert done.returncode == 1 and "Traceback" in done.stderr
+
+
+def test_match_create_prints_who_sits_where(service):
+    address = service.server.address
+    ids = []
+    for name in ("north", "south"):
+        out = bummerl("bot", "register", name, server=address, operator=OPERATOR).stdout
+        ids.append(out.split("bot id ", 1)[1].split()[0])
+    done = bummerl("match", "create", *ids, server=address, operator=OPERATOR)
+    assert done.returncode == 0, done.stderr
+    assert f"seat 0: north (bot id {ids[0]})" in done.stdout
+    assert f"seat 1: south (bot id {ids[1]})" in done.stdout
+    line = one_line_error(bummerl("match", "create", ids[0], "999999", server=address,
+                                  operator=OPERATOR))
+    assert "999999" in line

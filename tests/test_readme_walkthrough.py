@@ -1,0 +1,45 @@
+"""The README's "Try it all" walkthrough runs as written (issue 11): it uses the ids and tokens
+the commands print, and both bots finish their match. Only the port, the bot file and the
+database are changed for the test."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_walkthrough_runs_as_written(tmp_path):
+    text = README.read_text()
+    guide = text.split("## Write a bot in 10 minutes", 1)[1]
+    bot_code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
+    walk = guide.split("**Try it all on your machine**", 1)[1]
+    script = re.search(r"```sh\n(.*?)```", walk, re.S).group(1)
+    assert "match create 1 2" not in script and "$MYBOT_ID" in script
+    (tmp_path / "mybot.py").write_text(bot_code)
+    port = free_port()
+    script = script.replace("127.0.0.1:50051", f"127.0.0.1:{port}")
+    script = script.replace("mybot.py:MyBot", f"{tmp_path / 'mybot.py'}:MyBot")
+    script = "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + script  # no server left behind
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'walk.sqlite3'}", BUMMERL_HOOKS="")
+    # files, not pipes: the server in the background must not hold the test's pipes open
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, stdout=out,
+                              stderr=err, timeout=180)
+    stdout, stderr = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
+    assert done.returncode == 0, stdout + stderr
+    assert re.search(r"match id \d+\nseat 0: mybot \(bot id \d+\)\nseat 1: randy", stdout)
+    assert stdout.count("turns ") == 2  # both bots printed their summary after their match
+    assert "Traceback" not in stderr
