@@ -34,23 +34,27 @@ class Timed(Bot):
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
-        self.times: list[float] = []
+        self.times: list[float] = []  # wall time per move
+        self.cpu: list[float] = []  # this process's CPU time per move
 
     def choose(self, observation, rng, deadline=None):  # type: ignore[no-untyped-def]
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         action = self.bot.choose(observation, rng, deadline)
         self.times.append(time.monotonic() - start)
+        self.cpu.append(time.process_time() - cpu)
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str]) -> tuple[list, list, list]:
-    """Play the given deals; (pair results, champion move times, opponent move times)."""
-    opponent, seed, deals, ms, profile = job
-    champion = Timed(ChampionBot(ms=ms))
+def play_some(job: tuple[str, int, list[int], float, str, float]
+              ) -> tuple[list, list, list, list]:
+    """Play the given deals; (pair results, champion move times, opponent move times,
+    champion CPU times per move)."""
+    opponent, seed, deals, ms, profile, epsilon = job
+    champion = Timed(ChampionBot(ms=ms, epsilon=epsilon))
     other = Timed(make_bot(opponent))
     pairs = [play_pair(champion, other, seed, deal, Profile(profile)) for deal in deals]
     return ([(p.net, p.wins_a, p.points_a, p.points_b) for p in pairs], champion.times,
-            other.times)
+            other.times, champion.cpu)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -58,8 +62,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float], ms: float,
-           elapsed: float, final: bool) -> None:
+def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float],
+           cpu: list[float], ms: float, elapsed: float, final: bool) -> None:
     s = summary(totals)
     lo, hi = s["net_per_deal_ci"]
     head = "RESULT" if final else "progress"
@@ -73,6 +77,12 @@ def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float]
               f"peer {opponent} median {statistics.median(theirs) * 1000:.2f} ms, "
               f"ratio {statistics.median(mine) / max(statistics.median(theirs), 1e-9):.0f}x",
               flush=True)
+        over = sum(t > 1.1 * ms / 1000 for t in mine)
+        print(f"  moves over budget + 10 %: {over} ({over / len(mine):.2%}); champion CPU time "
+              f"per move: median {statistics.median(cpu) * 1000:.1f} ms, max "
+              f"{max(cpu) * 1000:.1f} ms (CPU / wall median "
+              f"{statistics.median(cpu) / max(statistics.median(mine), 1e-9):.0%}: the rest is "
+              f"waiting for a core on a shared machine)", flush=True)
 
 
 def main() -> None:
@@ -84,29 +94,34 @@ def main() -> None:
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
     parser.add_argument("--opponents", default="rdeep,bully")
     parser.add_argument("--every", type=int, default=50, help="deals between progress lines")
+    parser.add_argument("--epsilon", type=float, default=0.25,
+                        help="champion's share of random cards in playouts (1: uniform)")
     args = parser.parse_args()
-    print(f"champion at {args.ms:.0f} ms per move, {args.deals} deals per pairing, seed "
-          f"{args.seed}, profile {args.profile}, {args.procs} processes", flush=True)
+    print(f"champion at {args.ms:.0f} ms per move (playout epsilon {args.epsilon}), "
+          f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
+          f"{args.procs} processes", flush=True)
     with multiprocessing.Pool(args.procs) as pool:
         for opponent in args.opponents.split(","):
             start = time.monotonic()
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
-                     args.profile) for i in range(0, args.deals, step)]
+                     args.profile, args.epsilon) for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []
             theirs: list[float] = []
+            cpu: list[float] = []
             reported = 0
-            for pairs, m, t in pool.imap(play_some, jobs):
+            for pairs, m, t, c in pool.imap(play_some, jobs):
                 for net, wins, pa, pb in pairs:
                     totals.add_pair(net, wins, pa, pb)
                 mine += m
                 theirs += t
+                cpu += c
                 if totals.pairs - reported >= args.every and totals.pairs < args.deals:
                     reported = totals.pairs
-                    report(opponent, totals, mine, theirs, args.ms,
+                    report(opponent, totals, mine, theirs, cpu, args.ms,
                            time.monotonic() - start, False)
-            report(opponent, totals, mine, theirs, args.ms, time.monotonic() - start, True)
+            report(opponent, totals, mine, theirs, cpu, args.ms, time.monotonic() - start, True)
 
 
 if __name__ == "__main__":
