@@ -122,6 +122,20 @@ def test_time_budget_is_kept():
     assert 0.02 < slowest < 0.25
 
 
+def test_a_cpu_time_budget_for_benchmarks():
+    """clock="cpu" counts this process's CPU time (a fair budget on a loaded machine)."""
+    bot = ChampionBot(ms=40, clock="cpu")
+    hand = Hand(deck_for(13, 0), 0)
+    for _ in range(4):
+        obs = hand.observe(hand.to_act)
+        start = time.process_time()
+        action = bot.choose(obs, random.Random(0))
+        assert time.process_time() - start < 0.2
+        hand.apply(hand.to_act, action)
+    with pytest.raises(ValueError, match="clock"):
+        ChampionBot(ms=40, clock="sundial")
+
+
 def test_a_caller_deadline_is_kept():
     hand = Hand(deck_for(12, 0), 0)
     obs = hand.observe(hand.to_act)
