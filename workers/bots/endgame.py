@@ -44,15 +44,6 @@ class SearchTimeout(Exception):
     """The deadline passed inside a search; its partial result is thrown away."""
 
 
-def mask_points(mask: int) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += POINTS[low.bit_length() - 1]
-        mask ^= low
-    return total
-
-
 def _beats(lead: int, follow: int, trump: int) -> bool:
     """Does `follow` win the trick against `lead` (R3.1)?"""
     if follow // 5 == lead // 5:
@@ -346,9 +337,9 @@ class Solver:
             crel_l = (0, 2, 1)[crel]
             allowed = follow_mask(h[me], pos.lead, self.trump)
             for f in self._ordered(allowed):
-                single = Solver._single_answer(self, h[other], h[me], c[other], c[me],
-                                               m[other], m[me], bool(w[other]), bool(w[me]),
-                                               crel_l, pos.lead, f)
+                single = self._single_answer(h[other], h[me], c[other], c[me],
+                                            m[other], m[me], bool(w[other]), bool(w[me]),
+                                            crel_l, pos.lead, f)
                 out[Action.play(ALL_CARDS[f])] = -single
             return out
         wl, wf = bool(w[me]), bool(w[other])
