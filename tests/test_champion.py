@@ -105,21 +105,24 @@ def test_inferences_are_sound_and_samples_respect_them():
 
 
 def test_time_budget_is_kept():
-    """The slowest move stays near the budget (generous bound: the machine is shared)."""
+    """The slowest move stays near the budget. Generous bounds (the machine is shared): its own
+    work (CPU time) within 3x the budget, its wall time within 20x."""
     bot = ChampionBot(ms=50)
-    slowest = 0.0
+    slowest = slowest_cpu = 0.0
 
     class Timed:
         def choose(self, observation, rng, deadline=None):
-            start = time.monotonic()
+            nonlocal slowest, slowest_cpu
+            start, cpu = time.monotonic(), time.process_time()
             action = bot.choose(observation, rng, deadline)
-            nonlocal slowest
             slowest = max(slowest, time.monotonic() - start)
+            slowest_cpu = max(slowest_cpu, time.process_time() - cpu)
             return action
 
     for deal in range(2):
         play_pair(Timed(), make_bot("rdeep", samples=2), seed=11, deal=deal)
-    assert 0.02 < slowest < 0.25
+    assert slowest_cpu < 0.15
+    assert 0.02 < slowest < 1.0
 
 
 def test_a_cpu_time_budget_for_benchmarks():
