@@ -34,23 +34,28 @@ class Timed(Bot):
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
-        self.times: list[float] = []
+        self.times: list[float] = []  # wall time per move
+        self.cpu: list[float] = []  # this process's CPU time per move
 
     def choose(self, observation, rng, deadline=None):  # type: ignore[no-untyped-def]
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         action = self.bot.choose(observation, rng, deadline)
         self.times.append(time.monotonic() - start)
+        self.cpu.append(time.process_time() - cpu)
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str]) -> tuple[list, list, list]:
-    """Play the given deals; (pair results, champion move times, opponent move times)."""
-    opponent, seed, deals, ms, profile = job
-    champion = Timed(ChampionBot(ms=ms))
+def play_some(job: tuple[str, int, list[int], float, str, float, int, str]
+              ) -> tuple[list, list, list, list]:
+    """Play the given deals; (pair results, champion move times, opponent move times,
+    champion CPU times per move)."""
+    opponent, seed, deals, ms, profile, epsilon, samples, clock = job
+    champion = Timed(ChampionBot(ms=0 if samples else ms, samples=samples or None,
+                                 epsilon=epsilon, clock=clock))
     other = Timed(make_bot(opponent))
     pairs = [play_pair(champion, other, seed, deal, Profile(profile)) for deal in deals]
     return ([(p.net, p.wins_a, p.points_a, p.points_b) for p in pairs], champion.times,
-            other.times)
+            other.times, champion.cpu)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -58,22 +63,32 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float], ms: float,
-           elapsed: float, final: bool) -> None:
+def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float],
+           cpu: list[float], ms: float, elapsed: float, final: bool, clock: str) -> None:
     s = summary(totals)
     lo, hi = s["net_per_deal_ci"]
+    interval = "–" if lo is None else f"[{lo:+.3f}, {hi:+.3f}]"
     head = "RESULT" if final else "progress"
     print(f"{head} champion vs {opponent}: {totals.pairs} deals ({2 * totals.pairs} hands), "
-          f"net {s['net_per_deal']:+.3f} game points per deal, 95% [{lo:+.3f}, {hi:+.3f}]; "
+          f"net {s['net_per_deal']:+.3f} game points per deal, 95% {interval}; "
           f"hands won {s['win_rate_a']:.1%}; {elapsed:.0f} s", flush=True)
-    if final and mine:
-        print(f"  champion time per move ({len(mine)} moves, budget {ms:.0f} ms): median "
-              f"{statistics.median(mine) * 1000:.1f} ms, p99 {pct(mine, 0.99) * 1000:.1f} ms, "
-              f"max {max(mine) * 1000:.1f} ms (max / budget {max(mine) * 1000 / ms:.2f}); "
-              f"peer {opponent} median {statistics.median(theirs) * 1000:.2f} ms, "
-              f"ratio {statistics.median(mine) / max(statistics.median(theirs), 1e-9):.0f}x",
-              flush=True)
-
+    if not (final and mine):
+        return
+    budget = f"budget {ms:.0f} ms" if ms else "no clock"
+    print(f"  champion time per move ({len(mine)} moves, {budget}): median "
+          f"{statistics.median(mine) * 1000:.1f} ms, p99 {pct(mine, 0.99) * 1000:.1f} ms, "
+          f"max {max(mine) * 1000:.1f} ms; peer {opponent} median "
+          f"{statistics.median(theirs) * 1000:.2f} ms, ratio "
+          f"{statistics.median(mine) / max(statistics.median(theirs), 1e-9):.0f}x", flush=True)
+    if ms:
+        over = sum(t > 1.1 * ms / 1000 for t in (cpu if clock == "cpu" else mine))
+        slowest = max(cpu if clock == "cpu" else mine)
+        print(f"  {clock} clock: max / budget {slowest * 1000 / ms:.2f}; moves over budget + 10 %:"
+              f" {over} ({over / len(mine):.2%})", flush=True)
+    print(f"  champion CPU time per move: median {statistics.median(cpu) * 1000:.1f} ms, p99 "
+          f"{pct(cpu, 0.99) * 1000:.1f} ms, max {max(cpu) * 1000:.1f} ms (CPU / wall median "
+          f"{statistics.median(cpu) / max(statistics.median(mine), 1e-9):.0%}; the rest is "
+          f"waiting for a core on a shared machine)", flush=True)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -84,29 +99,44 @@ def main() -> None:
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
     parser.add_argument("--opponents", default="rdeep,bully")
     parser.add_argument("--every", type=int, default=50, help="deals between progress lines")
+    parser.add_argument("--samples", type=int, default=0,
+                        help="instead of --ms: a fixed number of deals per move (no clock: "
+                             "deterministic, independent of the machine's load)")
+    parser.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                        help="measure --ms in wall time (as in live play) or in the process's "
+                             "CPU time (a fair budget on a loaded machine)")
+    parser.add_argument("--epsilon", type=float, default=0.25,
+                        help="champion's share of random cards in playouts (1: uniform)")
     args = parser.parse_args()
-    print(f"champion at {args.ms:.0f} ms per move, {args.deals} deals per pairing, seed "
-          f"{args.seed}, profile {args.profile}, {args.procs} processes", flush=True)
+    budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
+    ms = 0.0 if args.samples else args.ms
+    print(f"champion at {budget} per move (playout epsilon {args.epsilon}), "
+          f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
+          f"{args.procs} processes", flush=True)
     with multiprocessing.Pool(args.procs) as pool:
         for opponent in args.opponents.split(","):
             start = time.monotonic()
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
-                     args.profile) for i in range(0, args.deals, step)]
+                     args.profile, args.epsilon, args.samples, args.clock)
+                    for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []
             theirs: list[float] = []
+            cpu: list[float] = []
             reported = 0
-            for pairs, m, t in pool.imap(play_some, jobs):
+            for pairs, m, t, c in pool.imap(play_some, jobs):
                 for net, wins, pa, pb in pairs:
                     totals.add_pair(net, wins, pa, pb)
                 mine += m
                 theirs += t
+                cpu += c
                 if totals.pairs - reported >= args.every and totals.pairs < args.deals:
                     reported = totals.pairs
-                    report(opponent, totals, mine, theirs, args.ms,
-                           time.monotonic() - start, False)
-            report(opponent, totals, mine, theirs, args.ms, time.monotonic() - start, True)
+                    report(opponent, totals, mine, theirs, cpu, ms,
+                           time.monotonic() - start, False, args.clock)
+            report(opponent, totals, mine, theirs, cpu, ms, time.monotonic() - start, True,
+                   args.clock)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
 
 Budget: `ms` milliseconds of wall time per move (default 100, or `BUMMERL_CHAMPION_MS`), and the
 deadline the caller passes, whichever is sooner; the clock is checked between evaluations and
-inside the solver. `samples` caps the deals per move. With `ms=0` and `samples=N` the bot is
-deterministic given its rng (tests use this). With a time budget the deals and playouts drawn are
+inside the solver. `clock="cpu"` measures the budget in this process's CPU time instead (for
+benchmarks on a shared machine, where wall time is mostly spent waiting for a core). `samples`
+caps the deals per move. With `ms=0` and `samples=N` the bot is deterministic given its rng
+(tests use this). With a time budget the deals and playouts drawn are
 still the same sequence for a given rng, but how many of them fit in the budget depends on the
 machine, so the choice is reproducible only as far as the same number of deals gets evaluated.
 """
@@ -32,6 +34,7 @@ import gc
 import os
 import random
 import time
+from collections.abc import Callable
 
 from engine import Action, ActionKind, Hand, Observation, determinize
 from engine.cards import SUITS
@@ -53,6 +56,7 @@ from workers.bots.endgame import (
 )
 
 DEFAULT_MS = 100.0
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
 STOP_FRACTION = 0.8  # start no new deal after this share of the budget
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 
@@ -150,13 +154,14 @@ def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action
     return plays[cards.index(min(cards, key=lambda i: (i // 5 == trump, POINTS[i])))]
 
 
-def solved_value(hand: Hand, me: int, deadline: float | None) -> int:
+def solved_value(hand: Hand, me: int, deadline: float | None,
+                 clock: Callable[[], float] = time.monotonic) -> int:
     """The exact value for `me` of a hand in its strict phase (or over)."""
     result = hand.result
     if result is not None:
         return result.game_points if result.winner == me else -result.game_points
     pos = Position.from_hand(hand)
-    solver = Solver.for_position(pos, deadline=deadline)
+    solver = Solver.for_position(pos, deadline=deadline, clock=clock)
     if pos.lead < 0 and pos.declared < 0:
         seat, other = pos.to_act, 1 - pos.to_act
         crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
@@ -171,34 +176,40 @@ def solved_value(hand: Hand, me: int, deadline: float | None) -> int:
 
 
 def playout_value(hand: Hand, me: int, rng: random.Random, epsilon: float,
-                  deadline: float | None) -> int:
+                  deadline: float | None, clock: Callable[[], float] = time.monotonic) -> int:
     """Play the open-stock phase with the policy, then solve; game points for `me`."""
     while hand.to_act is not None and not hand.is_strict:
         seat = hand.to_act
         hand.apply(seat, _policy(hand, seat, rng, epsilon))
-    return solved_value(hand, me, deadline)
+    return solved_value(hand, me, deadline, clock)
 
 
 class ChampionBot(Bot):
     name = "champion"
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
-                 epsilon: float = 0.25):
+                 epsilon: float = 0.25, clock: str = "wall"):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
             raise ValueError("champion needs a time budget (ms > 0) or a sample budget")
         self.epsilon = epsilon  # share of random card choices in playouts
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
+        if clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
+        # "wall" (live play) or "cpu": this process's CPU time, for benches on a shared machine
+        # (a caller's deadline, always wall time, then does not apply).
+        self.clock = CLOCKS[clock]
 
     def choose(self, observation: Observation, rng: random.Random,
                deadline: float | None = None) -> Action:
         actions = observation.legal_actions
         if len(actions) == 1:
             return actions[0]
-        start = time.monotonic()
+        now = self.clock
+        start = now()
         hard = start + HARD_FRACTION * self.ms / 1000 if self.ms > 0 else None
-        if deadline is not None:
+        if deadline is not None and now is time.monotonic:
             hard = deadline if hard is None else min(hard, deadline)
         stop = None if hard is None else start + (hard - start) * STOP_FRACTION
         collecting = gc.isenabled()
@@ -222,12 +233,13 @@ class ChampionBot(Bot):
         totals: dict[Action, int] = {}
         done = 0
         while done < limit:
-            if done and stop is not None and time.monotonic() >= stop:
+            if done and stop is not None and self.clock() >= stop:
                 break
             hand = sample_hand(obs, rng, excluded)
             pos = Position.from_hand(hand)
             try:
-                values = Solver.for_position(pos, deadline=hard).action_values(pos)
+                values = Solver.for_position(pos, deadline=hard, clock=self.clock) \
+                    .action_values(pos)
             except SearchTimeout:
                 if not done:
                     raise
@@ -248,13 +260,13 @@ class ChampionBot(Bot):
         limit = self.samples or 10**9
         done = 0
         while done < limit:
-            if done and stop is not None and time.monotonic() >= stop:
+            if done and stop is not None and self.clock() >= stop:
                 break
             hand = sample_hand(obs, rng)
             seed = rng.getrandbits(64)
             try:
                 for i, action in enumerate(actions):
-                    if hard is not None and time.monotonic() >= hard:
+                    if hard is not None and self.clock() >= hard:
                         raise SearchTimeout
                     totals[i] += self._value(hand, me, action, seed, hard)
                     counts[i] += 1
@@ -276,4 +288,4 @@ class ChampionBot(Bot):
         if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
             return max(self._value(child, me, follow, seed, hard)
                        for follow in child.legal_actions())
-        return playout_value(child, me, random.Random(seed), self.epsilon, hard)
+        return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock)

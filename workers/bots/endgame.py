@@ -23,6 +23,7 @@ tests/test_endgame.py checks that the values equal a plain minimax over the engi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine import Action, ActionKind, Hand
@@ -41,15 +42,6 @@ WORST, BEST = -3, 3  # game points of a hand lie in [-3, 3] (R8): search windows
 
 class SearchTimeout(Exception):
     """The deadline passed inside a search; its partial result is thrown away."""
-
-
-def mask_points(mask: int) -> int:
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += POINTS[low.bit_length() - 1]
-        mask ^= low
-    return total
 
 
 def _beats(lead: int, follow: int, trump: int) -> bool:
@@ -133,13 +125,15 @@ class Solver:
 
     def __init__(self, trump: int, sharp: bool, closer_success: int = 0,
                  closer_fail: int = 0, deadline: float | None = None,
-                 node_limit: int | None = None) -> None:
+                 node_limit: int | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.trump = trump
         self.sharp = sharp
         # Game points if the closer succeeds (R8.3) or fails (R8.4), fixed at the close.
         self.closer_success = closer_success
         self.closer_fail = closer_fail
         self.deadline = deadline
+        self.clock = clock  # what `deadline` is measured on
         self.node_limit = node_limit
         self.nodes = 0
         self._check_at = 128 if node_limit is None else min(128, node_limit)
@@ -150,14 +144,15 @@ class Solver:
 
     @staticmethod
     def for_position(pos: Position, deadline: float | None = None,
-                     node_limit: int | None = None) -> Solver:
+                     node_limit: int | None = None,
+                     clock: Callable[[], float] = time.monotonic) -> Solver:
         success = fail = 0
         if pos.closer is not None:
             assert pos.close_position is not None
             opp_points, opp_had_trick = pos.close_position
             success = 3 if not opp_had_trick else 2 if opp_points < HALF_POINTS else 1
             fail = 2 if opp_had_trick else 3
-        return Solver(pos.trump, pos.sharp, success, fail, deadline, node_limit)
+        return Solver(pos.trump, pos.sharp, success, fail, deadline, node_limit, clock)
 
     # --- terminal values -----------------------------------------------------------------------
     def claim_value(self, pl: int, pf: int, wl: bool, wf: bool, crel: int) -> int:
@@ -323,7 +318,7 @@ class Solver:
             self._check_at = min(self._check_at, self.node_limit)
         if self.node_limit is not None and self.nodes >= self.node_limit:
             raise SearchTimeout
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is not None and self.clock() >= self.deadline:
             raise SearchTimeout
 
     # --- positions and actions ------------------------------------------------------------------
@@ -342,9 +337,9 @@ class Solver:
             crel_l = (0, 2, 1)[crel]
             allowed = follow_mask(h[me], pos.lead, self.trump)
             for f in self._ordered(allowed):
-                single = Solver._single_answer(self, h[other], h[me], c[other], c[me],
-                                               m[other], m[me], bool(w[other]), bool(w[me]),
-                                               crel_l, pos.lead, f)
+                single = self._single_answer(h[other], h[me], c[other], c[me],
+                                            m[other], m[me], bool(w[other]), bool(w[me]),
+                                            crel_l, pos.lead, f)
                 out[Action.play(ALL_CARDS[f])] = -single
             return out
         wl, wf = bool(w[me]), bool(w[other])
