@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
 from typing import Any
 
 import grpc
@@ -16,12 +18,16 @@ from grpc_status import rpc_status
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import FINISHED, RUNNING
-from services import bots, convert, matches, notify
+from services import bots, bus, convert, matches, notify
 from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument, ServiceError
 from services.play import PlaySession
 from services.presence import Presence
+from services.streams import Limits, peer_address
+
+# A spectator's safety-net read, at least (the change bus or this process pushes the rest).
+WATCH_POLL_SECONDS = 5.0
 
 
 def token_of(context: grpc.ServicerContext) -> str | None:
@@ -60,7 +66,15 @@ def rich_status(error: ServiceError) -> grpc.Status:
 
 
 def _abort(context: grpc.ServicerContext, error: ServiceError) -> None:
-    context.abort_with_status(rich_status(error))
+    """End a call run on the pool (a sync handler of the asyncio server) with `error`."""
+    status = rich_status(error)
+    context.abort(status.code, status.details, status.trailing_metadata)  # type: ignore[call-arg]
+
+
+async def _abort_async(context: Any, error: ServiceError) -> None:
+    """End an asyncio call (a stream) with `error`."""
+    status = rich_status(error)
+    await context.abort(status.code, status.details, status.trailing_metadata)
 
 
 def unary(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -76,21 +90,41 @@ def unary(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def streaming(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    """Map ServiceError to its status code, for a response stream run on the event loop."""
+
     @functools.wraps(method)
-    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    async def wrapper(self: Any, request: Any, context: Any) -> AsyncIterator[Any]:
         try:
-            yield from method(self, request, context)
+            async for response in method(self, request, context):
+                yield response
         except ServiceError as e:
-            _abort(context, e)
+            await _abort_async(context, e)
 
     return wrapper
 
 
+class Streams:
+    """What the streaming servicers share: the pool their database work runs on, and the
+    open-stream limits."""
+
+    def __init__(self, pool: Executor | None, config: Settings) -> None:
+        self.pool = pool
+        self.config = config
+        self.limits = Limits()
+
+    async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a blocking `function` on the pool, from the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, functools.partial(function, *args, **kwargs))
+
+
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
         self.sessions = sessions
         self.config = config
+        self.streams = streams or Streams(None, config)
 
     @unary
     def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
@@ -145,33 +179,51 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             seq=result.seq, duplicate=result.duplicate, match=convert.match_to_pb(result.match))
 
     @streaming
-    def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
-        key = f"match:{request.match_id}"
+    async def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
+        """Pushed: the stream reads the match again when a change of it is committed (here or
+        heard on the change bus), and every `safety_s` (`poll_s` without a bus) as a safety net.
+        """
+        release = self.streams.limits.admit(
+            "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
+        woken = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        site = notify.site_of(matches.bound_engine(self.sessions))
+        unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
+                                       lambda _change: loop.call_soon_threadsafe(woken.set))
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
-        while context.is_active():
-            version = notify.version(key)
-            m, actions, hands = matches.match_actions(
-                request.match_id, next_seq, sessions=self.sessions)
-            ends = {h.last_seq: h for h in hands if h.last_seq is not None}
-            for row in actions:
-                yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
-                next_seq = row.seq + 1
-                hand = ends.get(row.seq)
-                if hand is not None and hand.number not in announced:
-                    announced.add(hand.number)
-                    yield match_pb2.WatchMatchResponse(
-                        hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
-            if m.state == FINISHED and next_seq >= m.seq:
-                yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
-                return
-            notify.wait(key, version, 1.0)
+        try:
+            while True:
+                woken.clear()
+                m, actions, hands = await self.streams.run(
+                    matches.match_actions, request.match_id, next_seq, sessions=self.sessions)
+                ends = {h.last_seq: h for h in hands if h.last_seq is not None}
+                for row in actions:
+                    yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
+                    next_seq = row.seq + 1
+                    hand = ends.get(row.seq)
+                    if hand is not None and hand.number not in announced:
+                        announced.add(hand.number)
+                        yield match_pb2.WatchMatchResponse(
+                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                if m.state == FINISHED and next_seq >= m.seq:
+                    yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
+                    return
+                wait = self.config.safety_s if bus.listening() else max(
+                    self.config.poll_s, WATCH_POLL_SECONDS)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), wait)
+        finally:
+            unsubscribe()
+            release()
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):
-    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
         self.sessions = sessions
         self.config = config
+        self.streams = streams or Streams(None, config)
         self.presence = Presence(sessions, config.heartbeat_s)
 
     @unary
@@ -186,27 +238,25 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         return bot_pb2.GetBotResponse(
             bot=convert.bot_to_pb(bots.get_bot(request.bot_id, sessions=self.sessions)))
 
-    def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+    async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        run = self.streams.run
         try:
-            bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+            bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
+            release = self.streams.limits.admit(
+                f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except ServiceError as e:
-            _abort(context, e)
+            await _abort_async(context, e)
             return
-        session = PlaySession(bot, self.sessions, self.config)
-        self.presence.opened(bot.id)
-        ended = threading.Lock()
-
-        def end() -> None:  # once, whether the call ends or the generator is closed
-            if ended.acquire(blocking=False):
-                session.close()
-                self.presence.closed(bot.id)
-
-        if not context.add_callback(end):
-            end()  # the call ended already
-            return
+        session = PlaySession(bot, self.sessions, self.config, run)
+        reader = None
         try:
-            threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
-                             name=f"play-reader-{bot.id}").start()
-            yield from session.responses(context.is_active)
+            await run(self.presence.opened, bot.id)
+            reader = asyncio.ensure_future(session.read(request_iterator))
+            async for response in session.responses():
+                yield response
         finally:
-            end()
+            if reader is not None:
+                reader.cancel()
+            session.close()
+            release()
+            await run(self.presence.closed, bot.id)
