@@ -145,6 +145,42 @@ def keep(key: tuple[int, int], seq: int, game: engine.Match) -> None:
 def drop(key: tuple[int, int]) -> None:
     with _guard:
         _cache.pop(key, None)
+        _rows.pop(key, None)
+
+
+# --- the live match rows, per process -------------------------------------------------------
+# The row of a match as this process last committed it (with the cached game at the same seq):
+# the next action of the match is checked and applied against it without reading the row again
+# (`services.actions`); the write is guarded by (seq, state, illegal counts), so a row changed
+# by another process is noticed and read afresh.
+_rows: dict[tuple[int, int], Match] = {}
+
+
+def keep_row(key: tuple[int, int], m: Match) -> None:
+    with _guard:
+        if m.state != RUNNING:
+            _rows.pop(key, None)
+            return
+        if len(_rows) >= CACHE_SIZE:
+            _rows.pop(next(iter(_rows)))
+        _rows[key] = m
+
+
+def live_row(key: tuple[int, int], seq: int) -> Match | None:
+    """A copy of the match row as this process last committed it, if it was at `seq`."""
+    with _guard:
+        m = _rows.get(key)
+    if m is None or m.seq != seq:
+        return None
+    copy = Match(**{column.name: getattr(m, column.name) for column in MATCHES.columns})
+    copy.bot0, copy.bot1 = m.bot0, m.bot1
+    return copy
+
+
+def forget_rows() -> None:
+    """Forget every live row (their clocks were reset in the database: `resume_all`)."""
+    with _guard:
+        _rows.clear()
 
 
 # --- reading and writing match rows ---------------------------------------------------------
@@ -192,11 +228,27 @@ SAVE = (update(MATCHES)
         .values({name: bindparam(name) for name in CHANGING}))
 
 
-def save(session: Session, m: Match, read_seq: int) -> None:
+SAVE_LIVE = (update(MATCHES)
+             .where(MATCHES.c.id == bindparam("match_id"),
+                    MATCHES.c.seq == bindparam("read_seq"), MATCHES.c.state == RUNNING,
+                    MATCHES.c.illegal0 == bindparam("read_illegal0"),
+                    MATCHES.c.illegal1 == bindparam("read_illegal1"))
+             .values({name: bindparam(name) for name in CHANGING}))
+
+
+def save(session: Session, m: Match, read_seq: int,
+         read_illegal: tuple[int, int] | None = None) -> None:
     """Write the changing columns of `m` (from `locked`, running at `read_seq` then) to its
     row, in the session's transaction; Aborted if the row has moved on since (another
-    process, on SQLite, which does not lock the row on reading)."""
+    process, on SQLite, which does not lock the row on reading). With `read_illegal` (a live
+    row, not read now) the illegal counts must also be as they were."""
     values = {name: getattr(m, name) for name in CHANGING}
-    saved = session.connection().execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    if read_illegal is None:
+        saved = session.connection().execute(
+            SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    else:
+        saved = session.connection().execute(SAVE_LIVE, {
+            "match_id": m.id, "read_seq": read_seq, "read_illegal0": read_illegal[0],
+            "read_illegal1": read_illegal[1], **values})
     if saved.rowcount != 1:
         raise Aborted(f"match {m.id} changed while acting on it: get the observation again")
