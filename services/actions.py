@@ -149,11 +149,23 @@ def _submit_live(
         return None  # counted and answered by `_submit`, on the unchanged game
     read_illegal = (m.illegal0, m.illegal1)
     try:
-        with factory() as session, writing(session):
-            _append(session, m, seat, action, expected_seq, result, game, request_id, now,
-                    config)
-            save(session, m, expected_seq, read_illegal)
-            session.commit()
+        if result is None:  # within a hand: the log and the match row, no ORM
+            bind = factory.kw["bind"]
+            with writing(bind), bind.begin() as connection:
+                connection.execute(ADD_ACTION, {
+                    "match_id": m.id, "seq": expected_seq, "seat": seat, "action": str(action),
+                    "request_id": request_id, "created_at": now})
+                m.seq = expected_seq + 1
+                charge_time(m, seat, now)
+                summarize(m, game)
+                start_turn(m, now, config)
+                save(connection, m, expected_seq, read_illegal)
+        else:  # a hand (or the match) ends: its hand rows too
+            with factory() as session, writing(session):
+                _append(session, m, seat, action, expected_seq, result, game, request_id, now,
+                        config)
+                save(session, m, expected_seq, read_illegal)
+                session.commit()
     except (IntegrityError, Aborted):
         drop(key)  # read afresh by `_submit`
         return None

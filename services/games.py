@@ -79,10 +79,10 @@ _sqlite_writers: dict[int, threading.Lock] = {}
 
 
 @contextmanager
-def writing(session: Session) -> Iterator[None]:
+def writing(db: Session | Engine) -> Iterator[None]:
     """Serialise this process's write transactions on an SQLite database (one writer at a time
     anyway): no busy-waiting, and no read-to-write upgrade conflicts. Other databases: no-op."""
-    bind = session.get_bind()
+    bind = db.get_bind() if isinstance(db, Session) else db
     if bind.dialect.name != "sqlite":
         yield
         return
@@ -236,18 +236,18 @@ SAVE_LIVE = (update(MATCHES)
              .values({name: bindparam(name) for name in CHANGING}))
 
 
-def save(session: Session, m: Match, read_seq: int,
+def save(session: Session | Connection, m: Match, read_seq: int,
          read_illegal: tuple[int, int] | None = None) -> None:
     """Write the changing columns of `m` (from `locked`, running at `read_seq` then) to its
     row, in the session's transaction; Aborted if the row has moved on since (another
     process, on SQLite, which does not lock the row on reading). With `read_illegal` (a live
     row, not read now) the illegal counts must also be as they were."""
     values = {name: getattr(m, name) for name in CHANGING}
+    connection = session.connection() if isinstance(session, Session) else session
     if read_illegal is None:
-        saved = session.connection().execute(
-            SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+        saved = connection.execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
     else:
-        saved = session.connection().execute(SAVE_LIVE, {
+        saved = connection.execute(SAVE_LIVE, {
             "match_id": m.id, "read_seq": read_seq, "read_illegal0": read_illegal[0],
             "read_illegal1": read_illegal[1], **values})
     if saved.rowcount != 1:
