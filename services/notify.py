@@ -16,6 +16,7 @@ lost on the way is found by the streams' slow safety-net reads.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -44,17 +45,20 @@ _sites: dict[int, str] = {}
 
 
 def site_of(bind: Engine) -> str:
-    """A short name of the database `bind` is connected to (URL without password, plus the
-    connection options such as a PostgreSQL search_path): processes on the same database
-    share it, others do not."""
+    """A short name of the database `bind` is connected to (the SQLite file; PostgreSQL's
+    address, database and schema): processes on the same database share it, others not."""
     site = _sites.get(id(bind))
     if site is None:
-        ident = bind.url.render_as_string(hide_password=True)
-        if bind.dialect.name == "postgresql":  # the schema may come from connect options
+        if bind.dialect.name == "sqlite":
+            ident = "sqlite:" + os.path.realpath(bind.url.database or ":memory:")
+        else:  # as the server itself names it (the schema may come from connect options)
             from sqlalchemy import text
 
             with bind.connect() as connection:
-                ident += "|" + str(connection.execute(text("SELECT current_schema()")).scalar())
+                row = connection.execute(text(
+                    "SELECT inet_server_addr(), inet_server_port(), current_database(), "
+                    "current_schema()")).one()
+            ident = f"{bind.dialect.name}:" + "/".join(map(str, row))
         site = hashlib.sha256(ident.encode()).hexdigest()[:16]
         _sites[id(bind)] = site
     return site
