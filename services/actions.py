@@ -100,8 +100,8 @@ def submit_action(
     bind = bound_engine(sessions)
     site = site_of(bind)
     key = bind_key(bind, match_id)
-    # announced after the lock is released: (match, to both bots?)
-    committed: list[tuple[Match, bool]] = []
+    # announced after the lock is released: (match, to both bots?, the action appended)
+    committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
     try:
         with match_lock(key):
             result = _submit_live(factory, key, match_id, seat, action, expected_seq,
@@ -112,8 +112,8 @@ def submit_action(
                 return _submit(session, key, match_id, seat, action, expected_seq, request_id,
                                bot_id, config, committed)
     finally:
-        for m, everyone in committed:
-            after_commit(site, m, everyone)
+        for m, everyone, appended in committed:
+            after_commit(site, m, everyone, appended)
 
 
 def _submit_live(
@@ -126,7 +126,7 @@ def _submit_live(
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
-    committed: list[tuple[Match, bool]],
+    committed: list[tuple[Match, bool, tuple[int, str] | None]],
 ) -> SubmitResult | None:
     """The fast path: a legal action on time at the seq this process last committed for the
     match, checked against the live row and game in memory: one transaction that appends the
@@ -174,7 +174,7 @@ def _submit_live(
         raise
     keep(key, m.seq, game)
     keep_row(key, m)
-    committed.append((m, result is not None or game.is_over))
+    committed.append((m, result is not None or game.is_over, (seat, str(action))))
     return SubmitResult(expected_seq, False, m)
 
 
@@ -218,7 +218,7 @@ def _submit(
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
-    committed: list[tuple[Match, bool]],
+    committed: list[tuple[Match, bool, tuple[int, str] | None]],
 ) -> SubmitResult:
     now = utcnow()
     m = locked(session, match_id)
@@ -239,7 +239,7 @@ def _submit(
         save(session, m, m.seq)
         session.commit()
         drop(key)
-        committed.append((m, True))
+        committed.append((m, True, None))
         raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
     if expected_seq != m.seq:
         raise Aborted(
@@ -271,7 +271,7 @@ def _submit(
         keep_row(key, m)
         if left <= 0:
             drop(key)
-            committed.append((m, True))
+            committed.append((m, True, None))
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
@@ -293,7 +293,7 @@ def _submit(
         raise
     keep(key, m.seq, game)
     keep_row(key, m)
-    committed.append((m, result is not None or game.is_over))
+    committed.append((m, result is not None or game.is_over, (seat, str(action))))
     return SubmitResult(seq, False, m)
 
 

@@ -44,7 +44,8 @@ def encode(change: Change, origin: str) -> str:
     fields: dict[str, Any] = dict(m.__dict__)
     if m.deadline_at is not None:
         fields["deadline_at"] = m.deadline_at.isoformat()
-    return json.dumps({"origin": origin, "everyone": change.everyone, "match": fields})
+    return json.dumps({"origin": origin, "everyone": change.everyone, "match": fields,
+                       "action": change.action})
 
 
 def decode(site: str, text: str | bytes) -> tuple[str, Change]:
@@ -55,7 +56,9 @@ def decode(site: str, text: str | bytes) -> tuple[str, Change]:
     fields = data["match"]
     if fields.get("deadline_at"):
         fields["deadline_at"] = datetime.fromisoformat(fields["deadline_at"])
-    return data["origin"], Change(site, MatchState(**fields), bool(data["everyone"]))
+    action = data.get("action")
+    return data["origin"], Change(site, MatchState(**fields), bool(data["everyone"]),
+                                  (int(action[0]), str(action[1])) if action else None)
 
 
 class Bus:
@@ -133,12 +136,24 @@ class Bus:
                         continue
                     origin, change = decode(site, message["data"])
                     if origin != self.origin:
+                        follow(change)
                         notify.deliver(change)
             except Exception as e:  # noqa: BLE001  (reconnect; the safety net covers the gap)
                 if self.connected.is_set():
                     log.warning("change bus: lost (%s); streams poll until it is back", e)
                 self.connected.clear()
                 time.sleep(RETRY_SECONDS)
+
+
+def follow(change: Change) -> None:
+    """Bring this process's cached state of the match up to another process's change: apply
+    its action to the cached game if that is one behind (so the next action here needs no
+    replay), and forget the live row (it is stale)."""
+    from services import games, notify
+
+    m = change.match
+    for bind in notify.binds_of(change.site):
+        games.follow(games.bind_key(bind, m.id), m.seq, change.action)
 
 
 _bus: Bus | None = None

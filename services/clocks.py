@@ -79,13 +79,16 @@ def forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> Non
     m.finished_at = now
 
 
-def after_commit(site: str, m: Match, everyone: bool = True) -> None:
+def after_commit(site: str, m: Match, everyone: bool = True,
+                 action: tuple[int, str] | None = None) -> None:
     """Announce a committed change of `m` on database `site`: push it to the streams of the
     match and of its bots (only the bot to act unless `everyone`), here and on the change bus,
-    and hand the hooks to the dispatcher (never run on this thread)."""
+    and hand the hooks to the dispatcher (never run on this thread). `action` (seat, action)
+    is the action appended at `m.seq - 1`, if the change is one (other processes apply it to
+    their cached game)."""
     from services.matches import MatchState
 
-    notify.publish(notify.Change(site, MatchState.of(m), everyone))
+    notify.publish(notify.Change(site, MatchState.of(m), everyone, action))
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
         dispatch.on_turn(m.id, m.to_act, m.seq)
     if m.state == FINISHED:

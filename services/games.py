@@ -177,6 +177,36 @@ def live_row(key: tuple[int, int], seq: int) -> Match | None:
     return copy
 
 
+def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> None:
+    """Another process committed the match `key` at `seq` (with `action`, if one, at
+    seq - 1): advance the cached game if it is one behind; the live row is stale either way."""
+    with _guard:
+        holder = _locks.get(key)
+        if holder is None:
+            holder = _locks[key] = _Lock()
+    if not holder.lock.acquire(blocking=False):  # busy here: never wait (the bus's thread)
+        drop(key)
+        return
+    try:
+        with _guard:
+            _rows.pop(key, None)
+            cached = _cache.get(key)
+        if cached is None or cached[0] == seq:
+            return
+        if action is None or cached[0] != seq - 1:
+            drop(key)
+            return
+        game = cached[1]
+        try:
+            game.apply(action[0], engine.Action.from_text(action[1]))
+        except Exception:  # noqa: BLE001  (not the same history: rebuild it when needed)
+            drop(key)
+            return
+        keep(key, seq, game)
+    finally:
+        holder.lock.release()
+
+
 def forget_rows() -> None:
     """Forget every live row (their clocks were reset in the database: `resume_all`)."""
     with _guard:

@@ -36,12 +36,14 @@ class Change:
     site: str  # the database (see `site_of`)
     match: MatchState  # the match's summary after the change
     everyone: bool = True  # False: only the bot to act needs to hear of it
+    action: tuple[int, str] | None = None  # (seat, action) appended at seq - 1, if one was
 
 
 Callback = Callable[["Change | None"], object]
 _lock = threading.Lock()
 _subscribers: defaultdict[str, dict[int, Callback]] = defaultdict(dict)
 _sites: dict[int, str] = {}
+_binds: defaultdict[str, list[Engine]] = defaultdict(list)
 
 
 def site_of(bind: Engine) -> str:
@@ -60,8 +62,16 @@ def site_of(bind: Engine) -> str:
                     "current_schema()")).one()
             ident = f"{bind.dialect.name}:" + "/".join(map(str, row))
         site = hashlib.sha256(ident.encode()).hexdigest()[:16]
-        _sites[id(bind)] = site
+        with _lock:
+            _sites[id(bind)] = site
+            _binds[site].append(bind)
     return site
+
+
+def binds_of(site: str) -> list[Engine]:
+    """The engines of this process on database `site`."""
+    with _lock:
+        return list(_binds.get(site, ()))
 
 
 def key(site: str, kind: str, ident: int) -> str:

@@ -9,7 +9,7 @@ import pytest
 from servicekit import fresh_database, play_in_threads, running_service
 
 from examples.simple_bot import SimpleBot
-from services import actions, bots, dispatch, hooks
+from services import actions, bots, hooks
 from services import matches as plain
 
 

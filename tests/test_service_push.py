@@ -248,3 +248,41 @@ def test_a_play_stream_with_an_unknown_token_is_unauthenticated(service):
         stream.next("welcome")
     assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert "RegisterBot" in (info.value.details() or "")
+
+
+def test_a_change_heard_from_another_process_advances_the_cached_game(database):
+    """What the change bus's listener does with a change of another replica: the cached game,
+    one action behind, is advanced (no replay for the next action here); the live row is
+    forgotten."""
+    from services import bus, games, notify
+
+    database.create_tables()
+    here, there = database.sessions(), database.sessions()
+    try:
+        a, _ = bots.register_bot("a", sessions=here)
+        b, _ = bots.register_bot("b", sessions=here)
+        m = plain.create_match([a.id, b.id], seed=5, sessions=here, config=CONFIG)
+        key = games.bind_key(here.kw["bind"], m.id)
+        assert games.cached_game(key, 0) is not None
+        game = engine.Match(5, "soft")
+        seat, action = game.to_act, game.legal_actions()[0]
+        result = actions.submit_action(m.id, seat, action, expected_seq=0, sessions=there,
+                                       config=CONFIG)
+        game.apply(seat, action)
+        site = notify.site_of(here.kw["bind"])
+        change = notify.Change(site, plain.MatchState.of(result.match), True,
+                               (seat, str(action)))
+        origin, heard = bus.decode(site, bus.encode(change, "elsewhere"))
+        assert origin == "elsewhere" and heard == change
+        bus.follow(heard)
+        followed = games.cached_game(key, 1)
+        assert followed is not None and followed.observe(0) == game.observe(0)
+        assert games.live_row(key, 1) is None
+        # the next action here goes through without a replay of the log
+        seat, action = game.to_act, game.legal_actions()[0]
+        statements = count_statements(here)
+        actions.submit_action(m.id, seat, action, expected_seq=1, sessions=here, config=CONFIG)
+        assert not [s for s in statements if "FROM actions" in s], statements
+    finally:
+        here.kw["bind"].dispose()
+        there.kw["bind"].dispose()
