@@ -25,9 +25,11 @@ from services.errors import InvalidArgument, ServiceError
 from services.play import PlaySession
 from services.presence import Presence
 from services.streams import Limits, peer_address
+from services.watchers import Watched
 
-# A spectator's safety-net read, at least (the change bus or this process pushes the rest).
-WATCH_POLL_SECONDS = 5.0
+# A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
+# query for all spectators).
+WATCH_BACKSTOP_SECONDS = 60.0
 
 
 def token_of(context: grpc.ServicerContext) -> str | None:
@@ -112,6 +114,7 @@ class Streams:
         self.pool = pool
         self.config = config
         self.limits = Limits()
+        self.watched: Watched | None = None  # made on the event loop, by the first spectator
 
     async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a blocking `function` on the pool, from the event loop."""
@@ -181,8 +184,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     @streaming
     async def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
         """Pushed: the stream reads the match again when a change of it is committed (here or
-        heard on the change bus), and every `safety_s` (`poll_s` without a bus) as a safety net.
-        """
+        heard on the change bus), or when the server's one safety-net query for all watched
+        matches (every `safety_s`, `poll_s` without a bus) finds it changed."""
         release = self.streams.limits.admit(
             "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
         woken = asyncio.Event()
@@ -190,6 +193,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         site = notify.site_of(matches.bound_engine(self.sessions))
         unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
                                        lambda _change: loop.call_soon_threadsafe(woken.set))
+        if self.streams.watched is None:
+            self.streams.watched = Watched(
+                self.sessions, self.streams.run,
+                lambda: self.config.safety_s if bus.listening() else self.config.poll_s)
+        self.streams.watched.add(request.match_id, woken)
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
         try:
@@ -209,11 +217,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 if m.state == FINISHED and next_seq >= m.seq:
                     yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
                     return
-                wait = self.config.safety_s if bus.listening() else max(
-                    self.config.poll_s, WATCH_POLL_SECONDS)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(woken.wait(), wait)
+                with contextlib.suppress(TimeoutError):  # (a last resort: one read a minute)
+                    await asyncio.wait_for(woken.wait(), WATCH_BACKSTOP_SECONDS)
         finally:
+            self.streams.watched.remove(request.match_id, woken)
             unsubscribe()
             release()
 
