@@ -22,11 +22,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from bummerl import wire
-from bummerl.v1 import bot_pb2
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import FINISHED, Bot
-from services import actions, bus, clocks, convert, matches, notify
+from services import actions, bus, clocks, convert, games, matches, notify
 from services.config import Settings, settings
 from services.errors import Aborted, PermissionDenied, ServiceError
 
@@ -44,7 +44,8 @@ class PlaySession:
         self.sessions = sessions
         self.config = config or settings()
         self.run = run  # runs a blocking function on the server's pool: `await run(f, *args)`
-        self.site = notify.site_of(matches.bound_engine(sessions))
+        self.bind = matches.bound_engine(sessions)
+        self.site = notify.site_of(self.bind)
         self.loop = asyncio.get_running_loop()
         self.events: asyncio.Queue[object] = asyncio.Queue()
         self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
@@ -170,11 +171,7 @@ class PlaySession:
             self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state == FINISHED))
             known = self.known.get(m.id)
             if known is not None and (m.hand_number > known or m.state == FINISHED):
-                hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
-                for hand in hands:
-                    if hand.number >= known:
-                        out.append(bot_pb2.PlayResponse(
-                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands)))
+                out.extend(self.hands_ended(m, known))
             if m.state == FINISHED:
                 self.known.pop(m.id, None)
                 self.sent.pop(m.id, None)
@@ -191,6 +188,27 @@ class PlaySession:
                     self.sent[m.id] = m.seq
                     out.append(bot_pb2.PlayResponse(turn=turn))
         return out
+
+    def hands_ended(self, m: matches.MatchState, known: int) -> list[bot_pb2.PlayResponse]:
+        """The hands of `m` numbered `known` or more that are over: from the cached game when
+        it is at `m.seq` (a hand ended mid-match), else from the database."""
+        game = games.cached_game(games.bind_key(self.bind, m.id), m.seq)
+        if game is not None and m.state != FINISHED and len(game.results) == m.hand_number:
+            counters = [7, 7]
+            out = []
+            for number, result in enumerate(game.results):
+                counters[result.winner] -= result.game_points
+                if number >= known:
+                    out.append(bot_pb2.PlayResponse(hand_ended=match_pb2.HandEnded(
+                        match_id=m.id, hand_number=number, counters=counters,
+                        result=common_pb2.HandResult(
+                            winner=result.winner, game_points=result.game_points,
+                            reason=result.reason.value, points=list(result.points),
+                            tricks=list(result.tricks)))))
+            return out
+        hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
+        return [bot_pb2.PlayResponse(hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                for hand in hands if hand.number >= known]
 
     def turn(self, m: matches.MatchState, seat: int) -> bot_pb2.Turn | None:
         try:
