@@ -27,7 +27,8 @@ from db.base import make_session_factory
 from db.models import ActionLog
 from examples.random_bot import RandomBot
 
-SLOW_SAFETY_NET = {"BUMMERL_SAFETY_S": "60", "BUMMERL_POLL_S": "60"}
+# safety-net reads a minute apart: only the bus can deliver turns in time; no time banks
+REPLICA_ENV = {"BUMMERL_SAFETY_S": "60", "BUMMERL_POLL_S": "60", "BUMMERL_BANK_MS": "0"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -43,7 +44,7 @@ def replicas(url, redis_url, tmp_path):
     try:
         for i in range(2):  # one after the other: the first applies the migrations
             started.append(ServiceProcess(url, tmp_path / f"replica{i}.log",
-                                          BUMMERL_BUS_URL=redis_url, **SLOW_SAFETY_NET))
+                                          BUMMERL_BUS_URL=redis_url, **REPLICA_ENV))
         yield started
     finally:
         for p in started:
@@ -185,3 +186,53 @@ def test_kill_9_after_an_acknowledged_action_loses_nothing(kind, request, tmp_pa
             service.stop()
             if sessions is not None:
                 sessions.kw["bind"].dispose()
+
+
+def test_without_the_bus_replicas_still_finish_a_match_by_the_safety_net(url, tmp_path):
+    """The bus is down (nothing listens at its address): turns come late, never lost."""
+    started: list[ServiceProcess] = []
+    try:
+        for i in range(2):
+            started.append(ServiceProcess(url, tmp_path / f"replica{i}.log",
+                                          BUMMERL_BUS_URL="redis://127.0.0.1:9/0",
+                                          BUMMERL_POLL_S="0.05"))
+        one, two = started
+        a_id, a_token = one.register("a")
+        b_id, b_token = two.register("b")
+        runners = [Runner(RandomBot(5), one.address, a_token, max_matches=1),
+                   Runner(RandomBot(6), two.address, b_token, max_matches=1)]
+        threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+        for t in threads:
+            t.start()
+        m = one.create_match([a_id, b_id], seed=8)
+        for t in threads:
+            t.join(120)
+        for r in runners:
+            r.stop()
+        final = two.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.match_id)).match
+        assert final.state == match_pb2.MATCH_STATE_FINISHED
+        assert final.end_reason == match_pb2.END_REASON_PLAYED, final.end_detail
+    finally:
+        for p in started:
+            p.stop()
+
+
+def test_two_referees_forfeit_a_silent_seat_once(replicas):
+    one, two = replicas
+    a_id, _ = one.register("silent-a")
+    b_id, _ = one.register("silent-b")
+    m = one.matches.CreateMatch(match_pb2.CreateMatchRequest(
+        bot_ids=[a_id, b_id], seed=3,
+        time_control=match_pb2.TimeControl(move_ms=300)),
+        metadata=(("authorization", "Bearer process-operator"),)).match
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        final = two.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.match_id)).match
+        if final.state == match_pb2.MATCH_STATE_FINISHED:
+            break
+        time.sleep(0.1)
+    assert final.end_reason == match_pb2.END_REASON_FORFEIT_TIMEOUT, final
+    assert final.forfeit_seat == engine.Match(3, "soft").to_act and final.seq == 0
+    time.sleep(0.5)  # both referees had their turns since: nothing changes any more
+    again = one.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.match_id)).match
+    assert again.end_detail == final.end_detail and again.finished_at == final.finished_at
