@@ -266,4 +266,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 reader.cancel()
             session.close()
             release()
-            await run(self.presence.closed, bot.id)
+            try:
+                await run(self.presence.closed, bot.id)
+            except RuntimeError:  # the server is stopping: its pool takes no more work
+                self.presence.closed(bot.id)
