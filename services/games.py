@@ -92,14 +92,31 @@ def writing(db: Session | Engine) -> Iterator[None]:
         yield
 
 
-@contextmanager
-def match_lock(key: tuple[int, int]) -> Iterator[None]:
+def _holder(key: tuple[int, int]) -> _Lock:
     with _guard:
         holder = _locks.get(key)
         if holder is None:
             holder = _locks[key] = _Lock()
-    with holder.lock:
+        return holder
+
+
+@contextmanager
+def match_lock(key: tuple[int, int]) -> Iterator[None]:
+    with _holder(key).lock:
         yield
+
+
+def observe_cached(key: tuple[int, int], seq: int, seat: int) -> engine.Observation | None:
+    """`seat`'s observation of the cached game if it is at `seq` and nobody holds the match's
+    lock now; None otherwise (never waits: for the event loop)."""
+    holder = _holder(key)
+    if not holder.lock.acquire(blocking=False):
+        return None
+    try:
+        game = cached_game(key, seq)
+        return game.observe(seat) if game is not None else None
+    finally:
+        holder.lock.release()
 
 
 def game_of(db: Session | Connection, m: Match | MatchState) -> engine.Match:
@@ -180,10 +197,7 @@ def live_row(key: tuple[int, int], seq: int) -> Match | None:
 def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> None:
     """Another process committed the match `key` at `seq` (with `action`, if one, at
     seq - 1): advance the cached game if it is one behind; the live row is stale either way."""
-    with _guard:
-        holder = _locks.get(key)
-        if holder is None:
-            holder = _locks[key] = _Lock()
+    holder = _holder(key)
     if not holder.lock.acquire(blocking=False):  # busy here: never wait (the bus's thread)
         drop(key)
         return
