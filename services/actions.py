@@ -39,9 +39,15 @@ from services.clocks import after_commit, bank_left, charge_time, forfeit, start
 from services.config import Settings, settings
 from services.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
 from services.games import (
+    bind_key,
+    bound_engine,
+    cached_game,
     drop,
+    forget_rows,
     game_of,
     keep,
+    keep_row,
+    live_row,
     locked,
     match_lock,
     save,
@@ -49,6 +55,7 @@ from services.games import (
     writing,
 )
 from services.matches import check_seat
+from services.notify import site_of
 
 ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
 
@@ -93,18 +100,117 @@ def submit_action(
         raise InvalidArgument("request_id is at most 64 characters")
     request_id = request_id or None
     factory = _sessions(sessions)
-    # announced after the lock is released (hooks may submit): (match, to both bots?)
-    committed: list[tuple[Match, bool]] = []
+    bind = bound_engine(sessions)
+    site = site_of(bind)
+    key = bind_key(bind, match_id)
+    # announced after the lock is released: (match, to both bots?, the action appended)
+    committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
     try:
-        with factory() as session:
-            key = session_key(session, match_id)
-            with match_lock(key), writing(session):
+        with match_lock(key):
+            result = _submit_live(factory, key, match_id, seat, action, expected_seq,
+                                  request_id, bot_id, config, committed)
+            if result is not None:
+                return result
+            with factory() as session, writing(session):
                 return _submit(session, key, match_id, seat, action, expected_seq, request_id,
                                bot_id, config, committed)
     finally:
-        for m, everyone in committed:
-            after_commit(m, everyone)
+        for m, everyone, appended in committed:
+            after_commit(site, m, everyone, appended)
         metrics.action_seconds(started)
+
+
+def _submit_live(
+    factory: sessionmaker[Session],
+    key: tuple[int, int],
+    match_id: int,
+    seat: int,
+    action: engine.Action,
+    expected_seq: int,
+    request_id: str | None,
+    bot_id: int | None,
+    config: Settings,
+    committed: list[tuple[Match, bool, tuple[int, str] | None]],
+) -> SubmitResult | None:
+    """The fast path: a legal action on time at the seq this process last committed for the
+    match, checked against the live row and game in memory: one transaction that appends the
+    action and updates the match row (guarded by its seq, state and illegal counts). None
+    when anything is out of the ordinary (or another process changed the row): then `_submit`
+    reads the row and decides, as it always did."""
+    m = live_row(key, expected_seq)
+    game = cached_game(key, expected_seq) if m is not None else None
+    if m is None or game is None or m.state != RUNNING or m.to_act != seat:
+        return None
+    if bot_id is not None and m.bot_id(seat) != bot_id:
+        return None
+    now = utcnow()
+    deadline = aware(m.deadline_at)
+    if deadline is not None and now > deadline:
+        return None
+    try:
+        result = game.apply(seat, action)
+    except engine.IllegalActionError:
+        return None  # counted and answered by `_submit`, on the unchanged game
+    read_illegal = (m.illegal0, m.illegal1)
+    try:
+        if result is None:  # within a hand: the log and the match row, no ORM
+            bind = factory.kw["bind"]
+            with writing(bind), bind.begin() as connection:
+                connection.execute(ADD_ACTION, {
+                    "match_id": m.id, "seq": expected_seq, "seat": seat, "action": str(action),
+                    "request_id": request_id, "created_at": now})
+                m.seq = expected_seq + 1
+                charge_time(m, seat, now)
+                summarize(m, game)
+                start_turn(m, now, config)
+                save(connection, m, expected_seq, read_illegal)
+        else:  # a hand (or the match) ends: its hand rows too
+            with factory() as session, writing(session):
+                _append(session, m, seat, action, expected_seq, result, game, request_id, now,
+                        config)
+                save(session, m, expected_seq, read_illegal)
+                session.commit()
+    except (IntegrityError, Aborted):
+        drop(key)  # read afresh by `_submit`
+        return None
+    except BaseException:
+        drop(key)
+        raise
+    keep(key, m.seq, game)
+    keep_row(key, m)
+    committed.append((m, result is not None or game.is_over, (seat, str(action))))
+    metrics.ACTIONS_APPLIED.inc()
+    return SubmitResult(expected_seq, False, m)
+
+
+def _append(session: Session, m: Match, seat: int, action: engine.Action, seq: int,
+            result: engine.HandResult | None, game: engine.Match, request_id: str | None,
+            now: datetime, config: Settings) -> None:
+    """Append the applied action to the log and bring the match (and its hands) up to date,
+    in the session's transaction (the caller saves the match row and commits)."""
+    session.connection().execute(ADD_ACTION, {
+        "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
+        "request_id": request_id, "created_at": now})
+    m.seq = seq + 1
+    if result is not None:
+        hand = session.scalar(select(Hand).where(
+            Hand.match_id == m.id, Hand.number == len(game.results) - 1))
+        if hand is not None:
+            hand.winner = result.winner
+            hand.game_points = result.game_points
+            hand.reason = result.reason.value
+            hand.points0, hand.points1 = result.points
+            hand.tricks0, hand.tricks1 = result.tricks
+            hand.last_seq = seq
+            hand.finished_at = now
+        if not game.is_over:
+            session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
+                             first_seq=seq + 1))
+    charge_time(m, seat, now)
+    summarize(m, game)
+    if game.is_over:
+        m.finished_at = now
+    start_turn(m, now, config)
 
 
 def _submit(
@@ -117,7 +223,7 @@ def _submit(
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
-    committed: list[tuple[Match, bool]],
+    committed: list[tuple[Match, bool, tuple[int, str] | None]],
 ) -> SubmitResult:
     now = utcnow()
     m = locked(session, match_id)
@@ -138,7 +244,7 @@ def _submit(
         save(session, m, m.seq)
         session.commit()
         drop(key)
-        committed.append((m, True))
+        committed.append((m, True, None))
         raise FailedPrecondition(f"too late: {m.end_detail}", rule="R11.1")
     if expected_seq != m.seq:
         raise Aborted(
@@ -168,35 +274,14 @@ def _submit(
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
         save(session, m, m.seq)
         session.commit()
+        keep_row(key, m)
         if left <= 0:
             drop(key)
-            committed.append((m, True))
+            committed.append((m, True, None))
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
-        session.connection().execute(ADD_ACTION, {
-            "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
-            "request_id": request_id, "created_at": now})
-        m.seq = seq + 1
-        if result is not None:
-            hand = session.scalar(select(Hand).where(
-                Hand.match_id == m.id, Hand.number == len(game.results) - 1))
-            if hand is not None:
-                hand.winner = result.winner
-                hand.game_points = result.game_points
-                hand.reason = result.reason.value
-                hand.points0, hand.points1 = result.points
-                hand.tricks0, hand.tricks1 = result.tricks
-                hand.last_seq = seq
-                hand.finished_at = now
-            if not game.is_over:
-                session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
-                                 first_seq=seq + 1))
-        charge_time(m, seat, now)
-        summarize(m, game)
-        if game.is_over:
-            m.finished_at = now
-        start_turn(m, now, config)
+        _append(session, m, seat, action, seq, result, game, request_id, now, config)
         save(session, m, seq)
         session.commit()
     except IntegrityError:
@@ -213,7 +298,8 @@ def _submit(
         drop(key)
         raise
     keep(key, m.seq, game)
-    committed.append((m, result is not None or game.is_over))
+    keep_row(key, m)
+    committed.append((m, result is not None or game.is_over, (seat, str(action))))
     metrics.ACTIONS_APPLIED.inc()
     return SubmitResult(seq, False, m)
 
@@ -257,6 +343,7 @@ def enforce_deadlines(
     """
     now = now or utcnow()
     factory = _sessions(sessions)
+    site = site_of(bound_engine(sessions))
     with factory() as session:
         due = list(session.scalars(select(Match.id).where(
             Match.state == RUNNING, Match.deadline_at < now)))
@@ -276,7 +363,7 @@ def enforce_deadlines(
                     continue
                 session.commit()
                 drop(key)
-        after_commit(m)
+        after_commit(site, m)
         done.append(match_id)
     return done
 
@@ -290,10 +377,12 @@ def resume_all(
     """
     config = config or settings()
     now = utcnow()
+    site = site_of(bound_engine(sessions))
+    forget_rows()
     with _sessions(sessions)() as session, writing(session), session.begin():
         running = list(session.scalars(select(Match).where(Match.state == RUNNING)).unique())
         for m in running:
             start_turn(m, now, config)
     for m in running:
-        after_commit(m)
+        after_commit(site, m)
     return len(running)

@@ -4,7 +4,7 @@ calls these after checking the operator token.
 
 - A suspended bot (`bots.suspended_at` set, `suspended_reason` says why) gets no ladder
   matches (`workers.ladder` skips it) and its Play streams are refused with
-  FAILED_PRECONDITION; an open one is ended within a heartbeat (`services.streams`). Its
+  FAILED_PRECONDITION; an open one is ended within a heartbeat (`services.revocation`). Its
   running matches are left alone: they end as usual (or an operator aborts them).
 - Rotating a token stores the hash of a new one: the old token fails every new call at once,
   and open Play streams opened with it are ended (PERMISSION_DENIED) within a heartbeat.
@@ -23,12 +23,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import utcnow
 from db.models import ABORTED, ABORTED_BY_OPERATOR, REMOTE, RUNNING, Bot, Match
-from services import streams
+from services import revocation
 from services.bots import _sessions
 from services.clocks import after_commit
 from services.config import Settings, settings, sha256
 from services.errors import FailedPrecondition, InvalidArgument, NotFound
-from services.games import drop, locked, match_lock, save, session_key, writing
+from services.games import bound_engine, drop, locked, match_lock, save, session_key, writing
+from services.notify import site_of
 from services.presence import is_connected
 
 MAX_REASON = 500
@@ -98,7 +99,7 @@ def suspend_bot(bot_id: int, reason: str, *, sessions: sessionmaker[Session] | N
         bot.suspended_reason = reason
         session.flush()
         status = _status(session, bot, config or settings())
-    streams.check_now()
+    revocation.check_now()
     return status
 
 
@@ -128,7 +129,7 @@ def rotate_token(bot_id: int, *, sessions: sessionmaker[Session] | None = None,
         bot.token_hash = sha256(token)
         session.flush()
         status = _status(session, bot, config or settings())
-    streams.check_now()
+    revocation.check_now()
     return status, token
 
 
@@ -163,7 +164,8 @@ def abort_match(match_id: int, reason: str, *, sessions: sessionmaker[Session] |
             session.commit()
             drop(key)
             m.rated = False
-    after_commit(m)
+            site = site_of(bound_engine(sessions))
+    after_commit(site, m)
     return m
 
 

@@ -70,7 +70,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         return admin_pb2.AbortMatchResponse(match=convert.match_to_pb(m))
 
 
-def add_to_server(server: grpc.Server, sessions: sessionmaker[Session] | None,
+def add_to_server(server: grpc.Server | grpc.aio.Server, sessions: sessionmaker[Session] | None,
                   config: Settings) -> str:
     """Register the AdminService on `server`; returns its full name (for reflection/health)."""
     admin_pb2_grpc.add_AdminServiceServicer_to_server(AdminServicer(sessions, config), server)

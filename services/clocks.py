@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import engine
 from db.base import aware
 from db.models import FINISHED, HOUSE, PLAYED, RUNNING, Match
-from services import hooks, metrics, notify
+from services import dispatch, metrics, notify
 from services.config import Settings
 
 if TYPE_CHECKING:
@@ -80,16 +80,19 @@ def forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> Non
     m.finished_at = now
 
 
-def after_commit(m: Match, everyone: bool = True) -> None:
-    """Wake the streams of the match and of its bots (only the bot to act unless `everyone`),
-    and run the hooks."""
-    if everyone or m.to_act is None:
-        notify.notify(f"match:{m.id}", f"bot:{m.bot0_id}", f"bot:{m.bot1_id}")
-    else:
-        notify.notify(f"match:{m.id}", f"bot:{m.bot_id(m.to_act)}")
+def after_commit(site: str, m: Match, everyone: bool = True,
+                 action: tuple[int, str] | None = None) -> None:
+    """Announce a committed change of `m` on database `site`: push it to the streams of the
+    match and of its bots (only the bot to act unless `everyone`), here and on the change bus,
+    and hand the hooks to the dispatcher (never run on this thread). `action` (seat, action)
+    is the action appended at `m.seq - 1`, if the change is one (other processes apply it to
+    their cached game)."""
+    from services.matches import MatchState
+
+    notify.publish(notify.Change(site, MatchState.of(m), everyone, action))
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
-        hooks.fire(hooks.on_turn, m.id, m.to_act, m.seq)
+        dispatch.on_turn(m.id, m.to_act, m.seq)
     if m.state != RUNNING:
         metrics.match_ended(m.end_reason)
     if m.state == FINISHED:
-        hooks.fire(hooks.on_match_end, m.id)
+        dispatch.on_match_end(m.id)

@@ -12,6 +12,13 @@
 | `BUMMERL_MAX_ILLEGAL` | illegal actions that make a seat forfeit a match | 3 |
 | `BUMMERL_HOUSE_MOVE_MS` | time a house bot (played by the workers) has per move | 120000 |
 | `BUMMERL_HEARTBEAT_S` | a connected bot's presence heartbeat (`services.presence`), seconds | 5 |
+| `BUMMERL_BUS_URL` | the change bus between replicas (Redis; `off`: none) | `REDIS_URL` |
+| `BUMMERL_POLL_S` | a stream's safety-net read of the database while no bus is heard, s | 1 |
+| `BUMMERL_SAFETY_S` | a stream's safety-net read while the change bus is up, seconds | 10 |
+| `BUMMERL_GRPC_THREADS` | threads running the unary calls and the streams' database work | 32 |
+| `BUMMERL_MAX_PLAY_STREAMS` | Play streams one bot (token) may have open on one server | 4 |
+| `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
+| `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
 """
 
 from __future__ import annotations
@@ -36,6 +43,13 @@ class Settings:
     max_illegal: int = 3
     house_move_ms: int = 120000
     heartbeat_s: float = 5.0
+    bus_url: str | None = None
+    poll_s: float = 1.0
+    safety_s: float = 10.0
+    grpc_threads: int = 32
+    max_play_streams: int = 4
+    max_watch_streams: int = 64
+    max_message_bytes: int = 1 << 20
 
     @staticmethod
     def from_env() -> Settings:
@@ -55,6 +69,13 @@ class Settings:
             max_illegal=int(env.get("BUMMERL_MAX_ILLEGAL", "3")),
             house_move_ms=int(env.get("BUMMERL_HOUSE_MOVE_MS", "120000")),
             heartbeat_s=float(env.get("BUMMERL_HEARTBEAT_S", "5")),
+            bus_url=env.get("BUMMERL_BUS_URL") or env.get("REDIS_URL") or None,
+            poll_s=float(env.get("BUMMERL_POLL_S", "1")),
+            safety_s=float(env.get("BUMMERL_SAFETY_S", "10")),
+            grpc_threads=int(env.get("BUMMERL_GRPC_THREADS", "32")),
+            max_play_streams=int(env.get("BUMMERL_MAX_PLAY_STREAMS", "4")),
+            max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
+            max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
         )
 
 

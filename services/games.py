@@ -79,10 +79,10 @@ _sqlite_writers: dict[int, threading.Lock] = {}
 
 
 @contextmanager
-def writing(session: Session) -> Iterator[None]:
+def writing(db: Session | Engine) -> Iterator[None]:
     """Serialise this process's write transactions on an SQLite database (one writer at a time
     anyway): no busy-waiting, and no read-to-write upgrade conflicts. Other databases: no-op."""
-    bind = session.get_bind()
+    bind = db.get_bind() if isinstance(db, Session) else db
     if bind.dialect.name != "sqlite":
         yield
         return
@@ -92,14 +92,31 @@ def writing(session: Session) -> Iterator[None]:
         yield
 
 
-@contextmanager
-def match_lock(key: tuple[int, int]) -> Iterator[None]:
+def _holder(key: tuple[int, int]) -> _Lock:
     with _guard:
         holder = _locks.get(key)
         if holder is None:
             holder = _locks[key] = _Lock()
-    with holder.lock:
+        return holder
+
+
+@contextmanager
+def match_lock(key: tuple[int, int]) -> Iterator[None]:
+    with _holder(key).lock:
         yield
+
+
+def observe_cached(key: tuple[int, int], seq: int, seat: int) -> engine.Observation | None:
+    """`seat`'s observation of the cached game if it is at `seq` and nobody holds the match's
+    lock now; None otherwise (never waits: for the event loop)."""
+    holder = _holder(key)
+    if not holder.lock.acquire(blocking=False):
+        return None
+    try:
+        game = cached_game(key, seq)
+        return game.observe(seat) if game is not None else None
+    finally:
+        holder.lock.release()
 
 
 def game_of(db: Session | Connection, m: Match | MatchState) -> engine.Match:
@@ -145,6 +162,69 @@ def keep(key: tuple[int, int], seq: int, game: engine.Match) -> None:
 def drop(key: tuple[int, int]) -> None:
     with _guard:
         _cache.pop(key, None)
+        _rows.pop(key, None)
+
+
+# --- the live match rows, per process -------------------------------------------------------
+# The row of a match as this process last committed it (with the cached game at the same seq):
+# the next action of the match is checked and applied against it without reading the row again
+# (`services.actions`); the write is guarded by (seq, state, illegal counts), so a row changed
+# by another process is noticed and read afresh.
+_rows: dict[tuple[int, int], Match] = {}
+
+
+def keep_row(key: tuple[int, int], m: Match) -> None:
+    with _guard:
+        if m.state != RUNNING:
+            _rows.pop(key, None)
+            return
+        if len(_rows) >= CACHE_SIZE:
+            _rows.pop(next(iter(_rows)))
+        _rows[key] = m
+
+
+def live_row(key: tuple[int, int], seq: int) -> Match | None:
+    """A copy of the match row as this process last committed it, if it was at `seq`."""
+    with _guard:
+        m = _rows.get(key)
+    if m is None or m.seq != seq:
+        return None
+    copy = Match(**{column.name: getattr(m, column.name) for column in MATCHES.columns})
+    copy.bot0, copy.bot1 = m.bot0, m.bot1
+    return copy
+
+
+def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> None:
+    """Another process committed the match `key` at `seq` (with `action`, if one, at
+    seq - 1): advance the cached game if it is one behind; the live row is stale either way."""
+    holder = _holder(key)
+    if not holder.lock.acquire(blocking=False):  # busy here: never wait (the bus's thread)
+        drop(key)
+        return
+    try:
+        with _guard:
+            _rows.pop(key, None)
+            cached = _cache.get(key)
+        if cached is None or cached[0] == seq:
+            return
+        if action is None or cached[0] != seq - 1:
+            drop(key)
+            return
+        game = cached[1]
+        try:
+            game.apply(action[0], engine.Action.from_text(action[1]))
+        except Exception:  # noqa: BLE001  (not the same history: rebuild it when needed)
+            drop(key)
+            return
+        keep(key, seq, game)
+    finally:
+        holder.lock.release()
+
+
+def forget_rows() -> None:
+    """Forget every live row (their clocks were reset in the database: `resume_all`)."""
+    with _guard:
+        _rows.clear()
 
 
 # --- reading and writing match rows ---------------------------------------------------------
@@ -192,11 +272,27 @@ SAVE = (update(MATCHES)
         .values({name: bindparam(name) for name in CHANGING}))
 
 
-def save(session: Session, m: Match, read_seq: int) -> None:
+SAVE_LIVE = (update(MATCHES)
+             .where(MATCHES.c.id == bindparam("match_id"),
+                    MATCHES.c.seq == bindparam("read_seq"), MATCHES.c.state == RUNNING,
+                    MATCHES.c.illegal0 == bindparam("read_illegal0"),
+                    MATCHES.c.illegal1 == bindparam("read_illegal1"))
+             .values({name: bindparam(name) for name in CHANGING}))
+
+
+def save(session: Session | Connection, m: Match, read_seq: int,
+         read_illegal: tuple[int, int] | None = None) -> None:
     """Write the changing columns of `m` (from `locked`, running at `read_seq` then) to its
     row, in the session's transaction; Aborted if the row has moved on since (another
-    process, on SQLite, which does not lock the row on reading)."""
+    process, on SQLite, which does not lock the row on reading). With `read_illegal` (a live
+    row, not read now) the illegal counts must also be as they were."""
     values = {name: getattr(m, name) for name in CHANGING}
-    saved = session.connection().execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    connection = session.connection() if isinstance(session, Session) else session
+    if read_illegal is None:
+        saved = connection.execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
+    else:
+        saved = connection.execute(SAVE_LIVE, {
+            "match_id": m.id, "read_seq": read_seq, "read_illegal0": read_illegal[0],
+            "read_illegal1": read_illegal[1], **values})
     if saved.rowcount != 1:
         raise Aborted(f"match {m.id} changed while acting on it: get the observation again")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from grpc_health.v1 import health, health_pb2
+from grpc_health.v1 import health_pb2
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -42,12 +42,14 @@ def database_ok(sessions: sessionmaker[Session] | None) -> bool:
 
 
 class DatabaseHealth:
-    """Keeps `servicer`'s status of `names` in step with the database."""
+    """Keeps the health status of `names` (set with `set_status(name, status)`) in step with
+    the database."""
 
-    def __init__(self, servicer: health.HealthServicer, sessions: sessionmaker[Session] | None,
+    def __init__(self, set_status: Callable[[str, int], None],
+                 sessions: sessionmaker[Session] | None,
                  names: Sequence[str], stop: threading.Event, every: float | None = None
                  ) -> None:
-        self.servicer = servicer
+        self.set_status = set_status
         self.sessions = sessions
         self.names = list(names)
         self.stop = stop
@@ -62,11 +64,11 @@ class DatabaseHealth:
                 log.warning("health: %s", "SERVING (database back)" if ok else "NOT_SERVING")
             self.status = status
             for name in self.names:
-                self.servicer.set(name, status)
+                self.set_status(name, status)
         return ok
 
     def start(self) -> DatabaseHealth:
-        self.servicer.set(LIVENESS, SERVING)
+        self.set_status(LIVENESS, SERVING)
         self.check()
         threading.Thread(target=self._run, daemon=True, name="bummerl-health").start()
         return self

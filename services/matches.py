@@ -31,6 +31,7 @@ from services.games import (
     writing,
 )
 from services.limits import MAX_ILLEGAL, MAX_TIME_MS, in_range
+from services.notify import site_of
 from services.status import quote
 
 MAX_PAGE = 100
@@ -96,14 +97,10 @@ def create_match(
         session.add(m)
         session.flush()
         session.add(Hand(match_id=m.id, number=0, dealer=game.hand.dealer, first_seq=0))
-    keep(_key_for(sessions, m.id), 0, game)
-    after_commit(m)
+    bind = bound_engine(sessions)
+    keep(bind_key(bind, m.id), 0, game)
+    after_commit(site_of(bind), m)
     return m
-
-
-def _key_for(sessions: sessionmaker[Session] | None, match_id: int) -> tuple[int, int]:
-    with _sessions(sessions)() as session:
-        return session_key(session, match_id)
 
 
 def _match(session: Session, match_id: int) -> Match:
@@ -248,6 +245,15 @@ class MatchState:
     bank1_ms: int
     kind0: str
     kind1: str
+
+    @staticmethod
+    def of(m: Match) -> MatchState:
+        """The summary of the match row `m` (its bots loaded)."""
+        return MatchState(
+            id=m.id, bot0_id=m.bot0_id, bot1_id=m.bot1_id, profile=m.profile, seed=m.seed,
+            state=m.state, seq=m.seq, to_act=m.to_act, hand_number=m.hand_number,
+            winner=m.winner, deadline_at=m.deadline_at, bank0_ms=m.bank0_ms,
+            bank1_ms=m.bank1_ms, kind0=m.bot(0).kind, kind1=m.bot(1).kind)
 
     def seat_of(self, bot_id: int) -> int | None:
         """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""

@@ -1,78 +1,90 @@
 """One bot's Play stream: which turns, hand ends and match ends to send, and its answers.
 
-The writer side is level-triggered: each step re-reads the bot's running matches from the
-database and sends what the bot has not been sent yet, so a reconnecting bot (or a restarted
-server) simply gets its pending turns again. Steps run when a match of the bot changes in this
-process, and at least once a second for changes made by other processes.
+Push, not poll: every committed change of one of the bot's matches, made in this process or
+heard on the change bus (`services.notify`, `services.bus`), reaches the stream as the match's
+new summary, and the stream sends what the bot has not been sent yet: the next turn goes out
+as soon as the previous action is committed, whoever made it, without reading the database.
+
+The stream is also level-triggered, as a safety net: when it opens, after the bus reconnects,
+after a refused answer, and every `Settings.safety_s` seconds (`poll_s` while no change bus is
+heard) it re-reads the bot's running matches from the database and sends what is missing, so a
+reconnecting bot (or a restarted server) simply gets its pending turns again.
+
+The stream runs as an asyncio task of the server's event loop; its database work runs on the
+server's thread pool.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import queue
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from bummerl import wire
-from bummerl.v1 import bot_pb2
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
+import engine
 from db.models import RUNNING, Bot
-from services import actions, clocks, convert, matches, metrics, notify, status
-from services.config import Settings
+from services import actions, bus, clocks, convert, games, matches, metrics, notify, status
+from services.config import Settings, settings
 from services.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
 
 log = logging.getLogger(__name__)
-# Changes made by another process (a worker playing a house bot, or creating a ladder match)
-# are found by polling: quickly while a house bot is to act in one of the bot's matches.
-POLL_SECONDS = 1.0
+# While no change bus is heard, a house bot's move made by a worker process (not over gRPC) is
+# found by a quick read (transitional: the workers submit house moves over gRPC).
 POLL_HOUSE_SECONDS = 0.05
-POLL_IDLE_SECONDS = 2.0
+FULL = object()  # an event: read the database
+STOP = object()  # an event: end the stream
 
 
 class PlaySession:
     def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
-                 config: Settings | None) -> None:
+                 config: Settings | None, run: Callable[..., Any]) -> None:
         self.bot = bot
         self.sessions = sessions
-        self.config = config
-        self.key = f"bot:{bot.id}"
-        self.outbox: queue.SimpleQueue[bot_pb2.PlayResponse] = queue.SimpleQueue()
+        self.config = config or settings()
+        self.run = run  # runs a blocking function on the server's pool: `await run(f, *args)`
+        self.bind = matches.bound_engine(sessions)
+        self.site = notify.site_of(self.bind)
+        self.loop = asyncio.get_running_loop()
+        self.events: asyncio.Queue[object] = asyncio.Queue()
         self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
         self.known: dict[int, int] = {}  # match id -> hand number last reported
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
-        self.closed = False
-        self.poll = POLL_SECONDS
+        self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
+        self.house_to_act = False
+        self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
-    # --- the bot's answers (reader thread) ---------------------------------------------------
-    def read(self, requests: Iterator[bot_pb2.PlayRequest]) -> None:
-        """Apply the bot's answers. A half-close (no more answers) keeps the stream open: the
-        bot may still listen; the stream ends when the call ends (see `close`)."""
-        try:
-            for request in requests:
-                if request.WhichOneof("message") == "action":
-                    self.answer(request.action)
-        except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
-            log.debug("play stream of bot %d ended: %r", self.bot.id, e)
-            self.close()
+    def changed(self, change: notify.Change | None) -> None:
+        """A change of one of the bot's matches (any thread)."""
+        self.loop.call_soon_threadsafe(self.events.put_nowait, FULL if change is None else change)
 
     def close(self) -> None:
-        self.closed = True
-        notify.notify(self.key)
+        self.unsubscribe()
 
-    def answer(self, answer: bot_pb2.TurnAnswer) -> None:
+    def stop_soon(self) -> None:
+        """End the stream's responses (any thread): the bot was suspended or its token
+        rotated (services.revocation)."""
+        self.loop.call_soon_threadsafe(self.events.put_nowait, STOP)
+
+    # --- the bot's answers ------------------------------------------------------------------
+    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
+        """Apply the bot's answers, one at a time. A half-close (no more answers) keeps the
+        stream open: the bot may still listen; the stream ends when the call ends."""
         try:
-            seat = self.seats.get(answer.match_id)
-            if seat is None:
-                match = matches.get_match(answer.match_id, sessions=self.sessions)
-                seat = match.seat_of(self.bot.id)
-            if seat is None:
-                raise PermissionDenied(
-                    f"bot {self.bot.id} does not play in match {answer.match_id}")
-            action = wire.action_from_pb(answer.action)
-            actions.submit_action(
-                answer.match_id, seat, action, expected_seq=answer.seq,
-                request_id=answer.request_id or None, bot_id=self.bot.id,
-                sessions=self.sessions, config=self.config)
+            async for request in requests:
+                if request.WhichOneof("message") == "action":
+                    await self.answer(request.action)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
+            log.debug("play stream of bot %d ended: %r", self.bot.id, e)
+
+    async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
+        try:
+            await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             if isinstance(e, ValueError):
                 e = InvalidArgument(str(e))
@@ -84,45 +96,125 @@ class PlaySession:
             if isinstance(e, ServiceError):
                 left = e.details.get("illegal_left")
                 rejected.illegal_left = int(left) if isinstance(left, int) else 0
-            if code != "ABORTED":  # stale: the current turn is (or will be) sent anyway
-                self.sent.pop(answer.match_id, None)  # send the same turn again
-            self.outbox.put(bot_pb2.PlayResponse(rejected=rejected))
-            notify.notify(self.key)
+            resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
+            self.events.put_nowait((rejected, resend))
 
-    # --- what to send (writer, the gRPC response generator) ----------------------------------
-    def responses(self, is_active) -> Iterator[bot_pb2.PlayResponse]:  # type: ignore[no-untyped-def]
-        running = matches.running_matches_of(self.bot.id, sessions=self.sessions)
+    def submit(self, answer: bot_pb2.TurnAnswer) -> None:
+        seat = self.seats.get(answer.match_id)
+        if seat is None:
+            match = matches.get_match(answer.match_id, sessions=self.sessions)
+            seat = match.seat_of(self.bot.id)
+        if seat is None:
+            raise PermissionDenied(
+                f"bot {self.bot.id} does not play in match {answer.match_id}: answer only "
+                "the turns you were sent")
+        action = wire.action_from_pb(answer.action)
+        actions.submit_action(
+            answer.match_id, seat, action, expected_seq=answer.seq,
+            request_id=answer.request_id or None, bot_id=self.bot.id,
+            sessions=self.sessions, config=self.config)
+
+    # --- what to send -----------------------------------------------------------------------
+    def poll_seconds(self) -> float:
+        if bus.listening():
+            return self.config.safety_s
+        if self.house_to_act:
+            return POLL_HOUSE_SECONDS
+        return self.config.poll_s
+
+    async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
+        running = await self.run(matches.match_states_of, self.bot.id, (),
+                                 sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
-        while not self.closed and is_active():
-            version = notify.version(self.key)
-            while not self.outbox.empty():
-                yield self.outbox.get()
-            yield from self.step()
-            notify.wait(self.key, version, self.poll)
+        for response in await self.run(self.step, running):
+            yield response
+        while True:
+            try:
+                events = [await asyncio.wait_for(self.events.get(), self.poll_seconds())]
+            except TimeoutError:
+                events = [FULL]
+            while not self.events.empty():
+                events.append(self.events.get_nowait())
+            full = False
+            changes: dict[int, matches.MatchState] = {}
+            for event in events:
+                if isinstance(event, tuple):  # a refused answer
+                    rejected, resend = event
+                    yield bot_pb2.PlayResponse(rejected=rejected)
+                    if resend:
+                        self.sent.pop(rejected.match_id, None)  # send the same turn again
+                        full = True
+                elif event is STOP:
+                    return
+                elif isinstance(event, notify.Change):
+                    m = event.match
+                    if self._newer(m, changes.get(m.id)):
+                        changes[m.id] = m
+                else:
+                    full = True
+            if full:
+                rows = await self.run(matches.match_states_of, self.bot.id, list(self.known),
+                                      sessions=self.sessions)
+                self.house_to_act = any(m.house_to_act() for m in rows)
+            else:
+                rows = [m for m in changes.values() if self._newer(m, None)]
+            if rows:
+                quick = None if full else self.quick_step(rows)
+                for response in quick if quick is not None else await self.run(self.step, rows):
+                    yield response
 
-    def step(self) -> Iterator[bot_pb2.PlayResponse]:
-        rows = matches.match_states_of(self.bot.id, list(self.known), sessions=self.sessions)
-        house_to_act = any(m.house_to_act() for m in rows)
-        self.poll = POLL_HOUSE_SECONDS if house_to_act else POLL_SECONDS if rows else \
-            POLL_IDLE_SECONDS
+    def _newer(self, m: matches.MatchState, than: matches.MatchState | None) -> bool:
+        """Whether `m` is newer than `than` (or, without it, than what was handled)."""
+        version = (m.seq, m.state != RUNNING)
+        if than is not None:
+            return version > (than.seq, than.state != RUNNING)
+        return version >= self.seen.get(m.id, (-1, False))
+
+    def quick_step(self, rows: list[matches.MatchState]) -> list[bot_pb2.PlayResponse] | None:
+        """What to send for pushed `rows` when it needs no database (the common case: the
+        next turn, from the cached game), run on the event loop; None: use `step` on the pool.
+        """
+        out: list[bot_pb2.PlayResponse] = []
+        for m in rows:
+            seat = m.seat_of(self.bot.id)
+            known = self.known.get(m.id)
+            if seat is None or m.state != RUNNING or known is None or m.hand_number != known:
+                return None
+        for m in rows:
+            seat = m.seat_of(self.bot.id)
+            assert seat is not None
+            if m.to_act == seat and self.sent.get(m.id) != m.seq:
+                obs = games.observe_cached(games.bind_key(self.bind, m.id), m.seq, seat)
+                if obs is None:
+                    return None
+                out.append(bot_pb2.PlayResponse(turn=self._turn(m, seat, obs)))
+                metrics.TURNS_PUSHED.inc()
+        for m in rows:  # all done: record it
+            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, False))
+            for response in out:
+                if response.turn.match_id == m.id:
+                    self.sent[m.id] = m.seq
+        return out
+
+    def step(self, rows: list[matches.MatchState]) -> list[bot_pb2.PlayResponse]:
+        """What to send for the matches `rows` (their current summaries)."""
+        out: list[bot_pb2.PlayResponse] = []
         for m in rows:
             seat = m.seat_of(self.bot.id)
             if seat is None:
                 continue
+            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state != RUNNING))
             known = self.known.get(m.id)
             if known is not None and (m.hand_number > known or m.state != RUNNING):
-                hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
-                for hand in hands:
-                    if hand.number >= known:
-                        yield bot_pb2.PlayResponse(
-                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                out.extend(self.hands_ended(m, known))
             if m.state != RUNNING:  # finished, or aborted by an operator
                 self.known.pop(m.id, None)
                 self.sent.pop(m.id, None)
+                self.seats.pop(m.id, None)
                 match = matches.get_match(m.id, sessions=self.sessions)
-                yield bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
-                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(match)))
+                out.append(bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
+                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(match))))
                 continue
             self.known[m.id] = m.hand_number
             self.seats[m.id] = seat
@@ -130,14 +222,39 @@ class PlaySession:
                 turn = self.turn(m, seat)
                 if turn is not None:
                     self.sent[m.id] = m.seq
+                    out.append(bot_pb2.PlayResponse(turn=turn))
                     metrics.TURNS_PUSHED.inc()
-                    yield bot_pb2.PlayResponse(turn=turn)
+        return out
+
+    def hands_ended(self, m: matches.MatchState, known: int) -> list[bot_pb2.PlayResponse]:
+        """The hands of `m` numbered `known` or more that are over: from the cached game when
+        it is at `m.seq` (a hand ended mid-match), else from the database."""
+        game = games.cached_game(games.bind_key(self.bind, m.id), m.seq)
+        if game is not None and m.state == RUNNING and len(game.results) == m.hand_number:
+            counters = [7, 7]
+            out = []
+            for number, result in enumerate(game.results):
+                counters[result.winner] -= result.game_points
+                if number >= known:
+                    out.append(bot_pb2.PlayResponse(hand_ended=match_pb2.HandEnded(
+                        match_id=m.id, hand_number=number, counters=counters,
+                        result=common_pb2.HandResult(
+                            winner=result.winner, game_points=result.game_points,
+                            reason=result.reason.value, points=list(result.points),
+                            tricks=list(result.tricks)))))
+            return out
+        hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
+        return [bot_pb2.PlayResponse(hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                for hand in hands if hand.number >= known]
 
     def turn(self, m: matches.MatchState, seat: int) -> bot_pb2.Turn | None:
         try:
             obs = matches.observe_match(m, seat, sessions=self.sessions)
         except Aborted:
             return None  # it moved on meanwhile; the next step sends the new state
+        return self._turn(m, seat, obs)
+
+    def _turn(self, m: matches.MatchState, seat: int, obs: engine.Observation) -> bot_pb2.Turn:
         return bot_pb2.Turn(
             match_id=m.id, seat=seat, seq=m.seq,
             observation=wire.observation_to_pb(obs),

@@ -1,26 +1,41 @@
 """The gRPC server of the engine service: `create_server()` builds it, `serve()` runs it.
 
+Server model (chosen by measurement, see docs/scaling.md): a `grpc.aio` server on an asyncio
+event loop of its own thread. Each Play and WatchMatch stream is a task on that loop (an idle
+stream costs a few KB, not a thread); their database work, and the unary calls (plain sync
+handlers), run on one bounded thread pool (`Settings.grpc_threads`). Changes are pushed to the
+streams (`services.notify`, and `services.bus` between replicas); hooks run on their own
+dispatcher thread (`services.dispatch`).
+
 Health checking (grpc.health.v1) and server reflection are on, so `grpcurl -plaintext
 localhost:50051 list` works. A referee thread enforces the time control (see services.actions).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
+from collections.abc import Coroutine
 from concurrent import futures
+from typing import Any, TypeVar
 
 import grpc
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
+from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, admin_servicer, hooks, limits, status, tls
+from services import actions, admin_servicer, bus, hooks, limits, status, tls
 from services.config import Settings, settings
+from services.games import bound_engine
 from services.health import DatabaseHealth
-from services.servicers import BotServicer, MatchServicer
+from services.notify import site_of
+from services.servicers import BotServicer, MatchServicer, Streams
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -44,51 +59,79 @@ class Server:
     ) -> None:
         self.sessions = sessions
         self.config = config or settings()
-        # Each Play or WatchMatch stream holds one thread while it is open.
-        threads = max_workers or int(os.environ.get("BUMMERL_GRPC_THREADS", "1024"))
-        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
-                                interceptors=[limits.RequestGuard()],
-                                options=limits.SERVER_OPTIONS)
-        match_pb2_grpc.add_MatchServiceServicer_to_server(
-            MatchServicer(sessions, self.config), self.grpc)
-        bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(sessions, self.config),
-                                                      self.grpc)
-        admin_service = admin_servicer.add_to_server(self.grpc, sessions, self.config)
-        self.health = health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
-        reflection.enable_server_reflection(
-            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME,
-             reflection.SERVICE_NAME),
-            self.grpc)
         self.tls = tls_files or tls.from_env()  # TLS when given a certificate and key
-        self.port = tls.add_port(self.grpc, address, self.tls)
+        self.pool = futures.ThreadPoolExecutor(
+            max_workers=max_workers or self.config.grpc_threads, thread_name_prefix="bummerl")
+        self.loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                             name="bummerl-grpc")
+        self._loop_thread.start()
+        self.grpc = self._call(self._build(address))
         host = address.rsplit(":", 1)[0]
         self.address = f"{host}:{self.port}"
         self._stop = threading.Event()
         self._referee = threading.Thread(target=self._referee_loop, daemon=True,
                                          name="bummerl-referee")
 
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run `coroutine` on the server's event loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def _build(self, address: str) -> grpc.aio.Server:
+        size = self.config.max_message_bytes
+        server = grpc.aio.server(migration_thread_pool=self.pool,
+                                 interceptors=[limits.AsyncRequestGuard()], options=[
+            ("grpc.max_receive_message_length", size),
+            ("grpc.max_send_message_length", size),
+        ])
+        streams = Streams(self.pool, self.config)
+        match_pb2_grpc.add_MatchServiceServicer_to_server(
+            MatchServicer(self.sessions, self.config, streams), server)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(
+            BotServicer(self.sessions, self.config, streams), server)
+        admin_service = admin_servicer.add_to_server(server, self.sessions, self.config)
+        self.health = health_aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME,
+             reflection.SERVICE_NAME), server)
+        self.port = tls.add_port(server, address, self.tls)
+        return server
+
+    def _set_health(self, name: str, status: int) -> None:
+        """Set the health status of `name` (from any thread but the loop's)."""
+        self._call(self.health.set(name, status))  # type: ignore[arg-type]
+
     def start(self) -> Server:
         """Resume every unfinished match, start serving and refereeing."""
+        bus.configure(self.config.bus_url)
+        change_bus = bus.current()
+        if change_bus is not None:
+            change_bus.listen(site_of(bound_engine(self.sessions)))
         resumed = actions.resume_all(sessions=self.sessions, config=self.config)
-        self.grpc.start()
+        self._call(self.grpc.start())
         self._referee.start()
         # SERVING while the database answers, NOT_SERVING while it does not (services.health)
-        DatabaseHealth(self.health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
+        DatabaseHealth(self._set_health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
                        self._stop).start()
         log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
                  " (TLS)" if self.tls else "", resumed)
         return self
 
     def stop(self, grace: float | None = 0.5) -> None:
-        self.health.enter_graceful_shutdown()
+        if not self.loop.is_running():
+            return
+        self._call(self.health.enter_graceful_shutdown())
         self._stop.set()
-        self.grpc.stop(grace).wait()
+        self._call(self.grpc.stop(grace))
         if self._referee.is_alive():
             self._referee.join(timeout=2)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._loop_thread.join(timeout=5)
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     def wait(self) -> None:
-        self.grpc.wait_for_termination()
+        self._call(self.grpc.wait_for_termination())
 
     def _referee_loop(self) -> None:
         while not self._stop.wait(REFEREE_SECONDS):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
 from typing import Any
 
 import grpc
@@ -13,12 +15,18 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
-from services import admin, bots, challenges, convert, matches, notify, status, streams
+from services import admin, bots, bus, challenges, convert, matches, notify, revocation, status
 from services.actions import submit_action
 from services.config import Settings
 from services.errors import InvalidArgument
 from services.play import PlaySession
 from services.presence import Presence
+from services.streams import Limits, peer_address
+from services.watchers import Watched
+
+# A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
+# query for all spectators).
+WATCH_BACKSTOP_SECONDS = 60.0
 
 
 def token_of(context: grpc.ServicerContext) -> str | None:
@@ -35,6 +43,8 @@ rich_status = status.rich_status  # the error policy lives in services.status
 
 
 def _abort(context: grpc.ServicerContext, error: BaseException, where: str = "") -> None:
+    """End a call run on the pool (a sync handler of the asyncio server) with `error`'s safe
+    status (services.status)."""
     status.abort(context, error, where)
 
 
@@ -51,21 +61,42 @@ def unary(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def streaming(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    """Map ServiceError to its status code, for a response stream run on the event loop."""
+
     @functools.wraps(method)
-    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    async def wrapper(self: Any, request: Any, context: Any) -> AsyncIterator[Any]:
         try:
-            yield from method(self, request, context)
+            async for response in method(self, request, context):
+                yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            _abort(context, e, method.__name__)
+            await status.abort_async(context, e, method.__name__)
 
     return wrapper
 
 
+class Streams:
+    """What the streaming servicers share: the pool their database work runs on, and the
+    open-stream limits."""
+
+    def __init__(self, pool: Executor | None, config: Settings) -> None:
+        self.pool = pool
+        self.config = config
+        self.limits = Limits()
+        self.watched: Watched | None = None  # made on the event loop, by the first spectator
+
+    async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a blocking `function` on the pool, from the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, functools.partial(function, *args, **kwargs))
+
+
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
         self.sessions = sessions
         self.config = config
+        self.streams = streams or Streams(None, config)
 
     @unary
     def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
@@ -122,33 +153,55 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             seq=result.seq, duplicate=result.duplicate, match=convert.match_to_pb(result.match))
 
     @streaming
-    def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
-        key = f"match:{request.match_id}"
+    async def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
+        """Pushed: the stream reads the match again when a change of it is committed (here or
+        heard on the change bus), or when the server's one safety-net query for all watched
+        matches (every `safety_s`, `poll_s` without a bus) finds it changed."""
+        release = self.streams.limits.admit(
+            "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
+        woken = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        site = notify.site_of(matches.bound_engine(self.sessions))
+        unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
+                                       lambda _change: loop.call_soon_threadsafe(woken.set))
+        if self.streams.watched is None:
+            self.streams.watched = Watched(
+                self.sessions, self.streams.run,
+                lambda: self.config.safety_s if bus.listening() else self.config.poll_s)
+        self.streams.watched.add(request.match_id, woken)
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
-        while context.is_active():
-            version = notify.version(key)
-            m, actions, hands = matches.match_actions(
-                request.match_id, next_seq, sessions=self.sessions)
-            ends = {h.last_seq: h for h in hands if h.last_seq is not None}
-            for row in actions:
-                yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
-                next_seq = row.seq + 1
-                hand = ends.get(row.seq)
-                if hand is not None and hand.number not in announced:
-                    announced.add(hand.number)
-                    yield match_pb2.WatchMatchResponse(
-                        hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
-            if m.state != RUNNING and next_seq >= m.seq:
-                yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
-                return
-            notify.wait(key, version, 1.0)
+        try:
+            while True:
+                woken.clear()
+                m, actions, hands = await self.streams.run(
+                    matches.match_actions, request.match_id, next_seq, sessions=self.sessions)
+                ends = {h.last_seq: h for h in hands if h.last_seq is not None}
+                for row in actions:
+                    yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
+                    next_seq = row.seq + 1
+                    hand = ends.get(row.seq)
+                    if hand is not None and hand.number not in announced:
+                        announced.add(hand.number)
+                        yield match_pb2.WatchMatchResponse(
+                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                if m.state != RUNNING and next_seq >= m.seq:  # finished or aborted
+                    yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
+                    return
+                with contextlib.suppress(TimeoutError):  # (a last resort: one read a minute)
+                    await asyncio.wait_for(woken.wait(), WATCH_BACKSTOP_SECONDS)
+        finally:
+            self.streams.watched.remove(request.match_id, woken)
+            unsubscribe()
+            release()
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):
-    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
         self.sessions = sessions
         self.config = config
+        self.streams = streams or Streams(None, config)
         self.presence = Presence(sessions, config.heartbeat_s)
 
     @unary
@@ -167,35 +220,36 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
     def Challenge(self, request, context):  # type: ignore[no-untyped-def]
         return challenges.challenge_rpc(request, token_of(context), self.sessions, self.config)
 
-    def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+    async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        run = self.streams.run
         try:
-            bot = bots.bot_for_token(token_of(context), sessions=self.sessions)
+            bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
             admin.check_may_play(bot)  # a suspended bot is refused
+            release = self.streams.limits.admit(
+                f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            _abort(context, e, "Play")
+            await status.abort_async(context, e, "Play")
             return
-        session = PlaySession(bot, self.sessions, self.config)
-        # ended if the bot is suspended or its token rotated meanwhile
-        watch = streams.watch(bot, self.sessions, session.close, self.config.heartbeat_s)
-        self.presence.opened(bot.id)
-        ended = threading.Lock()
-
-        def end() -> None:  # once, whether the call ends or the generator is closed
-            if ended.acquire(blocking=False):
-                session.close()
-                self.presence.closed(bot.id)
-                watch.cancel()
-
-        if not context.add_callback(end):
-            end()  # the call ended already
-            return
+        session = PlaySession(bot, self.sessions, self.config, run)
+        # ended if the bot is suspended or its token rotated meanwhile (services.revocation)
+        watch = revocation.watch(bot, self.sessions, session.stop_soon, self.config.heartbeat_s)
+        reader = None
         try:
-            threading.Thread(target=session.read, args=(request_iterator,), daemon=True,
-                             name=f"play-reader-{bot.id}").start()
-            yield from session.responses(context.is_active)
+            await run(self.presence.opened, bot.id)
+            reader = asyncio.ensure_future(session.read(request_iterator))
+            async for response in session.responses():
+                yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            _abort(context, e, "Play")
+            await status.abort_async(context, e, "Play")
         finally:
-            end()
-        if watch.revoked is not None:
-            _abort(context, watch.revoked, "Play")
+            watch.cancel()
+            if reader is not None:
+                reader.cancel()
+            session.close()
+            release()
+            try:
+                await run(self.presence.closed, bot.id)
+            except RuntimeError:  # the server is stopping: its pool takes no more work
+                self.presence.closed(bot.id)
+        if watch.revoked is not None:  # suspended, or its token rotated, meanwhile
+            await status.abort_async(context, watch.revoked, "Play")

@@ -1,125 +1,51 @@
-"""Ending open Play streams whose bot was suspended or whose token was rotated.
-
-A Play stream is authenticated when it opens. Each open stream is watched here: one thread per
-process reads, every `interval` seconds (the presence heartbeat), the token hash and suspension
-of every bot with a watched stream in one SELECT per database, and ends the streams whose bot
-is suspended now, or whose token is no longer the one they opened with. `check_now()` runs that
-check at once (the admin functions call it, so in the replica that made the change it takes
-effect immediately; other replicas follow within `interval`).
+"""Admission of streams: how many Play streams one bot, and how many WatchMatch streams one
+peer address, may have open on one server at once (`Settings.max_play_streams`,
+`max_watch_streams`). One over the limit is refused with RESOURCE_EXHAUSTED, naming the limit.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
-
-from db.models import Bot
-from services import metrics
-from services.errors import FailedPrecondition, PermissionDenied, ServiceError
-
-log = logging.getLogger(__name__)
+from services.errors import ResourceExhausted
 
 
-@dataclass(eq=False)
-class Watch:
-    """One open Play stream of a bot; `revoked` is set (and `on_end` called) when it must end."""
-
-    bot_id: int
-    bot_name: str
-    token_hash: str | None
-    sessions: sessionmaker[Session] | None
-    on_end: Callable[[], None]
-    revoked: ServiceError | None = field(default=None)
-
-    def cancel(self) -> None:
-        with _lock:
-            if self in _watches:
-                _watches.discard(self)
-                _count()
+def peer_address(peer: str) -> str:
+    """The address of a gRPC peer without its port ("ipv4:1.2.3.4:5678" -> "ipv4:1.2.3.4")."""
+    host, sep, port = peer.rpartition(":")
+    return host if sep and port.isdigit() else peer
 
 
-def _count() -> None:
-    """Update the stream gauges (under `_lock`)."""
-    metrics.PLAY_STREAMS.set(len(_watches))
-    metrics.CONNECTED_BOTS.set(len({w.bot_id for w in _watches}))
+class Limits:
+    """Counts of open streams per key; `admit` raises ResourceExhausted over the limit."""
 
+    def __init__(self) -> None:
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
 
-_watches: set[Watch] = set()
-_lock = threading.Lock()
-_wake = threading.Event()
-_thread: threading.Thread | None = None
-_interval = 5.0
+    def admit(self, key: str, limit: int, what: str) -> Callable[[], None]:
+        """Count a stream of `key` in; returns the function that counts it out (once)."""
+        with self._lock:
+            if self._open[key] >= limit:
+                raise ResourceExhausted(
+                    f"too many open {what} streams: {limit} at most "
+                    "(close one, or ask the operator for a higher limit)", limit=limit)
+            self._open[key] += 1
+        released = threading.Event()
 
+        def release() -> None:
+            if released.is_set():
+                return
+            released.set()
+            with self._lock:
+                self._open[key] -= 1
+                if self._open[key] <= 0:
+                    del self._open[key]
 
-def watch(bot: Bot, sessions: sessionmaker[Session] | None, on_end: Callable[[], None],
-          interval: float = 5.0) -> Watch:
-    """Watch an open Play stream of `bot` (call `Watch.cancel()` when it ends)."""
-    global _thread, _interval
-    w = Watch(bot.id, bot.name, bot.token_hash, sessions, on_end)
-    with _lock:
-        _watches.add(w)
-        _count()
-        _interval = min(_interval, interval)
-        if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_run, daemon=True, name="bummerl-stream-guard")
-            _thread.start()
-    return w
+        return release
 
-
-def check_now() -> None:
-    """Check every watched stream now (after a suspension or a token rotation)."""
-    check()
-
-
-def _run() -> None:
-    while True:
-        _wake.wait(_interval)
-        _wake.clear()
-        try:
-            check()
-        except Exception:  # noqa: BLE001  (keep watching; the next round retries)
-            log.warning("checking open Play streams failed; retrying", exc_info=True)
-
-
-def check() -> int:
-    """End the watched streams that must end; returns how many were ended."""
-    from services.bots import _sessions
-
-    with _lock:
-        by_db: dict[int, list[Watch]] = {}
-        factories: dict[int, sessionmaker[Session] | None] = {}
-        for w in _watches:
-            by_db.setdefault(id(w.sessions), []).append(w)
-            factories[id(w.sessions)] = w.sessions
-    ended = 0
-    for key, group in by_db.items():
-        ids = sorted({w.bot_id for w in group})
-        with _sessions(factories[key])() as session:
-            rows = {row.id: row for row in session.execute(
-                select(Bot.id, Bot.token_hash, Bot.suspended_at, Bot.suspended_reason)
-                .where(Bot.id.in_(ids)))}
-        for w in group:
-            row = rows.get(w.bot_id)
-            if row is None or w.revoked is not None:
-                continue
-            if row.suspended_at is not None:
-                w.revoked = FailedPrecondition(
-                    f"bot {w.bot_id} ({w.bot_name}) is suspended: "
-                    f"{row.suspended_reason or 'no reason given'}; ask the operator to "
-                    "reinstate it")
-            elif row.token_hash != w.token_hash:
-                w.revoked = PermissionDenied(
-                    f"the token of bot {w.bot_id} ({w.bot_name}) was replaced by an operator: "
-                    "connect again with the new token")
-            else:
-                continue
-            log.info("ending a Play stream of bot %d: %s", w.bot_id, w.revoked.message)
-            w.cancel()
-            w.on_end()
-            ended += 1
-    return ended
+    def open(self, key: str) -> int:
+        with self._lock:
+            return self._open[key]

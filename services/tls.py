@@ -48,7 +48,7 @@ def from_env() -> TLSFiles | None:
     return TLSFiles(Path(cert), Path(key))
 
 
-def add_port(server: grpc.Server, address: str, files: TLSFiles | None) -> int:
+def add_port(server: grpc.Server | grpc.aio.Server, address: str, files: TLSFiles | None) -> int:
     """Listen on `address`, over TLS if `files` are given; returns the port."""
     if files is None:
         return server.add_insecure_port(address)

@@ -9,7 +9,7 @@ import pytest
 from servicekit import fresh_database, play_in_threads, running_service
 
 from examples.simple_bot import SimpleBot
-from services import actions, bots, hooks
+from services import actions, bots, dispatch, hooks
 from services import matches as plain
 
 
@@ -44,6 +44,7 @@ def test_house_bot_turns_are_announced_after_commit(service):
         m = plain.create_match([house.id, remote_id], seed=12, sessions=service.sessions,
                                config=service.config)
         play_in_threads(service, [(SimpleBot(), token)], matches=1)
+        assert dispatch.flush(10)  # the hooks run on the dispatcher's thread, soon after
     finally:
         hooks.on_turn.remove(on_turn)
         hooks.on_match_end.remove(ended.append)

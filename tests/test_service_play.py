@@ -31,6 +31,7 @@ class Checking(Bot):
         self.inner = inner
         self.seen: list[engine.Observation] = []
         self.hands_ended = 0
+        self.results: dict[int, list[dict]] = {}  # match id -> the hand results it was sent
         self.ended: list[tuple[int, bool, str]] = []
 
     def act(self, observation):
@@ -39,6 +40,8 @@ class Checking(Bot):
 
     def hand_ended(self, match_id, hand_number, result):
         self.hands_ended += 1
+        assert hand_number == len(self.results.setdefault(match_id, []))
+        self.results[match_id].append(result)
 
     def match_ended(self, match_id, won, detail):
         self.ended.append((match_id, won, detail))
@@ -70,6 +73,12 @@ def test_full_matches_between_connected_bots(service):
         game = engine.Match.replay(m.seed, "soft", log)
         assert game.winner == m.winner and list(game.counters) == list(m.counters)
         assert [h.result.winner for h in got.hands] == [r.winner for r in game.results]
+        # the hand ends pushed to both bots are the recorded ones (mid-match ones come from
+        # the cached game, the last one from the database)
+        recorded = [{"winner": h.result.winner, "game_points": h.result.game_points,
+                     "reason": h.result.reason, "points": list(h.result.points),
+                     "tricks": list(h.result.tricks)} for h in got.hands if h.HasField("result")]
+        assert a.results[match_id] == b.results[match_id] == recorded
     # each observation held exactly what the seat may know: its own cards, the legal actions
     for bot in (a, b):
         assert bot.seen

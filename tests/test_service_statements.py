@@ -1,5 +1,6 @@
-"""The database work per action stays small: a submit runs three statements (read and lock the
-match, append the action, update the match) plus its commit; a Play stream's look runs one; a
+"""The database work per action stays small: a submit at the seq this process committed last
+runs two statements (append the action, update the match guarded by its seq) plus its commit,
+the first one in a process also reads and locks the match; a Play stream's look runs one; a
 turn's observation comes from the cached game without any. Regression guard of the bench.
 And the match update refuses to overwrite a row that moved on since it was read."""
 
@@ -56,8 +57,8 @@ def test_statements_per_action(database):
                                                config=CONFIG)
             game.apply(seat, action)
             assert result.seq == seq and result.match.seq == seq + 1 and not result.duplicate
-            # (the first submit also reads the two bots, which the process keeps)
-            assert len(submitted) == (5 if seq == 0 else 3), submitted
+            # (the first submit also reads the match and its two bots, which the process keeps)
+            assert len(submitted) == (5 if seq == 0 else 2), submitted
             with counting(sessions) as looked:
                 states = matches.match_states_of((a.id, b.id)[game.to_act], sessions=sessions)
                 observation = matches.observe_match(states[0], game.to_act, sessions=sessions)

@@ -1,0 +1,293 @@
+"""Push, not poll, on a real gRPC server (in this process): what a stream is sent, when, and
+at what cost; the stream limits; hooks never delay a submit; the fast path of a submit keeps
+the idempotency and stale-seq rules and notices a row changed by another process.
+SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import grpc
+import pytest
+from bummerl import wire
+from bummerl.v1 import match_pb2, match_pb2_grpc
+from servicekit import CONFIG, auth, fresh_database, running_service
+from serviceprocs import PlayStream
+from sqlalchemy import event
+
+import engine
+from services import actions, bots, dispatch, hooks
+from services import matches as plain
+from services.errors import Aborted
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    with fresh_database(request.param, request, tmp_path) as db:
+        yield db
+
+
+@pytest.fixture
+def service(database):
+    with running_service(database) as svc:
+        yield svc
+
+
+def first_to_act(seat: int) -> int:
+    """A seed whose match starts with `seat` to act."""
+    return next(s for s in range(100) if engine.Match(s, "soft").to_act == seat)
+
+
+def count_statements(sessions):  # type: ignore[no-untyped-def]
+    statements: list[str] = []
+    event.listen(sessions.kw["bind"], "before_cursor_execute",
+                 lambda _c, _cur, statement, *_a: statements.append(statement))
+    return statements
+
+
+def submit(service, match_id, seat, token, action, seq, request_id=""):  # type: ignore[no-untyped-def]
+    return service.matches.SubmitAction(match_pb2.SubmitActionRequest(
+        match_id=match_id, seat=seat, expected_seq=seq, action=wire.action_to_pb(action),
+        request_id=request_id), metadata=auth(token))
+
+
+def test_idle_spectators_share_one_safety_net_read_and_get_changes_at_once(service):
+    a_id, a_token = service.register("a")
+    b_id, b_token = service.register("b")
+    seed = first_to_act(0)
+    m = plain.create_match([a_id, b_id], seed=seed, sessions=service.sessions,
+                           config=service.config)
+    stub = match_pb2_grpc.MatchServiceStub(service.channel)
+    watches = [stub.WatchMatch(match_pb2.WatchMatchRequest(match_id=m.id)) for _ in range(20)]
+    got: list[tuple[float, match_pb2.WatchMatchResponse]] = []
+
+    def read(watch) -> None:  # type: ignore[no-untyped-def]
+        try:
+            for response in watch:
+                got.append((time.perf_counter(), response))
+        except grpc.RpcError:
+            pass  # cancelled at the end
+
+    for watch in watches:
+        threading.Thread(target=read, args=(watch,), daemon=True).start()
+    time.sleep(1.0)  # the streams' first reads are done
+    statements = count_statements(service.sessions)
+    time.sleep(2.5)  # idle: 20 spectators, one shared look per second (poll_s, no bus)
+    referee = "deadline_at <"  # the referee's look for overdue matches: clocks, not streams
+    reads = [s for s in statements if referee not in s]
+    assert not [s for s in reads if "FROM actions" in s], reads  # no stream re-reads its match
+    assert 1 <= len(reads) <= 4, reads
+    game = engine.Match(seed, "soft")
+    action = game.legal_actions()[0]
+    started = time.perf_counter()
+    submit(service, m.id, 0, a_token, action, 0)
+    deadline = time.monotonic() + 5
+    while len(got) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for watch in watches:
+        watch.cancel()
+    assert len(got) == 20, got
+    assert all(r.WhichOneof("event") == "action" and r.action.seq == 0 for _, r in got)
+    assert wire.action_from_pb(got[0][1].action.action) == action
+    assert max(t for t, _ in got) - started < 0.5  # pushed, generously bounded
+
+
+def test_a_turn_is_pushed_when_the_opponents_action_commits(service):
+    a_id, a_token = service.register("a")
+    b_id, b_token = service.register("b")
+    seed = first_to_act(1)
+    m = plain.create_match([a_id, b_id], seed=seed, sessions=service.sessions,
+                           config=service.config)
+    stream = PlayStream(service.channel, a_token)
+    try:
+        stream.next("welcome")
+        game = engine.Match(seed, "soft")
+        action = game.legal_actions()[0]
+        started = time.perf_counter()
+        submit(service, m.id, 1, b_token, action, 0)
+        turn = stream.next("turn", timeout=5).turn
+        assert time.perf_counter() - started < 0.5
+        game.apply(1, action)
+        assert turn.seq == 1 and wire.observation_from_pb(turn.observation) == game.observe(0)
+    finally:
+        stream.close()
+
+
+def test_an_answer_for_a_match_the_bot_is_not_in_is_permission_denied(service):
+    a_id, a_token = service.register("a")
+    b_id, _ = service.register("b")
+    c_id, c_token = service.register("c")
+    m = plain.create_match([a_id, b_id], seed=1, sessions=service.sessions,
+                           config=service.config)
+    stream = PlayStream(service.channel, c_token)
+    try:
+        stream.next("welcome")
+        stream.answer(m.id, 0, engine.Match(1, "soft").legal_actions()[0], "x1")
+        rejected = stream.next("rejected").rejected
+        assert rejected.code == "PERMISSION_DENIED", rejected
+        assert f"match {m.id}" in rejected.message
+        # the same as SubmitAction says for it, and nothing was applied
+        assert plain.get_match(m.id, sessions=service.sessions).seq == 0
+    finally:
+        stream.close()
+
+
+def test_stream_limits_per_bot_and_per_peer(database):
+    from dataclasses import replace
+
+    config = replace(CONFIG, max_play_streams=2, max_watch_streams=2)
+    with running_service(database, config) as service:
+        a_id, a_token = service.register("a")
+        b_id, _ = service.register("b")
+        m = plain.create_match([a_id, b_id], seed=1, sessions=service.sessions, config=config)
+        streams = [PlayStream(service.channel, a_token) for _ in range(2)]
+        for s in streams:
+            s.next("welcome")
+        extra = PlayStream(service.channel, a_token)
+        with pytest.raises(grpc.RpcError) as info:
+            extra.next("welcome")
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "2 at most" in (info.value.details() or "")
+        streams[0].close()
+        time.sleep(0.3)
+        again = PlayStream(service.channel, a_token)  # one closed: one more is let in
+        again.next("welcome")
+        # spectators: per peer address (all of these come from 127.0.0.1)
+        stub = match_pb2_grpc.MatchServiceStub(service.channel)
+        watches = [stub.WatchMatch(match_pb2.WatchMatchRequest(match_id=m.id))
+                   for _ in range(3)]
+        time.sleep(1.0)  # (a spectator of a match without actions is sent nothing yet)
+        refused = [w for w in watches
+                   if w.done() and w.code() == grpc.StatusCode.RESOURCE_EXHAUSTED]
+        assert len(refused) == 1, [w.code() for w in watches if w.done()]
+        for w in watches:
+            w.cancel()
+        for s in (streams[1], again):
+            s.close()
+
+
+def test_a_hook_that_blocks_delays_neither_the_submit_nor_the_turns(service):
+    remote_id, token = service.register("remote")
+    other_id, other_token = service.register("other")
+    house, _ = bots.register_bot("house-x", kind="house", house_strategy="random",
+                                 sessions=service.sessions)
+    calls: list[tuple] = []
+
+    def stuck(*args: object) -> None:  # as enqueuing on a dead broker
+        calls.append(args)
+        time.sleep(5)
+
+    hooks.on_turn.append(stuck)
+    hooks.on_match_end.append(stuck)
+    try:
+        seed = first_to_act(1)
+        m = plain.create_match([house.id, remote_id], seed=seed, sessions=service.sessions,
+                               config=service.config)
+        action = engine.Match(seed, "soft").legal_actions()[0]
+        started = time.perf_counter()
+        reply = submit(service, m.id, 1, token, action, 0)  # hands the turn to the house bot
+        assert time.perf_counter() - started < 2.0
+        assert reply.seq == 0
+        # a remote-vs-remote match created meanwhile is played with pushed turns
+        stream = PlayStream(service.channel, other_token)
+        try:
+            stream.next("welcome")
+            seed2 = first_to_act(0)
+            created = time.perf_counter()
+            m2 = service.matches.CreateMatch(match_pb2.CreateMatchRequest(
+                bot_ids=[other_id, remote_id], seed=seed2),
+                metadata=auth("operator-secret")).match
+            turn = stream.next("turn", timeout=5).turn
+            assert turn.match_id == m2.match_id and time.perf_counter() - created < 2.0
+        finally:
+            stream.close()
+    finally:
+        assert dispatch.flush(30)
+        hooks.on_turn.remove(stuck)
+        hooks.on_match_end.remove(stuck)
+    assert (m.id, 0, 1) in calls  # the hook did run, on the dispatcher's thread
+
+
+def test_the_fast_path_notices_a_row_changed_by_another_process(database):
+    """Two engines on one database, as two processes: one's live row goes stale when the
+    other records an illegal action; its next submit still counts that illegal action."""
+    database.create_tables()
+    here, there = database.sessions(), database.sessions()
+    try:
+        a, _ = bots.register_bot("a", sessions=here)
+        b, _ = bots.register_bot("b", sessions=here)
+        m = plain.create_match([a.id, b.id], seed=5, sessions=here, config=CONFIG)
+        game = engine.Match(5, "soft")
+        seat = game.to_act
+        action = game.legal_actions()[0]
+        actions.submit_action(m.id, seat, action, expected_seq=0, sessions=here, config=CONFIG)
+        game.apply(seat, action)
+        seat = game.to_act
+        holding = set(game.observe(seat).hand)
+        bad = engine.Action.play(next(c for c in engine.ALL_CARDS if c not in holding))
+        with pytest.raises(Exception, match="illegal action 1"):
+            actions.submit_action(m.id, seat, bad, expected_seq=1, sessions=there,
+                                  config=CONFIG)
+        good = game.legal_actions()[0]
+        result = actions.submit_action(m.id, seat, good, expected_seq=1, request_id="g1",
+                                       sessions=here, config=CONFIG)
+        assert result.seq == 1 and result.match.seq == 2
+        row = plain.get_match(m.id, sessions=there)
+        assert row.seq == 2 and (row.illegal1 if seat else row.illegal0) == 1
+        # idempotency and stale seqs, as always
+        again = actions.submit_action(m.id, seat, good, expected_seq=1, request_id="g1",
+                                      sessions=here, config=CONFIG)
+        assert again.duplicate and again.seq == 1
+        with pytest.raises(Aborted):
+            actions.submit_action(m.id, 1 - seat, good, expected_seq=1, sessions=there,
+                                  config=CONFIG)
+    finally:
+        here.kw["bind"].dispose()
+        there.kw["bind"].dispose()
+
+
+def test_a_play_stream_with_an_unknown_token_is_unauthenticated(service):
+    stream = PlayStream(service.channel, "not-a-token")
+    with pytest.raises(grpc.RpcError) as info:
+        stream.next("welcome")
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "RegisterBot" in (info.value.details() or "")
+
+
+def test_a_change_heard_from_another_process_advances_the_cached_game(database):
+    """What the change bus's listener does with a change of another replica: the cached game,
+    one action behind, is advanced (no replay for the next action here); the live row is
+    forgotten."""
+    from services import bus, games, notify
+
+    database.create_tables()
+    here, there = database.sessions(), database.sessions()
+    try:
+        a, _ = bots.register_bot("a", sessions=here)
+        b, _ = bots.register_bot("b", sessions=here)
+        m = plain.create_match([a.id, b.id], seed=5, sessions=here, config=CONFIG)
+        key = games.bind_key(here.kw["bind"], m.id)
+        assert games.cached_game(key, 0) is not None
+        game = engine.Match(5, "soft")
+        seat, action = game.to_act, game.legal_actions()[0]
+        result = actions.submit_action(m.id, seat, action, expected_seq=0, sessions=there,
+                                       config=CONFIG)
+        game.apply(seat, action)
+        site = notify.site_of(here.kw["bind"])
+        change = notify.Change(site, plain.MatchState.of(result.match), True,
+                               (seat, str(action)))
+        origin, heard = bus.decode(site, bus.encode(change, "elsewhere"))
+        assert origin == "elsewhere" and heard == change
+        bus.follow(heard)
+        followed = games.cached_game(key, 1)
+        assert followed is not None and followed.observe(0) == game.observe(0)
+        assert games.live_row(key, 1) is None
+        # the next action here goes through without a replay of the log
+        seat, action = game.to_act, game.legal_actions()[0]
+        statements = count_statements(here)
+        actions.submit_action(m.id, seat, action, expected_seq=1, sessions=here, config=CONFIG)
+        assert not [s for s in statements if "FROM actions" in s], statements
+    finally:
+        here.kw["bind"].dispose()
+        there.kw["bind"].dispose()
