@@ -79,6 +79,11 @@ class Presence:
             self._write(update(Bot).where(Bot.id == bot_id)
                         .values(connected_since=None, last_seen_at=_now()))
 
+    def stop(self) -> None:
+        """The server stopped: forget its streams (no more heartbeats from here)."""
+        with self._lock:
+            self._open.clear()
+
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step)."""
         with self._lock:

@@ -71,6 +71,14 @@ def watch(bot: Bot, sessions: sessionmaker[Session] | None, on_end: Callable[[],
     return w
 
 
+def forget(sessions: sessionmaker[Session] | None) -> None:
+    """Stop watching the streams of the server on `sessions` (it stopped)."""
+    with _lock:
+        for w in [w for w in _watches if w.sessions is sessions]:
+            _watches.discard(w)
+        _count()
+
+
 def check_now() -> None:
     """Check every watched stream now (after a suspension or a token rotation)."""
     check()

@@ -28,7 +28,7 @@ from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, admin_servicer, bus, hooks, limits, status, tls
+from services import actions, admin_servicer, bus, hooks, limits, revocation, status, tls
 from services.config import Settings, settings
 from services.games import bound_engine
 from services.health import DatabaseHealth
@@ -87,8 +87,8 @@ class Server:
         streams = Streams(self.pool, self.config)
         match_pb2_grpc.add_MatchServiceServicer_to_server(
             MatchServicer(self.sessions, self.config, streams), server)
-        bot_pb2_grpc.add_BotServiceServicer_to_server(
-            BotServicer(self.sessions, self.config, streams), server)
+        self.bots = BotServicer(self.sessions, self.config, streams)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(self.bots, server)
         admin_service = admin_servicer.add_to_server(server, self.sessions, self.config)
         self.health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -124,6 +124,8 @@ class Server:
         self._call(self.health.enter_graceful_shutdown())
         self._stop.set()
         self._call(self.grpc.stop(grace))
+        revocation.forget(self.sessions)  # streams that did not get to end themselves
+        self.bots.presence.stop()
         if self._referee.is_alive():
             self._referee.join(timeout=2)
         self.loop.call_soon_threadsafe(self.loop.stop)
