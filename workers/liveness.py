@@ -82,10 +82,15 @@ class BrokerCheck(bootsteps.StartStopStep):
         connection = parent.connection
         if connection is None:
             return
+        channel = getattr(getattr(parent, "task_consumer", None), "channel", None)
         try:
-            ping = getattr(getattr(connection.default_channel, "client", None), "ping", None)
-            if ping is not None:  # Redis (the filesystem broker has no connection to lose)
-                ping()
+            # Redis only (the filesystem broker has no connection to lose). A client of the task
+            # channel's pool: never `channel.client`, whose connection may be waiting on BRPOP.
+            # (Using this channel's pool also makes sure it exists when Celery closes the channel
+            # after the error below and puts its unacknowledged messages back.)
+            if hasattr(channel, "conn_or_acquire"):
+                with channel.conn_or_acquire() as client:
+                    client.ping()
         except connection.connection_errors as e:
             log.warning("broker check: the broker does not answer (%r); reconnecting", e)
             raise BrokerLost(f"broker ping failed: {e!r}") from e

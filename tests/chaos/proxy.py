@@ -5,10 +5,12 @@ Modes (`Proxy.set(mode)`):
 - `pass`: bytes flow both ways.
 - `refuse`: the listening socket is closed, so new connections are refused (ECONNREFUSED);
   existing ones go on.
-- `blackhole`: connections are accepted and kept, but every byte either way is dropped (packets
-  lost on the network: nothing is answered, nothing is closed).
 - `pause`: connections are accepted and kept, bytes are held (a stopped server: nothing is
-  answered; on `pass` everything held is delivered).
+  answered, nothing is closed; on `pass` everything held is delivered).
+- `blackhole`: packets lost on the network. Seen from the application the same as `pause`:
+  nothing arrives and nothing is closed, and when the path heals TCP's retransmissions deliver
+  what was sent (a proxy cannot drop segments below TCP; dropping bytes from the stream would
+  corrupt it, which a real network never does).
 `cut()` closes every existing connection with a reset, both sides.
 
 Written here (a few dozen lines, threads and blocking sockets) rather than taken from a library:
@@ -60,10 +62,10 @@ class Proxy:
             self._unlisten()
         elif self._listener is None:
             self._listen(self.port)
-        if mode == PASS:
-            self._flowing.set()
-        else:
+        if mode in (PAUSE, BLACKHOLE):
             self._flowing.clear()
+        else:
+            self._flowing.set()
 
     def cut(self) -> None:
         """Reset every open connection (both sides)."""
@@ -125,6 +127,10 @@ class Proxy:
             for sock in (client, upstream):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
+                if self._listener is not listener:  # refused meanwhile: too late to connect
+                    _reset(client)
+                    _reset(upstream)
+                    continue
                 self._pairs.add((client, upstream))
             for src, dst in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(src, dst, (client, upstream)),
@@ -137,11 +143,7 @@ class Proxy:
                 data = src.recv(65536)
                 if not data:
                     break
-                if self.mode == BLACKHOLE:
-                    continue  # lost on the way
-                self._flowing.wait()  # paused: hold the bytes until the proxy passes again
-                if self.mode == BLACKHOLE:
-                    continue
+                self._flowing.wait()  # paused / black-holed: held until the proxy passes again
                 dst.sendall(data)
         except OSError:
             pass
