@@ -82,7 +82,7 @@ class BrokerCheck(bootsteps.StartStopStep):
         connection = parent.connection
         if connection is None:
             return
-        channel = getattr(getattr(parent, "task_consumer", None), "channel", None)
+        channel: Any = getattr(getattr(parent, "task_consumer", None), "channel", None)
         try:
             # Redis only (the filesystem broker has no connection to lose). A client of the task
             # channel's pool: never `channel.client`, whose connection may be waiting on BRPOP.
