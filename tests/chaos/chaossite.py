@@ -186,7 +186,7 @@ class Site:
                 return True
         return False
 
-    def recovery(self, since: int, cleared: float, timeout: float = 90) -> str:
+    def recovery(self, since: int, cleared: float, timeout: float = 60) -> str:
         """Wait until a house bot and a remote bot have both moved after action id `since`;
         how long after `cleared` (time.monotonic()) each happened."""
         seen: dict[str, float] = {}

@@ -30,9 +30,12 @@ PASS, REFUSE, BLACKHOLE, PAUSE = "pass", "refuse", "blackhole", "pause"
 
 
 def _reset(sock: socket.socket) -> None:
-    """Close with RST (SO_LINGER 0), as a crashed peer or a cut cable looks to the other end."""
+    """Close abruptly (SO_LINGER 0), as a crashed peer looks to the other end. shutdown() first:
+    close() alone leaves the connection open while a pump thread is blocked reading it."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
     with contextlib.suppress(OSError):
         sock.close()
 

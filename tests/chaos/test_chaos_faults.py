@@ -91,6 +91,9 @@ def test_redis_paused_20s(site):
     scenario(site, "Redis paused 20 s", fault)
 
 
+@pytest.mark.xfail(strict=False, reason="needs kit's fix: retry forever (the kit gives up after "
+                   "~11 s of failed retries, so both remote bots die while the service answers "
+                   "UNKNOWN for 20 s; UNAVAILABLE instead is harden's fix)")
 def test_postgres_refused_20s(site):
     def fault() -> None:
         site.postgres.set(REFUSE)

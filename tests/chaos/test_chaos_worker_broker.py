@@ -63,30 +63,29 @@ def test_worker_reconnects_after_broker_cut(redis_proxy, postgres_database, brok
                    what="two chunks running at once")
         wait_until(lambda: probe(env, "cw", 10).returncode == 0, 30, every=0.5,
                    what="the worker's first heartbeat")
-        # The outage: every connection reset, new ones refused, while both chunks run on.
-        redis_proxy.set(REFUSE)
-        redis_proxy.cut()
-        time.sleep(6)
+        # A silent outage (Redis paused: nothing answered, nothing closed) longer than a chunk,
+        # so the running chunks finish while their acks cannot get through; then Redis is back.
+        redis_proxy.set(PAUSE)
+        time.sleep(10)
         redis_proxy.set(PASS)
         cured = time.monotonic()
         wait_until(lambda: running(sessions, sim_id) == 2, 60, every=0.05,
                    what="two chunks running at once again after the outage "
                         "(a leaked prefetch slot keeps the worker at one or none)")
         print(f"\nworker back to 2 tasks at a time {time.monotonic() - cured:.1f} s after "
-              f"Redis came back")
-        text = log.read_text(errors="replace")
-        assert "reconnecting" in text, "the worker's broker check saw the outage"
-        checked = probe(env, "cw", 10)
-        assert checked.returncode == 0, checked.stdout
-        # Redis paused (answers nothing, closes nothing): the same recovery.
-        redis_proxy.set(PAUSE)
-        time.sleep(8)
+              f"Redis answered again")
+        wait_until(lambda: probe(env, "cw", 10).returncode == 0, 30, every=0.5,
+                   what="the worker's heartbeat to be fresh again")
+        # Every connection reset and new ones refused for a while: the same recovery.
+        redis_proxy.set(REFUSE)
+        redis_proxy.cut()
+        time.sleep(6)
         redis_proxy.set(PASS)
         cured = time.monotonic()
         wait_until(lambda: running(sessions, sim_id) == 2, 60, every=0.05,
-                   what="two chunks running at once after Redis was paused")
+                   what="two chunks running at once after Redis came back")
         print(f"worker back to 2 tasks at a time {time.monotonic() - cured:.1f} s after "
-              f"Redis answered again")
+              f"Redis came back")
         # The probe tells a stuck worker: stop its main process (no event loop, no heartbeat).
         os.kill(worker.pid, signal.SIGSTOP)
         try:
