@@ -104,8 +104,8 @@ class BrokerCheck(bootsteps.StartStopStep):
                             "reserved or running (acks lost in an outage); reconnecting",
                             held, known)
                 raise BrokerLost(f"{held - known} prefetch slot(s) leaked")
-        else:
-            self.suspect = 0
+            return  # no heartbeat while a slot looks leaked
+        self.suspect = 0
         write_heartbeat(self.path, {"at": time.time(), "pid": os.getpid(),
                                     "unacked": held, "tasks": known})
 

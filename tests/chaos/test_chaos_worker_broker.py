@@ -14,8 +14,10 @@ import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
-from conftest import REDIS_URL, through
+import pytest
+from conftest import REDIS_URL, need, through
 from proxy import PASS, PAUSE, REFUSE
 from sqlalchemy import select
 
@@ -100,3 +102,42 @@ def test_worker_reconnects_after_broker_cut(redis_proxy, postgres_database, brok
         redis_proxy.set(PASS)
         procs.stop(worker)
         sessions.kw["bind"].dispose()
+
+
+def test_broker_check_sees_a_leaked_prefetch_slot(broker_prefix, tmp_path, monkeypatch):
+    """The leak itself, made on purpose on a real Redis channel: a delivery the worker does not
+    account for (its ack was lost) makes the check raise a connection error on its second
+    sighting, so Celery reconnects; once acknowledged the check passes and writes the
+    heartbeat."""
+    need(6379, "Redis")
+    from kombu import Connection, Consumer, Producer, Queue
+
+    from workers.liveness import BrokerCheck, BrokerLost, check
+
+    monkeypatch.setenv("BUMMERL_WORKER_HEARTBEAT", str(tmp_path / "hb"))
+    connection = Connection(REDIS_URL, transport_options={"global_keyprefix": broker_prefix})
+    try:
+        channel = connection.channel()
+        queue = Queue("leak", channel=channel, routing_key="leak")
+        queue.declare()
+        Producer(channel).publish({"n": 1}, routing_key="leak", declare=[queue])
+        delivered = []
+        consumer = Consumer(channel, [queue], callbacks=[lambda body, m: delivered.append(m)])
+        channel.basic_qos(0, 2, False)
+        consumer.consume()
+        connection.drain_events(timeout=10)
+        assert len(delivered) == 1
+        parent = SimpleNamespace(connection=connection, task_consumer=consumer, hub=None,
+                                 hostname="leak@test")
+        step = BrokerCheck(parent)
+        step.check(parent)  # one sighting may be a delivery in flight
+        with pytest.raises(BrokerLost, match="1 prefetch slot"):
+            step.check(parent)
+        assert not check("leak", 60)[0], "no heartbeat while a slot is leaked"
+        delivered[0].ack()
+        step.check(parent)
+        step.check(parent)
+        alive, message = check("leak", 60)
+        assert alive, message
+    finally:
+        connection.release()
