@@ -80,7 +80,7 @@ class Site:
             "BUMMERL_SWEEP_MOVE_STALE": "3",
             "BUMMERL_MOVE_MS": "5000", "BUMMERL_BANK_MS": "30000",
             "BUMMERL_HOUSE_MOVE_MS": "40000", "BUMMERL_HOUSE_THINK_S": "0.3",
-            "BUMMERL_RDEEP_SAMPLES": "4", "BUMMERL_HEARTBEAT_S": "1",
+            "BUMMERL_HEARTBEAT_S": "1",
             "BUMMERL_WORKER_CHECK_S": "1", "BUMMERL_BROKER_TIMEOUT": "2",
             "BUMMERL_WORKER_HEARTBEAT": str(t / "worker.alive"),
             "BUMMERL_BEAT_SCHEDULE": str(t / "beat-schedule"),
@@ -182,7 +182,7 @@ class Site:
         for m in self.running_ladder():
             bot = m.bot0 if m.to_act == 0 else m.bot1
             if bot.name == "house-rdeep" and m.turn_started_at is not None \
-                    and now - aware(m.turn_started_at) > timedelta(seconds=0.2):
+                    and now - aware(m.turn_started_at) > timedelta(seconds=0.05):
                 return True
         return False
 

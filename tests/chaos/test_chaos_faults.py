@@ -42,12 +42,14 @@ def site(redis_proxy, postgres_proxy, postgres_database, broker_prefix, tmp_path
 
 def scenario(site: Site, name: str, fault: Callable[[], None],
              ready: Callable[[], bool] | None = None) -> None:
-    """Start a simulation, wait until the site is busy (and `ready`), run `fault` (it returns
-    once the fault is cleared), then measure recovery and check every invariant."""
+    """Start a simulation, wait until the site is busy (ladder matches running, and `ready`:
+    by default a chunk running), run `fault` (it returns once the fault is cleared), then
+    measure recovery and check every invariant."""
     site.revive_bots()
     sim_id = site.start_simulation()
-    wait_until(lambda: site.running_ladder() and site.chunk_running(sim_id)
-               and (ready is None or ready()), 60, every=0.05, what=f"{name}: a busy site")
+    wait_until(lambda: site.running_ladder() and (ready() if ready is not None
+                                                  else site.chunk_running(sim_id)),
+               90, every=0.02, what=f"{name}: a busy site")
     fault()
     cleared = time.monotonic()
     since = site.last_action()
