@@ -5,6 +5,9 @@ Shorthands for `celery -A workers.app worker|beat ...` with bummerl's defaults; 
 (see workers/app.py), the database `DATABASE_URL`, else SQLite under var/. A worker on the
 `moves` queue submits house-bot moves to the engine service at `BUMMERL_SERVICE_ADDRESS`
 (default 127.0.0.1:50051) with the service's house token `BUMMERL_HOUSE_TOKEN`.
+
+`bummerl worker --check [-n NAME] [--max-age S]` is the worker's liveness probe: exit status 0
+while the worker NAME writes its heartbeat (workers/liveness.py), 1 once it is older than S s.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ def register(subparsers: Any) -> None:
     worker.add_argument("-B", "--beat", action="store_true",
                         help="also run the beat scheduler in this worker (one per site!)")
     worker.add_argument("-l", "--loglevel", default="INFO")
+    worker.add_argument("--check", action="store_true",
+                        help="do not run a worker: exit 0 if the worker NAME (-n) is alive "
+                             "(its heartbeat is fresh), else 1; a liveness probe")
+    worker.add_argument("--max-age", type=float, default=60.0, metavar="S",
+                        help="with --check: the oldest heartbeat still alive, in seconds "
+                             "(default %(default)s)")
     worker.set_defaults(func=run_worker)
     beat = subparsers.add_parser(
         "beat", help="run the Celery beat scheduler (ladder ticks, sweeper)",
@@ -43,6 +52,8 @@ def _migrate() -> None:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    if args.check:
+        return check_worker(args.name, args.max_age)
     from workers.procs import celery_command
 
     _migrate()
@@ -56,6 +67,14 @@ def run_worker(args: argparse.Namespace) -> int:
                          "-n", f"{args.name}@%h", "-l", args.loglevel, *(["-B"] if args.beat
                                                                           else []))
     os.execv(cmd[0], cmd)
+
+
+def check_worker(name: str, max_age: float) -> int:
+    from workers.liveness import check
+
+    alive, message = check(name, max_age)
+    print(message)
+    return 0 if alive else 1
 
 
 def run_beat(args: argparse.Namespace) -> int:

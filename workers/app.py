@@ -13,6 +13,9 @@
 | `BUMMERL_SWEEP_STALE` | seconds without progress before owed work is re-enqueued | 60 |
 | `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
 | `BUMMERL_BEAT_SCHEDULE` | beat's schedule file | `var/celerybeat-schedule` |
+| `BUMMERL_BROKER_TIMEOUT` | seconds any one Redis command or connect may take | 5 |
+| `BUMMERL_WORKER_CHECK_S` | seconds between a worker's broker checks and heartbeats | 5 |
+| `BUMMERL_WORKER_HEARTBEAT` | heartbeat file (`bummerl worker --check`) | `var/worker-NAME.alive` |
 
 Embedded default: kombu's filesystem transport under `var/broker/` (no Redis), made safe for
 several processes (workers.fsbroker, URL `bummerlfs://`), still real Celery workers; all
@@ -23,6 +26,11 @@ database, which is the truth (the queue is only a trigger).
 Queues: `moves` (latency-bound: house-bot moves, ladder ticks, sweeps, rating updates) and
 `batch` (throughput-bound: simulation chunks). Run separate workers per queue in production
 (`-Q moves -c 4`, `-Q batch -c <cores>`); one worker may also serve both.
+
+Broker outages: nothing waits on Redis for ever. Every Redis command and connect is bounded by
+`BUMMERL_BROKER_TIMEOUT`, a publish is retried briefly then fails (the sweeper makes good a lost
+trigger), a worker retries its connection for ever, and its `workers.liveness.BrokerCheck` step
+reconnects it when the broker stops answering or acks lost in an outage leaked prefetch slots.
 """
 
 from __future__ import annotations
@@ -84,13 +92,29 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
     elif url.startswith("redis"):
         # Redeliver an unacknowledged message after this long (a crashed worker's task); the
         # sweeper usually re-enqueues owed work sooner.
-        transport_options = {"visibility_timeout": 1800}
+        timeout = _env_float("BUMMERL_BROKER_TIMEOUT", 5.0)
+        transport_options = {
+            "visibility_timeout": 1800,
+            # Bounded waits: a Redis that stops answering (paused, packets dropped) makes a
+            # command fail after `timeout` instead of blocking a publisher or the worker for
+            # ever; health checks and keepalives find dead idle connections.
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            "socket_keepalive": True,
+            "health_check_interval": 10,
+        }
         if prefix:
             transport_options["global_keyprefix"] = prefix
     app.conf.update(
         broker_url=url,
         broker_transport_options=transport_options,
         broker_connection_retry_on_startup=True,
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,  # a worker waits for its broker, however long
+        broker_connection_timeout=_env_float("BUMMERL_BROKER_TIMEOUT", 5.0),
+        # A publish (a hook's trigger, a chunk's successor) tries for about 2 s, then raises.
+        task_publish_retry_policy={"max_retries": 3, "interval_start": 0, "interval_step": 0.5,
+                                   "interval_max": 1},
         task_ignore_result=True,
         task_serializer="json",
         accept_content=["json"],
@@ -112,6 +136,9 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
                       "schedule": _env_float("BUMMERL_SWEEP_EVERY", 10.0)},
         },
     )
+    from workers.liveness import BrokerCheck
+
+    app.steps["consumer"].add(BrokerCheck)
     if url.startswith("bummerlfs"):
         # No broadcast needed: remote control would leave reply queues behind in the folder.
         app.conf.worker_enable_remote_control = False

@@ -1,0 +1,122 @@
+"""The chaos suite (issue 8): each scenario breaks the running site while ladder matches (house
+and remote bots) and a batch simulation run, then checks that it recovered by itself:
+every match's log replays with the engine to its recorded result, seqs are contiguous, each
+finished ladder match is rated once, the simulation's totals are exact, no bot process died,
+nothing is stuck; and prints how long recovery took.
+
+Real processes (tests/chaos/chaossite.py): `bummerl serve`, a Celery worker and beat, two
+remote bots run by the client kit; Redis and PostgreSQL reached through TCP proxies
+(tests/chaos/proxy.py) the test controls; the shared servers themselves are never stopped.
+One site is shared by the scenarios (module scope), in the order below.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from chaossite import Site
+from proxy import BLACKHOLE, PASS, PAUSE, REFUSE
+
+from workers import procs
+from workers.testing import wait_until
+
+
+@pytest.fixture(scope="module")
+def site(redis_proxy, postgres_proxy, postgres_database, broker_prefix, tmp_path_factory
+         ) -> Iterator[Site]:
+    tmp = tmp_path_factory.mktemp("chaos")
+    site = Site(postgres_database, tmp, redis_proxy, postgres_proxy, prefix=broker_prefix)
+    try:
+        site.start()
+        wait_until(lambda: len(site.running_ladder()) >= 2, 90, every=0.3,
+                   what="ladder matches to start")
+        yield site
+    finally:
+        for proxy in (redis_proxy, postgres_proxy):
+            proxy.set(PASS)
+        site.stop()
+        print(f"\nchaos site logs: {tmp}")
+
+
+def scenario(site: Site, name: str, fault: Callable[[], None],
+             ready: Callable[[], bool] | None = None) -> None:
+    """Start a simulation, wait until the site is busy (ladder matches running, and `ready`:
+    by default a chunk running), run `fault` (it returns once the fault is cleared), then
+    measure recovery and check every invariant."""
+    site.revive_bots()
+    sim_id = site.start_simulation()
+    wait_until(lambda: site.running_ladder() and (ready() if ready is not None
+                                                  else site.chunk_running(sim_id)),
+               90, every=0.02, what=f"{name}: a busy site")
+    fault()
+    cleared = time.monotonic()
+    since = site.last_action()
+    moved = site.recovery(since, cleared)
+    print(f"\n{name}: recovered: {moved}; {site.check(sim_id)}")
+
+
+def test_service_sigkill_and_restart(site):
+    def fault() -> None:
+        assert site.service is not None
+        procs.kill(site.service)
+        site.start_service()
+
+    scenario(site, "service SIGKILL + restart", fault)
+
+
+def test_worker_sigkill_mid_move(site):
+    def fault() -> None:
+        assert site.worker is not None
+        procs.kill(site.worker)
+        site.start_worker()
+
+    scenario(site, "worker SIGKILL mid-move", fault, ready=site.house_thinking)
+
+
+def test_worker_sigkill_mid_chunk(site):
+    def fault() -> None:
+        assert site.worker is not None
+        procs.kill(site.worker)
+        site.start_worker()
+
+    scenario(site, "worker SIGKILL mid-chunk", fault)
+
+
+def test_redis_paused_20s(site):
+    def fault() -> None:
+        site.redis.set(PAUSE)
+        time.sleep(20)
+        site.redis.set(PASS)
+
+    scenario(site, "Redis paused 20 s", fault)
+
+
+def test_postgres_refused_20s(site):
+    def fault() -> None:
+        site.postgres.set(REFUSE)
+        site.postgres.cut()
+        time.sleep(20)
+        site.postgres.set(PASS)
+
+    scenario(site, "PostgreSQL refused 20 s", fault)
+
+
+def test_postgres_blackholed_10s(site):
+    def fault() -> None:
+        site.postgres.set(BLACKHOLE)
+        time.sleep(10)
+        site.postgres.set(PASS)
+
+    scenario(site, "PostgreSQL black-holed 10 s", fault)
+
+
+def test_bot_disconnect_and_reconnect(site):
+    def fault() -> None:
+        site.front.set(REFUSE)
+        site.front.cut()
+        time.sleep(3)
+        site.front.set(PASS)
+
+    scenario(site, "bots disconnected 3 s", fault)
