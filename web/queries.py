@@ -18,12 +18,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import aware
 from db.batch import SIM_RUNNING, Simulation
 from db.models import FINISHED, RUNNING, ActionLog, Bot, Hand, Match
+from db.presence import is_connected
+from db.progress import progress
 from db.ratings import LadderMatch, Rating
+from db.standings import standings as ladder_standings
 from engine import Profile
 from services.config import settings
-from services.presence import is_connected
 from web.transcript import describe
-from workers import ladder
 
 PROFILES = [p.value for p in Profile]
 STATES = [RUNNING, FINISHED]
@@ -203,10 +204,10 @@ def rated_profiles(sessions: sessionmaker[Session]) -> list[str]:
 
 
 def standings(sessions: sessionmaker[Session], profile: str) -> list[dict[str, Any]]:
-    """The ladder's standings in `profile` (workers.ladder's), best first."""
+    """The ladder's standings in `profile` (`db.standings`), best first."""
     check_profile(profile)
     table = []
-    for rank, st in enumerate(ladder.standings(profile, sessions), 1):
+    for rank, st in enumerate(ladder_standings(profile, sessions, settings().heartbeat_s), 1):
         table.append({
             "rank": rank, "bot_id": st.bot_id, "name": st.name, "kind": st.kind,
             "strategy": st.strategy, "mu": st.mu, "sigma": st.sigma,
@@ -259,9 +260,7 @@ def list_simulations(sessions: sessionmaker[Session], limit: int = 100) -> list[
 
 
 def simulation_detail(sessions: sessionmaker[Session], sim_id: int) -> dict[str, Any]:
-    """A simulation with its result table (so far, while it runs: workers.simulations')."""
-    from workers.simulations import progress
-
+    """A simulation with its result table (so far, while it runs: `db.progress`)."""
     with sessions() as s:
         sim = s.get(Simulation, sim_id)
         if sim is None:

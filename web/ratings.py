@@ -1,4 +1,4 @@
-"""Ladder standings per rules profile (as workers.ladder computes them), live."""
+"""Ladder standings per rules profile (`db.standings`), live."""
 
 from __future__ import annotations
 
