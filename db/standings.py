@@ -18,6 +18,7 @@ from db.presence import is_connected
 from db.ratings import LadderMatch, Rating
 
 PROVISIONAL_MATCHES = 10
+INITIAL_MU = 25.0  # openskill's default rating (mu); every bot starts there
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Standing:
     wins: int
     playing: int  # ladder matches running now
     connected: bool = False  # a remote bot with a Play stream open (`db.presence`)
+    suspended_at: datetime | None = None  # an operator suspended it (no ladder matches)
+    suspended_reason: str | None = None
 
     @property
     def ordinal(self) -> float:
@@ -53,7 +56,8 @@ def standings(profile: str, sessions: sessionmaker[Session], heartbeat_s: float
         moment = datetime.now(UTC)
         table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
                           r.matches, r.wins, playing.get(bot.id, 0),
-                          is_connected(bot, heartbeat_s, moment)) for r, bot in rows]
+                          is_connected(bot, heartbeat_s, moment), bot.suspended_at,
+                          bot.suspended_reason) for r, bot in rows]
     return sorted(table, key=lambda st: (-st.ordinal, st.name))
 
 

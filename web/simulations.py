@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, jsonify, render_template
 
-from web import queries
+from web import live, queries
 from web.db import sessions
 from web.params import whole_number
 
@@ -18,6 +18,18 @@ def index() -> str:
     sims = queries.list_simulations(sessions())
     return render_template("simulations.html", simulations=sims,
                            live=any(s["state"] == "running" for s in sims))
+
+
+@bp.get("/events/simulations")
+def events() -> Any:
+    """The live list of simulations."""
+    def render() -> dict[str, Any]:
+        sims = queries.list_simulations(sessions())
+        return {"html": {"live-simulations": render_template("_simulations_live.html",
+                                                             simulations=sims)},
+                "final": False}
+
+    return live.stream("simulations", render)
 
 
 @bp.get("/simulations/<sim_id>")
