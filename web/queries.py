@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import DateTime, and_, case, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
@@ -221,7 +221,7 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
         seed = m.seed
         actions = list(s.execute(select(ActionLog.seat, ActionLog.action).where(
             ActionLog.match_id == match_id, ActionLog.seq >= h.first_seq,
-            ActionLog.seq <= h.last_seq).order_by(ActionLog.seq)).tuples())
+            ActionLog.seq <= h.last_seq).order_by(ActionLog.seq)).all())
         hands = s.scalar(select(func.count()).select_from(Hand)
                          .where(Hand.match_id == match_id)) or 0
     names = [seat["name"] for seat in summary["seats"]]
@@ -285,16 +285,16 @@ def day_changes(sessions: sessionmaker[Session], profile: str) -> dict[int, floa
             return {}
         ids = [bot_id for bot_id, _, _ in recent]
         now_mu = dict(s.execute(select(Rating.bot_id, Rating.mu).where(
-            Rating.profile == profile, Rating.bot_id.in_(ids))).tuples().all())
+            Rating.profile == profile, Rating.bot_id.in_(ids))).all())
         matches = dict(s.execute(select(Rating.bot_id, Rating.matches).where(
-            Rating.profile == profile, Rating.bot_id.in_(ids))).tuples().all())
+            Rating.profile == profile, Rating.bot_id.in_(ids))).all())
         before = s.execute(select(RatingHistory.bot_id, func.max(RatingHistory.id))
                            .where(RatingHistory.profile == profile, RatingHistory.at < since,
                                   RatingHistory.bot_id.in_(ids))
-                           .group_by(RatingHistory.bot_id)).tuples().all()
+                           .group_by(RatingHistory.bot_id)).all()
         mu_of = dict(s.execute(select(RatingHistory.id, RatingHistory.mu).where(
             RatingHistory.id.in_([i for _, i in before] + [i for _, _, i in recent])))
-            .tuples().all())
+            .all())
     last_before = dict(before)
     out = {}
     for bot_id, count, first_id in recent:
@@ -378,7 +378,7 @@ def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
         forfeits = dict(s.execute(
             select(Match.end_reason, func.count()).where(
                 Match.forfeit_seat.is_not(None), Match.finished_at >= hour)
-            .group_by(Match.end_reason)).tuples().all())
+            .group_by(Match.end_reason)).all())
         refused = s.scalar(select(func.count()).select_from(Refusal)
                            .where(Refusal.created_at >= hour)) or 0
         remote = list(s.scalars(select(Bot).where(Bot.connected_since.is_not(None))
@@ -447,7 +447,7 @@ def forfeits(sessions: sessionmaker[Session], bot_id: int) -> dict[str | None, i
         forfeited = or_(and_(Match.bot0_id == bot_id, Match.forfeit_seat == 0),
                         and_(Match.bot1_id == bot_id, Match.forfeit_seat == 1))
         return dict(s.execute(select(Match.end_reason, func.count()).where(forfeited)
-                              .group_by(Match.end_reason)).tuples().all())
+                              .group_by(Match.end_reason)).all())
 
 
 MOVE_SAMPLE = 5000  # the bot's latest actions that the move-time figures use
@@ -456,8 +456,8 @@ MOVE_SAMPLE = 5000  # the bot's latest actions that the move-time figures use
 def move_times(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
     """Time per move of the bot: the gap between the previous action of the match (or its
     start) and the bot's action, over its latest `MOVE_SAMPLE` actions; median and p95."""
-    previous = func.lag(ActionLog.created_at).over(partition_by=ActionLog.match_id,
-                                                   order_by=ActionLog.seq)
+    previous = func.lag(ActionLog.created_at, type_=DateTime(timezone=True)).over(
+        partition_by=ActionLog.match_id, order_by=ActionLog.seq)
     gaps = (select(ActionLog.match_id, ActionLog.seq, ActionLog.seat, ActionLog.created_at,
                    previous.label("before"))
             .join(Match, Match.id == ActionLog.match_id)
