@@ -20,7 +20,7 @@
       var move = Number(el.dataset.moveMs), bank = Number(el.dataset.bankMs);
       var left = deadline - now;
       var text = secs(left) + " left";
-      if (!isNaN(started)) {
+      if (!isNaN(started) && Math.abs(deadline - (started + move + bank)) < 1500) {
         var used = now - started;
         text += " (move " + secs(move - used) + " · bank " + secs(Math.min(bank, bank - (used - move))) + ")";
       }
