@@ -263,3 +263,24 @@ def test_poller_pushes_within_a_second(live_app, sessions):
         assert got and got[0] - acted < 1.0 + 2.0  # within a second (generous: loaded CI)
     finally:
         response.close()
+
+
+def test_list_standings_and_simulation_streams_render_their_part(live_app, sessions):
+    from workers.simulations import create_simulation
+
+    a, b = add_bots(sessions, "l1", "l2")
+    running = add_match(sessions, a, b, state=RUNNING)
+    sim_id = create_simulation("random", "bully", 40, seed=3, chunk_deals=20, sessions=sessions)
+    web = live_app.test_client()
+    for url, part, text in [("/events/matches?state=running", "live-matches", f"#{running}"),
+                            ("/events/standings", "live-standings", "Ladder standings"),
+                            ("/events/simulations", "live-simulations", "random"),
+                            (f"/events/simulations/{sim_id}", "live-simulation", "0 / 40")]:
+        response = web.get(url, buffered=False)
+        try:
+            assert response.status_code == 200, url
+            event = next_update(iter(response.response))
+            assert text in event["html"][part] and event["final"] is False, url
+        finally:
+            response.close()
+    assert web.get("/events/matches?state=paused").status_code == 400

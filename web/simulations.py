@@ -38,6 +38,20 @@ def show(sim_id: str) -> str:
     return render_template("simulation.html", sim=sim, live=sim["state"] == "running")
 
 
+@bp.get("/events/simulations/<sim_id>")
+def show_events(sim_id: str) -> Any:
+    """The live progress and result table of one simulation."""
+    number = whole_number(sim_id, "simulation id")
+    queries.simulation_detail(sessions(), number)  # 404 before the stream starts
+
+    def render() -> dict[str, Any]:
+        sim = queries.simulation_detail(sessions(), number)
+        return {"html": {"live-simulation": render_template("_simulation_live.html", sim=sim)},
+                "final": sim["state"] != "running"}
+
+    return live.stream(f"simulation:{number}", render)
+
+
 @bp.get("/api/simulations/<sim_id>")
 def api_show(sim_id: str) -> Any:
     return jsonify(queries.simulation_detail(sessions(), whole_number(sim_id,
