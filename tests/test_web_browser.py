@@ -1,8 +1,8 @@
 """The dashboard in a real browser: headless Chromium (Debian's chromium + chromium-driver)
 driven by Selenium, against the dashboard served by waitress on a fresh SQLite database.
 
-- a live match page changes in place (no reload) while the match is played through the
-  service's `submit_action`, and its DOM never holds a hidden card of the hand in play;
+- a live match page changes in place (no reload) while two remote bots play it through the
+  real gRPC service (in-process), and its DOM never holds a hidden card of the hand in play;
 - a finished hand steps with the keyboard, and a step can be linked to;
 - the standings table sorts by a clicked column.
 
@@ -18,15 +18,21 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from servicekit import Database, running_service
 from test_web_pages import add_bots, play, real_match
 from web_safety import hidden_cards, in_play_part, seq_of, shown_cards
 
+from client import Bot, Runner
 from db.base import ROOT, create_all, make_session_factory
 from db.ratings import Rating
+from examples.random_bot import RandomBot
+from services.matches import create_match
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -85,19 +91,27 @@ def sessions(tmp_path):
     factory.kw["bind"].dispose()
 
 
-@pytest.fixture
-def site(sessions):
-    """The dashboard served by waitress (as `bummerl web` does) in a thread; its base URL."""
+@contextmanager
+def serve(url: str) -> Iterator[str]:
+    """The dashboard of database `url` served by waitress (as `bummerl web` does) in a
+    thread; its base URL."""
     from web.server import url_of, waitress_server
 
-    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
     server = waitress_server("127.0.0.1", 0, {"DATABASE_URL": url, "LIVE_POLL_SECONDS": 0.1,
                                               "MAX_STREAMS": 8}, threads=4)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    yield url_of(server).rstrip("/")
-    server.close()
-    thread.join(5)
+    try:
+        yield url_of(server).rstrip("/")
+    finally:
+        server.close()
+        thread.join(5)
+
+
+@pytest.fixture
+def site(sessions):
+    with serve(sessions.kw["bind"].url.render_as_string(hide_password=False)) as url:
+        yield url
 
 
 def wait_for(condition, timeout: float, what: str):
@@ -119,47 +133,62 @@ def shot(driver, name: str, size: tuple[int, int]) -> None:
     driver.set_window_size(*size)
 
 
-def test_live_match_page_changes_without_reload_and_hides_cards(browser, site, sessions):
-    match_id = real_match(sessions, seed=41)
-    play(match_id, sessions, actions=3)
-    browser.get(f"{site}/matches/{match_id}")
-    browser.execute_script("window.__notReloaded = true;")
-    wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10, "the stream")
-    first = seq_of(browser.find_element("id", "live-match").get_attribute("innerHTML"))
-    assert first == 3
+class Slow(Bot):
+    """A random bot that thinks a while, so the page can be watched between its moves."""
 
-    stop = threading.Event()
+    def __init__(self, seed: int, pause: float) -> None:
+        self.inner, self.pause = RandomBot(seed), pause
 
-    def player() -> None:
-        step = 0
-        while not stop.is_set():
-            play(match_id, sessions, actions=1, seed=step)
-            step += 1
-            time.sleep(0.4)
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        time.sleep(self.pause)
+        return self.inner.act(observation)
 
-    thread = threading.Thread(target=player, daemon=True)
-    thread.start()
-    seen = {first}
-    try:
-        ends = time.monotonic() + 60
-        while len(seen) < 8 and time.monotonic() < ends:
-            html = browser.find_element("id", "live-match").get_attribute("innerHTML")
-            seq = seq_of(html)
-            if seq not in seen:
-                seen.add(seq)
-                leaked = shown_cards(in_play_part(html)) & hidden_cards(sessions, match_id, seq)
-                assert not leaked, f"the DOM at seq {seq} shows hidden cards {leaked}"
-            time.sleep(0.05)
-    finally:
-        stop.set()
-        thread.join(10)
-    assert len(seen) >= 8, f"the table changed only {len(seen) - 1} times"
-    assert browser.execute_script("return window.__notReloaded === true;")  # no reload
-    clock = browser.find_elements("css selector", ".clock[data-deadline]")
-    assert clock and "left" in clock[0].text  # counting down client-side
-    assert browser.find_elements("css selector", ".felt .stock")
-    shot(browser, "match-live", LAPTOP)
-    shot(browser, "match-live", PHONE)
+
+def test_live_match_page_changes_without_reload_and_hides_cards(browser, tmp_path):
+    """Two remote bots play through the real gRPC service (in-process) while the page is
+    open; the dashboard (waitress, its own process-like app) follows it."""
+    database = Database(f"sqlite:///{tmp_path / 'live.sqlite3'}")
+    with running_service(database) as service:
+        sessions = service.sessions
+        a_id, a_token = service.register("anna")
+        b_id, b_token = service.register("bert")
+        match_id = create_match([a_id, b_id], seed=41, sessions=sessions).id
+        with serve(database.url) as site:
+            browser.get(f"{site}/matches/{match_id}")
+            browser.execute_script("window.__notReloaded = true;")
+            wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10,
+                     "the stream")
+            first = seq_of(browser.find_element("id", "live-match").get_attribute("innerHTML"))
+            assert first == 0
+            runners = [Runner(Slow(seed, 0.3), service.server.address, token, max_matches=1)
+                       for seed, token in ((1, a_token), (2, b_token))]
+            threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+            for thread in threads:
+                thread.start()
+            seen = {first}
+            try:
+                ends = time.monotonic() + 90
+                while len(seen) < 10 and time.monotonic() < ends:
+                    html = browser.find_element("id", "live-match").get_attribute("innerHTML")
+                    seq = seq_of(html)
+                    if seq not in seen:
+                        seen.add(seq)
+                        leaked = (shown_cards(in_play_part(html))
+                                  & hidden_cards(sessions, match_id, seq))
+                        assert not leaked, f"the DOM at seq {seq} shows hidden cards {leaked}"
+                    time.sleep(0.05)
+                assert len(seen) >= 10, f"the table changed only {len(seen) - 1} times"
+                assert browser.execute_script("return window.__notReloaded === true;")
+                clock = browser.find_elements("css selector", ".clock[data-deadline]")
+                assert clock and "left" in clock[0].text  # counting down client-side
+                assert browser.find_elements("css selector", ".felt .stock")
+                shot(browser, "match-live", LAPTOP)
+                shot(browser, "match-live", PHONE)
+            finally:
+                for runner in runners:
+                    runner.stop()
+                for thread in threads:
+                    thread.join(10)
 
 
 def test_replay_steps_with_the_keyboard(browser, site, sessions):

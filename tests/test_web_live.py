@@ -284,3 +284,19 @@ def test_list_standings_and_simulation_streams_render_their_part(live_app, sessi
         finally:
             response.close()
     assert web.get("/events/matches?state=paused").status_code == 400
+
+
+def test_health_sees_a_real_engine_service(tmp_path):
+    from servicekit import Database, running_service
+
+    database = Database(f"sqlite:///{tmp_path / 'svc.sqlite3'}")
+    with running_service(database) as service:
+        app = create_app({"DATABASE_URL": database.url, "TESTING": True,
+                          "SERVICE_ADDRESS": service.server.address})
+        try:
+            answer = app.test_client().get("/healthz").get_json()
+            assert answer["database"] == "ok" and answer["service"] == "ok"
+            page = app.test_client().get("/health").get_data(as_text=True)
+            assert f"{service.server.address}: SERVING" in page
+        finally:
+            app.extensions["bummerl.sessions"].kw["bind"].dispose()
