@@ -65,8 +65,8 @@ def markers_query() -> Any:
 @dataclass
 class Channel:
     render: Render
+    last: str | None = None  # the payload last sent
     streams: set[queue.Queue[str | None]] = field(default_factory=set)
-    last: str | None = None
 
 
 class Hub:
@@ -90,7 +90,9 @@ class Hub:
             if self.open >= self.max_streams:
                 return None
             self.open += 1
-            channel = self.channels.setdefault(key, Channel(render))
+            channel = self.channels.get(key)
+            if channel is None:
+                channel = self.channels[key] = Channel(render, last=first)
             stream: queue.Queue[str | None] = queue.Queue(maxsize=16)
             channel.streams.add(stream)
             stream.put(first)
@@ -112,6 +114,10 @@ class Hub:
     def _run(self) -> None:
         sessions = self.app.extensions["bummerl.sessions"]
         while not self.stopping.wait(self.interval):
+            with self.lock:
+                if not self.channels:  # nobody watches: stop (the next stream restarts it)
+                    self.thread = None
+                    return
             try:
                 with sessions() as s:
                     marker = tuple(s.execute(markers_query()).one())
