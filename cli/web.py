@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from web.server import url_of, waitress_server
+    from web.server import shutdown, url_of, waitress_server
 
     try:
         server = waitress_server(args.host, args.port, {"MAX_STREAMS": args.streams},
@@ -43,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.close()
+        shutdown(server)
     return 0

@@ -95,7 +95,7 @@ def sessions(tmp_path):
 def serve(url: str) -> Iterator[str]:
     """The dashboard of database `url` served by waitress (as `bummerl web` does) in a
     thread; its base URL."""
-    from web.server import url_of, waitress_server
+    from web.server import shutdown, url_of, waitress_server
 
     server = waitress_server("127.0.0.1", 0, {"DATABASE_URL": url, "LIVE_POLL_SECONDS": 0.1,
                                               "MAX_STREAMS": 8}, threads=4)
@@ -104,7 +104,7 @@ def serve(url: str) -> Iterator[str]:
     try:
         yield url_of(server).rstrip("/")
     finally:
-        server.close()
+        shutdown(server)
         thread.join(5)
 
 

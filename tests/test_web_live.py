@@ -48,7 +48,7 @@ def live_app(sessions):
     app = create_app({"DATABASE_URL": url, "TESTING": True, "LIVE_POLL_SECONDS": 0.05,
                       "KEEPALIVE_SECONDS": 0.5, "MAX_STREAMS": 2})
     yield app
-    app.extensions["bummerl.hub"].stopping.set()
+    app.extensions["bummerl.hub"].close()
     app.extensions["bummerl.sessions"].kw["bind"].dispose()
 
 
@@ -300,3 +300,23 @@ def test_health_sees_a_real_engine_service(tmp_path):
             assert f"{service.server.address}: SERVING" in page
         finally:
             app.extensions["bummerl.sessions"].kw["bind"].dispose()
+
+
+def test_health_pings_a_real_celery_worker(client, sessions, redis_url, tmp_path, monkeypatch):
+    from workers import procs
+    from workers.testing import redis_site, wait_until
+
+    _, env = redis_site(redis_url)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    assert "no worker answered" in client.get("/health").get_data(as_text=True)
+    worker = procs.start_worker({**env, "DATABASE_URL": url}, queues="moves", name="webping",
+                                logfile=tmp_path / "worker.log")
+    try:
+        page = wait_until(lambda: (lambda p: p if "1 answering: webping@" in p else None)(
+            client.get("/health").get_data(as_text=True)), 60, every=0.5,
+            what="the worker to answer the dashboard's ping")
+        assert "<code>moves</code> 0" in page
+    finally:
+        procs.stop(worker)

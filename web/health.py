@@ -5,7 +5,8 @@ Every check is bounded in time (`TIMEOUT_S` each), so neither page hangs on a de
 - engine service: the standard gRPC health check at `BUMMERL_SERVICE_ADDRESS`
   (default 127.0.0.1:50051);
 - broker: when it is Redis, PING, and the lengths of the `moves` and `batch` queues (LLEN);
-- workers (page only): Celery's remote-control ping through the Redis broker, and what the
+- workers (page only): Celery's remote-control ping through the Redis broker (in a child
+  process), and what the
   workers last did, read from the database (house moves, ratings, simulation chunks): the
   dashboard never imports `workers/`.
 `/healthz` is 200 "ok" when all answer, 200 "degraded" when the database answers but the
@@ -14,7 +15,10 @@ engine service or the broker does not (the dashboard still serves), 503 without 
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template
@@ -26,6 +30,7 @@ from web.db import sessions
 bp = Blueprint("health", __name__)
 
 TIMEOUT_S = 0.5
+PING_LIMIT_S = 8  # the workers' ping, child process start included
 QUEUES = ("moves", "batch")
 
 
@@ -92,26 +97,37 @@ def check_broker() -> dict[str, Any]:
     return {"ok": True, "queues": lengths}
 
 
+PING = """
+import json, sys
+from celery import Celery
+url, prefix, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+app = Celery("bummerl-dashboard", broker=url, set_as_current=False)
+if prefix:
+    app.conf.broker_transport_options = {"global_keyprefix": prefix}
+app.conf.broker_connection_timeout = timeout
+app.conf.broker_connection_retry_on_startup = False
+print(json.dumps(sorted(n for answer in app.control.ping(timeout=timeout) or [] for n in answer)))
+"""
+
+
 def ping_workers() -> dict[str, Any]:
-    """Celery workers answering a remote-control ping through the Redis broker."""
+    """Celery workers answering a remote-control ping through the Redis broker. The ping runs
+    in a short-lived child process (bounded: `PING_LIMIT_S`): Celery's control client leaves
+    broker state behind in the process that uses it, and the dashboard serves on."""
     url = broker_url()
     if url is None:
         return {"ok": None, "note": "embedded broker: see the workers' last tasks below"}
-    from celery import Celery
-
-    app = Celery("bummerl-dashboard", broker=url)
     prefix = os.environ.get("BUMMERL_BROKER_PREFIX", "")
-    if prefix:
-        app.conf.broker_transport_options = {"global_keyprefix": prefix}
-    app.conf.broker_connection_timeout = TIMEOUT_S
-    app.conf.broker_connection_retry_on_startup = False
     try:
-        answers = app.control.ping(timeout=2 * TIMEOUT_S) or []
-    except Exception as e:  # noqa: BLE001
-        return {"ok": False, "error": first_line(e)}
-    finally:
-        app.close()
-    names = sorted(name for answer in answers for name in answer)
+        done = subprocess.run([sys.executable, "-c", PING, url, prefix, str(2 * TIMEOUT_S)],
+                              capture_output=True, text=True, timeout=PING_LIMIT_S,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"no answer within {PING_LIMIT_S} s"}
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["the ping failed"]
+        return {"ok": False, "error": lines[-1][:200]}
+    names = json.loads(done.stdout or "[]")
     return {"ok": bool(names), "workers": names}
 
 

@@ -111,8 +111,18 @@ class Hub:
                 if not channel.streams:
                     del self.channels[key]
 
+    def close(self) -> None:
+        """End every open stream and the poller (the app is shutting down)."""
+        self.stopping.set()
+        with self.lock:
+            streams = [q for channel in self.channels.values() for q in channel.streams]
+        for stream in streams:
+            with contextlib.suppress(queue.Full):
+                stream.put_nowait(None)
+
     def _run(self) -> None:
         sessions = self.app.extensions["bummerl.sessions"]
+        failing = False
         while not self.stopping.wait(self.interval):
             with self.lock:
                 if not self.channels:  # nobody watches: stop (the next stream restarts it)
@@ -121,9 +131,14 @@ class Hub:
             try:
                 with sessions() as s:
                     marker = tuple(s.execute(markers_query()).one())
-            except Exception:  # noqa: BLE001  (the database may be away; try again)
-                log.warning("live: cannot read the change markers", exc_info=True)
+            except Exception as e:  # noqa: BLE001  (the database may be away; try again)
+                if not failing:  # once per outage, not every poll
+                    log.warning("live: cannot read the change markers: %s", e)
+                failing = True
                 continue
+            if failing:
+                log.warning("live: reading the change markers again")
+                failing = False
             if marker == self.marker:
                 continue
             self.marker = marker

@@ -49,7 +49,4 @@ def events() -> Any:
 @bp.get("/api/standings")
 def api_standings() -> Any:
     """`{"profiles": {profile: [row, ...]}}`; `?profile=soft` for one."""
-    profile = text_arg("profile")
-    profiles = [queries.check_profile(profile)] if profile else queries.rated_profiles(
-        sessions())
-    return jsonify(profiles={p: queries.standings(sessions(), p) for p in profiles})
+    return jsonify(profiles=_tables(text_arg("profile")))

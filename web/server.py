@@ -26,8 +26,18 @@ def waitress_server(host: str = "127.0.0.1", port: int = 8000,
     from web import create_app
 
     app = create_app(config)
-    return create_server(app, host=host, port=port,
-                         threads=threads + int(app.config["MAX_STREAMS"]), ident="bummerl")
+    server = create_server(app, host=host, port=port,
+                           threads=threads + int(app.config["MAX_STREAMS"]), ident="bummerl")
+    server.dashboard = app  # for `shutdown`
+    return server
+
+
+def shutdown(server: Any) -> None:
+    """Stop a waitress server of `waitress_server`: end its live streams (they would hold
+    their threads), stop listening, and wait for its threads (a few seconds at most)."""
+    server.dashboard.extensions["bummerl.hub"].close()
+    server.close()
+    server.task_dispatcher.shutdown(timeout=5)
 
 
 def url_of(server: Any) -> str:
@@ -42,8 +52,8 @@ class Dashboard:
                  config: dict[str, Any] | None = None) -> None:
         from web import create_app
 
-        self.server: BaseWSGIServer = make_server(host, port, create_app(config),
-                                                  threaded=True)
+        self.app = create_app(config)
+        self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, name="dashboard",
                                        daemon=True)
 
@@ -56,5 +66,6 @@ class Dashboard:
         return self
 
     def stop(self) -> None:
+        self.app.extensions["bummerl.hub"].close()
         self.server.shutdown()
         self.server.server_close()
