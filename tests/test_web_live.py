@@ -320,3 +320,27 @@ def test_health_pings_a_real_celery_worker(client, sessions, redis_url, tmp_path
         assert "<code>moves</code> 0" in page
     finally:
         procs.stop(worker)
+
+
+def test_refused_actions_of_the_hand_in_play_hide_their_cards(client, sessions):
+    from db.models import Refusal
+    from services.matches import get_match, get_observation
+
+    match_id = real_match(sessions, seed=38)
+    play(match_id, sessions, actions=2)
+    m = get_match(match_id, sessions=sessions)
+    obs, _ = get_observation(match_id, m.to_act, sessions=sessions)
+    held = str(obs.hand[0])
+    with sessions.begin() as s:
+        s.add(Refusal(match_id=match_id, seq=m.seq, seat=m.to_act, action=f"play {held}",
+                      rule="R3.4", message=f"R3.4 {held} does not follow suit"))
+    data = client.get(f"/api/matches/{match_id}").get_json()
+    [refusal] = data["refusals"]
+    assert refusal["rule"] == "R3.4" and refusal["action"] == "play …"
+    assert held not in json.dumps(data["refusals"])
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert "Refused actions" in page and "R3.4" in page
+    assert_safe(in_play_part(page), hidden_cards(sessions, match_id, m.seq), "the page")
+    play(match_id, sessions)  # over: the refusal is shown whole
+    data = client.get(f"/api/matches/{match_id}").get_json()
+    assert data["refusals"][0]["action"] == f"play {held}"

@@ -197,9 +197,20 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         steps = [(a["seat"], a["action"]) for a in current["actions"]]
         summary["table"] = table.public_table(table.play(dealt, steps),
                                               tuple(summary["counters"]), current["number"])
-    summary["refusals"] = [{"seq": r.seq, "seat": r.seat, "name": names[r.seat],
-                            "action": r.action, "rule": r.rule, "message": r.message,
-                            "at": iso(r.created_at)} for r in refusals]
+    # A refused action of the hand in play may name a card its seat holds (a play that does
+    # not follow suit, say): its text waits until that hand is over; its rule is public.
+    in_play_from = hands[-1]["first_seq"] if hands and not hands[-1]["over"] else None
+    summary["refusals"] = []
+    for r in refusals:
+        hidden = in_play_from is not None and r.seq >= in_play_from
+        summary["refusals"].append({
+            "seq": r.seq, "seat": r.seat, "name": names[r.seat],
+            "action": r.action.split(" ")[0] + (" …" if " " in r.action else "")
+            if hidden else r.action,
+            "rule": r.rule,
+            "message": f"{r.rule or 'refused'} (the details are shown once this hand is over)"
+            if hidden else r.message,
+            "at": iso(r.created_at)})
     return summary
 
 
