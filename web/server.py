@@ -34,10 +34,10 @@ def waitress_server(host: str = "127.0.0.1", port: int = 8000,
 
 def shutdown(server: Any) -> None:
     """Stop a waitress server of `waitress_server`: end its live streams (they would hold
-    their threads), stop listening, and wait for its threads (a few seconds at most)."""
+    their threads), wait for its threads (a few seconds at most), stop listening."""
     server.dashboard.extensions["bummerl.hub"].close()
+    server.task_dispatcher.shutdown(timeout=5)  # the streams end, their threads return
     server.close()
-    server.task_dispatcher.shutdown(timeout=5)
 
 
 def url_of(server: Any) -> str:
