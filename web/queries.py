@@ -143,20 +143,21 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
             "total": total, "running": running}
 
 
-def _hand(h: Hand) -> dict[str, Any]:
-    over = h.winner is not None
+def _hand(h: Hand, seq: int | None = None) -> dict[str, Any]:
+    """A hand's row; with `seq`, as it stood after the match's first `seq` actions."""
+    over = h.winner is not None and (seq is None or (h.last_seq is not None and h.last_seq < seq))
     return {
         "number": h.number,
         "dealer": h.dealer,
         "first_seq": h.first_seq,
         "last_seq": h.last_seq,
         "over": over,
-        "winner": h.winner,
-        "reason": h.reason,
-        "game_points": h.game_points,
+        "winner": h.winner if over else None,
+        "reason": h.reason if over else None,
+        "game_points": h.game_points if over else None,
         "points": [h.points0, h.points1] if over else None,
         "tricks": [h.tricks0, h.tricks1] if over else None,
-        "finished_at": iso(h.finished_at),
+        "finished_at": iso(h.finished_at) if over else None,
     }
 
 
@@ -170,11 +171,17 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
                                   .where(LadderMatch.match_id == match_id))
         summary = match_summary(m, ladder_profile)
         seed = m.seed  # stays here: it decides the deck of the hand in play
-        hands = [_hand(h) for h in s.scalars(
-            select(Hand).where(Hand.match_id == match_id).order_by(Hand.first_seq))]
-        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id)
+        # Each statement may see a later state than the match row (autocommit reads, READ
+        # COMMITTED): everything is cut at the row's seq, so the page is one consistent state.
+        at = m.seq
+        hands = [_hand(h, at) for h in s.scalars(
+            select(Hand).where(Hand.match_id == match_id, Hand.first_seq <= at)
+            .order_by(Hand.first_seq))]
+        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
+                                                         ActionLog.seq < at)
                                  .order_by(ActionLog.seq)))
-        refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id)
+        refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id,
+                                                        Refusal.seq <= at)
                                   .order_by(Refusal.id.desc()).limit(REFUSALS_SHOWN)))
     names = [seat["name"] for seat in summary["seats"]]
     for hand in hands:
