@@ -49,8 +49,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from db.migrate import upgrade
+    from db.stats import Sprt
     from workers import simulations
-    from workers.stats import Sprt
 
     upgrade()
     if args.watch is not None:

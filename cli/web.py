@@ -18,18 +18,20 @@ def register(subparsers: Any) -> None:
                         help="address to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000,
                         help="port to listen on (default: %(default)s)")
+    parser.add_argument("--streams", type=int, default=64,
+                        help="live pages open at once: each holds a server thread for its "
+                             "event stream; past it a page is not live (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=8,
-                        help="requests served at once (default: %(default)s)")
-    parser.add_argument("--refresh", type=int, default=5, metavar="SECONDS",
-                        help="live pages reload themselves this often (default: %(default)s)")
+                        help="threads for ordinary requests, on top of one per live stream "
+                             "(default: %(default)s)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from web.server import url_of, waitress_server
+    from web.server import shutdown, url_of, waitress_server
 
     try:
-        server = waitress_server(args.host, args.port, {"REFRESH_SECONDS": args.refresh},
+        server = waitress_server(args.host, args.port, {"MAX_STREAMS": args.streams},
                                  threads=args.threads)
     except OSError as e:
         print(f"bummerl web: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
@@ -46,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.close()
+        shutdown(server)
     return 0

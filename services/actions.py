@@ -32,7 +32,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.base import aware, utcnow
-from db.models import FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, HOUSE, RUNNING, ActionLog, Hand, Match
+from db.models import (
+    FORFEIT_ILLEGAL,
+    FORFEIT_TIMEOUT,
+    HOUSE,
+    RUNNING,
+    ActionLog,
+    Hand,
+    Match,
+    Refusal,
+)
 from services import metrics
 from services.bots import _sessions
 from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
@@ -272,6 +281,7 @@ def _submit(
                      f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
                      now)
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
+        _refused(session, m, seat, action, e, now)
         save(session, m, m.seq)
         session.commit()
         keep_row(key, m)
@@ -302,6 +312,14 @@ def _submit(
     committed.append((m, result is not None or game.is_over, (seat, str(action))))
     metrics.ACTIONS_APPLIED.inc()
     return SubmitResult(seq, False, m)
+
+
+def _refused(session: Session, m: Match, seat: int, action: engine.Action,
+             error: engine.IllegalActionError, now: datetime) -> None:
+    """Record a refused action with its rule (the public record the dashboard shows)."""
+    session.add(Refusal(match_id=m.id, seq=m.seq, seat=seat, action=str(action)[:40],
+                        rule=error.rule[:10] or None, message=str(error)[:300],
+                        created_at=now))
 
 
 def _duplicate(session: Session, m: Match, seat: int, action: engine.Action,

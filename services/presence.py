@@ -23,25 +23,14 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import case, func, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.base import aware
-from db.models import REMOTE, Bot
+from db.models import Bot
+from db.presence import STALE_BEATS, is_connected  # noqa: F401  (read side, shared)
 
 log = logging.getLogger(__name__)
-
-STALE_BEATS = 3  # heartbeats missed before a bot counts as gone
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def is_connected(bot: Bot, heartbeat_s: float, now: datetime | None = None) -> bool:
-    """Whether remote `bot` has a Play stream open (as of its last heartbeat)."""
-    if bot.kind != REMOTE or bot.connected_since is None or bot.last_seen_at is None:
-        return False
-    since = (now or _now()) - timedelta(seconds=STALE_BEATS * heartbeat_s)
-    return aware(bot.last_seen_at) >= since
-
 
 class Presence:
     """The open Play streams of one server, per bot, and their heartbeat in the database."""

@@ -10,9 +10,9 @@ from sqlalchemy import select, update
 
 from db.base import create_all, make_session_factory
 from db.batch import CHUNK_CANCELLED, Simulation, SimulationChunk
+from db.stats import Sprt
 from workers import simulations
 from workers.batch import play_deals
-from workers.stats import Sprt
 from workers.testing import fresh_postgres
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -76,8 +74,6 @@ def test_workers_do_not_import_the_services_write_paths():
     assert offenders("workers", write_paths) == {}
 
 
-@pytest.mark.xfail(strict=False, reason="web/queries.py imports workers.ladder and "
-                   "workers.simulations; the web helper moves those queries to db/")
 def test_web_does_not_import_workers():
     assert offenders("web", {"workers"}) == {}
 

@@ -22,7 +22,7 @@ def test_dashboard_on_postgres(postgres_sessions):
     app = create_app({"DATABASE_URL": url})
     client = app.test_client()
     try:
-        assert client.get("/healthz").get_json()["status"] == "ok"
+        assert client.get("/healthz").get_json()["database"] == "ok"
         listed = client.get("/api/matches?state=finished&profile=soft").get_json()
         assert [m["id"] for m in listed["matches"]] == [match_id]
         assert listed["matches"][0]["ladder"] is True
@@ -30,6 +30,11 @@ def test_dashboard_on_postgres(postgres_sessions):
         assert data["state"] == FINISHED and data["hands"] and data["seed"] == 11
         page = client.get(f"/matches/{match_id}").get_data(as_text=True)
         assert "Hand 1" in page and "plays " in page
+        replay = client.get(f"/api/matches/{match_id}/hands/1").get_json()
+        assert replay["hand"]["steps"][-1]["over"] is True
+        bot = client.get("/api/bots/1").get_json()  # window functions and groupings on PG
+        assert bot["move_times"]["moves"] > 0 and bot["opponents"][0]["played"] == 1
+        assert "Workers' last tasks" in client.get("/health").get_data(as_text=True)
         standings = client.get("/api/standings").get_json()["profiles"]["soft"]
         assert [row["name"] for row in standings] == ["alice", "bob"]
         assert client.get("/matches/424242").status_code == 404

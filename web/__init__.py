@@ -14,7 +14,12 @@ from flask import Flask
 
 DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": None,  # None: db.base.database_url() (DATABASE_URL or SQLite under var/)
-    "REFRESH_SECONDS": 5,  # live pages reload themselves this often
+    "LIVE_POLL_SECONDS": 0.2,  # how often the live poller reads the database's change markers
+    "MAX_STREAMS": 64,  # live event streams open at once (each holds a server thread)
+    "KEEPALIVE_SECONDS": 15,  # a comment on an idle stream (finds closed tabs)
+    "STREAM_SECONDS": 600,  # a stream ends after this; the browser reconnects by itself
+    "SERVICE_ADDRESS": None,  # engine service for /health: BUMMERL_SERVICE_ADDRESS or default
+    "BROKER_URL": None,  # Celery broker for /health: BUMMERL_BROKER_URL or REDIS_URL (if Redis)
     "PAGE_SIZE": 25,  # matches per page
 }
 
@@ -22,7 +27,7 @@ DEFAULTS: dict[str, Any] = {
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     """A new dashboard app; `config` overrides `DEFAULTS` (and any Flask setting)."""
     from db.base import make_session_factory
-    from web import bots, errors, filters, health, matches, ratings, simulations
+    from web import bots, errors, filters, health, live, matches, ratings, simulations
     from web.db import read_only
 
     app = Flask(__name__)
@@ -35,5 +40,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.jinja_env.globals.update(filters.GLOBALS)
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp):
         app.register_blueprint(blueprint)
+    live.install(app)
     errors.install(app)
     return app

@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template
 
-from web import queries
+from web import charts, queries
 from web.db import sessions
 from web.params import page_arg, whole_number
 
@@ -19,9 +19,21 @@ def show(bot_id: str) -> str:
     page = page_arg()
     matches = queries.list_matches(sessions(), queries.MatchFilter(bot_id=bot["id"]), page,
                                    current_app.config["PAGE_SIZE"])
-    return render_template("bot.html", bot=bot, live=matches["running"] > 0, **matches)
+    sessions_ = sessions()
+    history = queries.rating_history(sessions_, bot["id"])
+    chart_of = {p: charts.rating_chart(points, f"{bot['name']}: rating in {p} over time")
+                for p, points in history.items()}
+    return render_template("bot.html", bot=bot, charts=chart_of,
+                           opponents=queries.opponents(sessions_, bot["id"]),
+                           forfeits=queries.forfeits(sessions_, bot["id"]),
+                           speed=queries.move_times(sessions_, bot["id"]), **matches)
 
 
 @bp.get("/api/bots/<bot_id>")
 def api_show(bot_id: str) -> Any:
-    return jsonify(queries.bot_detail(sessions(), whole_number(bot_id, "bot id")))
+    bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
+    bot["rating_history"] = queries.rating_history(sessions(), bot["id"])
+    bot["opponents"] = queries.opponents(sessions(), bot["id"])
+    bot["forfeits"] = queries.forfeits(sessions(), bot["id"])
+    bot["move_times"] = queries.move_times(sessions(), bot["id"])
+    return jsonify(bot)

@@ -11,7 +11,11 @@ REASONS = {
     "played": "played out",
     "forfeit_timeout": "forfeit: time-out",
     "forfeit_illegal": "forfeit: illegal actions",
+    "aborted": "aborted by an operator",
 }
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+RANK_NAMES = {"A": "A", "T": "10", "K": "K", "Q": "Q", "J": "J"}
 
 
 def percent(value: float | None) -> str:
@@ -51,10 +55,22 @@ def suits(text: str) -> Markup:
     return Markup(out)  # noqa: S704  (built from escaped text)
 
 
+def signed(value: float | None) -> str:
+    """`+1.2` / `−0.4` / `–` (none)."""
+    if value is None:
+        return "–"
+    return f"+{value:.1f}" if value >= 0.05 else f"−{-value:.1f}" if value <= -0.05 else "±0.0"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
 def seat_name(match: dict[str, Any], seat: int | None) -> str:
     return "–" if seat is None else str(match["seats"][seat]["name"])
 
 
 FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "when": when,
-           "reason": reason, "words": words, "suits": suits}
-GLOBALS = {"seat_name": seat_name}
+           "reason": reason, "words": words, "suits": suits, "signed": signed}
+GLOBALS = {"seat_name": seat_name, "SUIT_SYMBOLS": SUIT_SYMBOLS, "SUIT_NAMES": SUIT_NAMES,
+           "RANK_NAMES": RANK_NAMES, "now_iso": now_iso}

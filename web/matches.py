@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template, request
 
-from web import queries
+from web import live, queries
 from web.db import sessions
 from web.params import int_arg, page_arg, text_arg, whole_number
 
@@ -35,10 +35,52 @@ def index() -> str:
                            states=queries.STATES, profiles=queries.PROFILES, **result)
 
 
+@bp.get("/events/matches")
+def index_events() -> Any:
+    """The live part of the matches list (same query arguments as /matches)."""
+    def render() -> dict[str, Any]:
+        result = _page()
+        args = {k: v for k, v in request.args.items() if k != "page" and v}
+        return {"html": {"live-matches": render_template("_matches_live.html", args=args,
+                                                         **result)}, "final": False}
+
+    render()  # a bad filter is a 400/404 here, not a broken stream
+    return live.stream(request.full_path, render)
+
+
 @bp.get("/matches/<match_id>")
 def show(match_id: str) -> str:
     match = queries.match_detail(sessions(), whole_number(match_id, "match id"))
-    return render_template("match.html", match=match, live=match["state"] == "running")
+    return render_template("match.html", match=match)
+
+
+@bp.get("/events/matches/<match_id>")
+def events(match_id: str) -> Any:
+    """The live part of a match page: its table, refusals, hands and log."""
+    number = whole_number(match_id, "match id")
+    queries.match_detail(sessions(), number)  # 404 before the stream starts
+
+    def render() -> dict[str, Any]:
+        match = queries.match_detail(sessions(), number)
+        return {"html": {"live-match": render_template("_match_live.html", match=match)},
+                "final": match["state"] != "running"}
+
+    return live.stream(f"match:{number}", render)
+
+
+@bp.get("/matches/<match_id>/hands/<number>")
+def replay(match_id: str, number: str) -> str:
+    """A finished hand step by step, both hands visible (`#step-N` links to a step)."""
+    data = queries.hand_replay(sessions(), whole_number(match_id, "match id"),
+                               whole_number(number, "hand number") - 1)
+    return render_template("replay.html", data=data)
+
+
+@bp.get("/api/matches/<match_id>/hands/<number>")
+def api_replay(match_id: str, number: str) -> Any:
+    """A finished hand's deal and steps (404 while the hand is in play)."""
+    return jsonify(queries.hand_replay(sessions(), whole_number(match_id, "match id"),
+                                       whole_number(number, "hand number") - 1))
 
 
 @bp.get("/api/matches")

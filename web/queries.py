@@ -9,24 +9,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, func, or_, select
+from sqlalchemy import DateTime, and_, case, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.base import aware
-from db.batch import SIM_RUNNING, Simulation
-from db.models import FINISHED, RUNNING, ActionLog, Bot, Hand, Match
-from db.ratings import LadderMatch, Rating
+from db.base import aware, utcnow
+from db.batch import SIM_RUNNING, Simulation, SimulationChunk
+from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match, Refusal
+from db.presence import is_connected
+from db.progress import progress
+from db.ratings import LadderMatch, Rating, RatingHistory
+from db.standings import INITIAL_MU
+from db.standings import standings as ladder_standings
 from engine import Profile
 from services.config import settings
-from services.presence import is_connected
+from web import table
 from web.transcript import describe
-from workers import ladder
 
 PROFILES = [p.value for p in Profile]
-STATES = [RUNNING, FINISHED]
+STATES = [RUNNING, FINISHED, ABORTED]
+REFUSALS_SHOWN = 20  # the latest refused actions a match page lists
 
 
 class Missing(LookupError):
@@ -52,12 +56,13 @@ def iso(moment: datetime | None) -> str | None:
 # --- matches ---------------------------------------------------------------------------------
 def _seat(bot: Bot) -> dict[str, Any]:
     return {"bot_id": bot.id, "name": bot.name, "kind": bot.kind,
-            "strategy": bot.house_strategy}
+            "strategy": bot.house_strategy, "suspended_at": iso(bot.suspended_at),
+            "suspended_reason": bot.suspended_reason}
 
 
 def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]:
     """What the lists show of a match (public; the seed only once it is over)."""
-    over = m.state == FINISHED
+    over = m.state != RUNNING  # finished or aborted: its last hand is no longer in play
     return {
         "id": m.id,
         "state": m.state,
@@ -76,8 +81,10 @@ def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]
         "illegal": [m.illegal0, m.illegal1],
         "bank_ms": [m.bank0_ms, m.bank1_ms],
         "move_ms": m.move_ms,
+        "bank_ms_start": m.bank_ms,
         "max_illegal": m.max_illegal,
         "deadline_at": iso(m.deadline_at) if not over else None,
+        "turn_started_at": iso(m.turn_started_at) if not over else None,
         "created_at": iso(m.created_at),
         "finished_at": iso(m.finished_at),
         "seed": m.seed if over else None,
@@ -103,7 +110,7 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
                  per_page: int) -> dict[str, Any]:
     """One page of matches, running ones first, then newest first."""
     if where.state is not None and where.state not in STATES:
-        raise Invalid(f"unknown match state {where.state!r}: running or finished")
+        raise Invalid(f"unknown match state {where.state!r}: {', '.join(STATES)}")
     if where.profile is not None:
         check_profile(where.profile)
     if where.bot_id is not None:
@@ -136,20 +143,21 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
             "total": total, "running": running}
 
 
-def _hand(h: Hand) -> dict[str, Any]:
-    over = h.winner is not None
+def _hand(h: Hand, seq: int | None = None) -> dict[str, Any]:
+    """A hand's row; with `seq`, as it stood after the match's first `seq` actions."""
+    over = h.winner is not None and (seq is None or (h.last_seq is not None and h.last_seq < seq))
     return {
         "number": h.number,
         "dealer": h.dealer,
         "first_seq": h.first_seq,
         "last_seq": h.last_seq,
         "over": over,
-        "winner": h.winner,
-        "reason": h.reason,
-        "game_points": h.game_points,
+        "winner": h.winner if over else None,
+        "reason": h.reason if over else None,
+        "game_points": h.game_points if over else None,
         "points": [h.points0, h.points1] if over else None,
         "tricks": [h.tricks0, h.tricks1] if over else None,
-        "finished_at": iso(h.finished_at),
+        "finished_at": iso(h.finished_at) if over else None,
     }
 
 
@@ -162,10 +170,19 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         ladder_profile = s.scalar(select(LadderMatch.profile)
                                   .where(LadderMatch.match_id == match_id))
         summary = match_summary(m, ladder_profile)
-        hands = [_hand(h) for h in s.scalars(
-            select(Hand).where(Hand.match_id == match_id).order_by(Hand.first_seq))]
-        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id)
+        seed = m.seed  # stays here: it decides the deck of the hand in play
+        # Each statement may see a later state than the match row (autocommit reads, READ
+        # COMMITTED): everything is cut at the row's seq, so the page is one consistent state.
+        at = m.seq
+        hands = [_hand(h, at) for h in s.scalars(
+            select(Hand).where(Hand.match_id == match_id, Hand.first_seq <= at)
+            .order_by(Hand.first_seq))]
+        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
+                                                         ActionLog.seq < at)
                                  .order_by(ActionLog.seq)))
+        refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id,
+                                                        Refusal.seq <= at)
+                                  .order_by(Refusal.id.desc()).limit(REFUSALS_SHOWN)))
     names = [seat["name"] for seat in summary["seats"]]
     for hand in hands:
         hand["actions"] = []
@@ -180,7 +197,55 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
     for hand in hands:
         number_tricks(hand["actions"])
     summary["hands"] = hands
+    summary["table"] = None
+    if hands:
+        current = hands[-1]
+        dealt = table.deal(seed, summary["profile"], current["number"], current["dealer"])
+        steps = [(a["seat"], a["action"]) for a in current["actions"]]
+        summary["table"] = table.public_table(table.play(dealt, steps),
+                                              tuple(summary["counters"]), current["number"])
+    # A refused action of the hand in play may name a card its seat holds (a play that does
+    # not follow suit, say): its text waits until that hand is over; its rule is public.
+    in_play_from = hands[-1]["first_seq"] if hands and not hands[-1]["over"] else None
+    summary["refusals"] = []
+    for r in refusals:
+        hidden = in_play_from is not None and r.seq >= in_play_from
+        summary["refusals"].append({
+            "seq": r.seq, "seat": r.seat, "name": names[r.seat],
+            "action": r.action.split(" ")[0] + (" …" if " " in r.action else "")
+            if hidden else r.action,
+            "rule": r.rule,
+            "message": f"{r.rule or 'refused'} (the details are shown once this hand is over)"
+            if hidden else r.message,
+            "at": iso(r.created_at)})
     return summary
+
+
+def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
+                ) -> dict[str, Any]:
+    """Hand `number` (from 0) of a match, step by step with its deal: only once it is over."""
+    with sessions() as s:
+        m = s.get(Match, match_id)
+        if m is None:
+            raise Missing(f"no match with id {match_id}")
+        summary = match_summary(m)
+        h = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == number))
+        if h is None:
+            raise Missing(f"match {match_id} has no hand {number + 1}")
+        if h.winner is None or h.last_seq is None:
+            raise Missing(f"hand {number + 1} of match {match_id} is still in play: its deal is "
+                          "shown once it is over")
+        hand = _hand(h)
+        seed = m.seed
+        actions = list(s.execute(select(ActionLog.seat, ActionLog.action).where(
+            ActionLog.match_id == match_id, ActionLog.seq >= h.first_seq,
+            ActionLog.seq <= h.last_seq).order_by(ActionLog.seq)).all())
+        hands = s.scalar(select(func.count()).select_from(Hand)
+                         .where(Hand.match_id == match_id)) or 0
+    names = [seat["name"] for seat in summary["seats"]]
+    dealt = table.deal(seed, summary["profile"], number, hand["dealer"])
+    hand["steps"] = table.replay_steps(dealt, actions, names)
+    return {"match": summary, "hand": hand, "hands": hands}
 
 
 def number_tricks(actions: list[dict[str, Any]]) -> None:
@@ -202,11 +267,13 @@ def rated_profiles(sessions: sessionmaker[Session]) -> list[str]:
     return [p for p in PROFILES if p in found] or [PROFILES[0]]
 
 
-def standings(sessions: sessionmaker[Session], profile: str) -> list[dict[str, Any]]:
-    """The ladder's standings in `profile` (workers.ladder's), best first."""
+def standings(sessions: sessionmaker[Session], profile: str, with_change: bool = False
+              ) -> list[dict[str, Any]]:
+    """The ladder's standings in `profile` (`db.standings`), best first; `with_change` adds
+    each bot's `change_day`: how its mu moved over the last 24 hours (rating history)."""
     check_profile(profile)
-    table = []
-    for rank, st in enumerate(ladder.standings(profile, sessions), 1):
+    table: list[dict[str, Any]] = []
+    for rank, st in enumerate(ladder_standings(profile, sessions, settings().heartbeat_s), 1):
         table.append({
             "rank": rank, "bot_id": st.bot_id, "name": st.name, "kind": st.kind,
             "strategy": st.strategy, "mu": st.mu, "sigma": st.sigma,
@@ -214,8 +281,51 @@ def standings(sessions: sessionmaker[Session], profile: str) -> list[dict[str, A
             "ordinal": st.ordinal, "matches": st.matches, "wins": st.wins,
             "win_rate": st.wins / st.matches if st.matches else None,
             "provisional": st.provisional, "playing": st.playing, "connected": st.connected,
+            "suspended_at": iso(st.suspended_at), "suspended_reason": st.suspended_reason,
         })
+    if with_change:
+        changes = day_changes(sessions, profile)
+        for row in table:
+            row["change_day"] = changes.get(row["bot_id"])
     return table
+
+
+def day_changes(sessions: sessionmaker[Session], profile: str) -> dict[int, float]:
+    """mu now minus mu 24 hours ago, per bot rated in `profile` during the last day. The rating
+    a day ago is the last history row before then; a bot without one started the day at
+    openskill's initial mu (or, rated before history was kept, at its first row of the day)."""
+    since = utcnow() - timedelta(days=1)
+    with sessions() as s:
+        recent = s.execute(select(RatingHistory.bot_id, func.count(), func.min(RatingHistory.id))
+                           .where(RatingHistory.profile == profile, RatingHistory.at >= since)
+                           .group_by(RatingHistory.bot_id)).all()
+        if not recent:
+            return {}
+        ids = [bot_id for bot_id, _, _ in recent]
+        now_mu = dict(s.execute(select(Rating.bot_id, Rating.mu).where(
+            Rating.profile == profile, Rating.bot_id.in_(ids))).all())
+        matches = dict(s.execute(select(Rating.bot_id, Rating.matches).where(
+            Rating.profile == profile, Rating.bot_id.in_(ids))).all())
+        before = s.execute(select(RatingHistory.bot_id, func.max(RatingHistory.id))
+                           .where(RatingHistory.profile == profile, RatingHistory.at < since,
+                                  RatingHistory.bot_id.in_(ids))
+                           .group_by(RatingHistory.bot_id)).all()
+        mu_of = dict(s.execute(select(RatingHistory.id, RatingHistory.mu).where(
+            RatingHistory.id.in_([i for _, i in before] + [i for _, _, i in recent])))
+            .all())
+    last_before = dict(before)
+    out = {}
+    for bot_id, count, first_id in recent:
+        if bot_id not in now_mu:
+            continue
+        if bot_id in last_before:
+            start = mu_of[last_before[bot_id]]
+        elif matches.get(bot_id, 0) <= count:
+            start = INITIAL_MU
+        else:
+            start = mu_of[first_id]
+        out[bot_id] = now_mu[bot_id] - start
+    return out
 
 
 # --- bots ------------------------------------------------------------------------------------
@@ -259,9 +369,7 @@ def list_simulations(sessions: sessionmaker[Session], limit: int = 100) -> list[
 
 
 def simulation_detail(sessions: sessionmaker[Session], sim_id: int) -> dict[str, Any]:
-    """A simulation with its result table (so far, while it runs: workers.simulations')."""
-    from workers.simulations import progress
-
+    """A simulation with its result table (so far, while it runs: `db.progress`)."""
     with sessions() as s:
         sim = s.get(Simulation, sim_id)
         if sim is None:
@@ -269,3 +377,126 @@ def simulation_detail(sessions: sessionmaker[Session], sim_id: int) -> dict[str,
         out = _simulation(sim)
     out["result"] = progress(sim_id, sessions)["result"]
     return out
+
+
+# --- health ----------------------------------------------------------------------------------
+STUCK_GRACE_S = 5  # the service forfeits a late seat a few times a second: this late is stuck
+
+
+def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
+    """What the health page reads from the database: stuck matches, the last hour's forfeits
+    and refused actions, connected bots, and when the workers last did each kind of task."""
+    now = utcnow()
+    hour = now - timedelta(hours=1)
+    with sessions() as s:
+        stuck = [match_summary(m) for m in s.scalars(
+            select(Match).where(Match.state == RUNNING,
+                                Match.deadline_at < now - timedelta(seconds=STUCK_GRACE_S))
+            .order_by(Match.deadline_at).limit(50)).unique()]
+        forfeits = dict(s.execute(
+            select(Match.end_reason, func.count()).where(
+                Match.forfeit_seat.is_not(None), Match.finished_at >= hour)
+            .group_by(Match.end_reason)).all())
+        refused = s.scalar(select(func.count()).select_from(Refusal)
+                           .where(Refusal.created_at >= hour)) or 0
+        remote = list(s.scalars(select(Bot).where(Bot.connected_since.is_not(None))
+                                .order_by(Bot.name)))
+        heartbeat = settings().heartbeat_s
+        connected = [_seat(b) for b in remote if is_connected(b, heartbeat, now)]
+        house_seat0 = select(func.max(ActionLog.created_at)).join(
+            Match, Match.id == ActionLog.match_id).join(Bot, Bot.id == Match.bot0_id).where(
+            ActionLog.seat == 0, Bot.kind == HOUSE)
+        house_seat1 = select(func.max(ActionLog.created_at)).join(
+            Match, Match.id == ActionLog.match_id).join(Bot, Bot.id == Match.bot1_id).where(
+            ActionLog.seat == 1, Bot.kind == HOUSE)
+        moves = [t for t in (s.scalar(house_seat0), s.scalar(house_seat1)) if t is not None]
+        last = {
+            "house move": max((aware(t) for t in moves), default=None),
+            "ladder rating": aware(s.scalar(select(func.max(LadderMatch.rated_at)))),
+            "ladder match started": aware(s.scalar(select(func.max(LadderMatch.created_at)))),
+            "simulation chunk": aware(s.scalar(select(func.max(SimulationChunk.done_at)))),
+        }
+        running = s.scalar(select(func.count()).select_from(Match)
+                           .where(Match.state == RUNNING)) or 0
+    return {"now": iso(now), "stuck": stuck, "forfeits_hour": forfeits,
+            "refused_hour": refused, "connected": connected, "running": running,
+            "last_task": {k: iso(v) for k, v in last.items()}}
+
+
+# --- a bot's record --------------------------------------------------------------------------
+def rating_history(sessions: sessionmaker[Session], bot_id: int) -> dict[str, list[dict[str, Any]]]:
+    """A bot's rating after each rated match, per profile, oldest first."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    with sessions() as s:
+        for h in s.scalars(select(RatingHistory).where(RatingHistory.bot_id == bot_id)
+                           .order_by(RatingHistory.at, RatingHistory.id)):
+            out.setdefault(h.profile, []).append(
+                {"at": iso(h.at), "mu": h.mu, "sigma": h.sigma, "match_id": h.match_id})
+    return out
+
+
+def opponents(sessions: sessionmaker[Session], bot_id: int) -> list[dict[str, Any]]:
+    """The bot's finished matches per opponent: played, won, lost, forfeits each way."""
+    table: dict[int, dict[str, Any]] = {}
+    with sessions() as s:
+        rows = s.scalars(select(Match).where(
+            or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id), Match.state == FINISHED))
+        for m in rows.unique():
+            seat = m.seat_of(bot_id)
+            assert seat is not None
+            other = m.bot(1 - seat)
+            row = table.setdefault(other.id, {"bot_id": other.id, "name": other.name,
+                                              "played": 0, "won": 0, "lost": 0,
+                                              "forfeited": 0, "opponent_forfeited": 0})
+            row["played"] += 1
+            row["won" if m.winner == seat else "lost"] += m.winner is not None
+            if m.forfeit_seat == seat:
+                row["forfeited"] += 1
+            elif m.forfeit_seat is not None:
+                row["opponent_forfeited"] += 1
+    for row in table.values():
+        row["win_rate"] = row["won"] / row["played"] if row["played"] else None
+    return sorted(table.values(), key=lambda r: (-r["played"], r["name"]))
+
+
+def forfeits(sessions: sessionmaker[Session], bot_id: int) -> dict[str | None, int]:
+    """How often the bot forfeited, by reason."""
+    with sessions() as s:
+        forfeited = or_(and_(Match.bot0_id == bot_id, Match.forfeit_seat == 0),
+                        and_(Match.bot1_id == bot_id, Match.forfeit_seat == 1))
+        return dict(s.execute(select(Match.end_reason, func.count()).where(forfeited)
+                              .group_by(Match.end_reason)).all())
+
+
+MOVE_SAMPLE = 5000  # the bot's latest actions that the move-time figures use
+
+
+def move_times(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
+    """Time per move of the bot: the gap between the previous action of the match (or its
+    start) and the bot's action, over its latest `MOVE_SAMPLE` actions; median and p95."""
+    previous = func.lag(ActionLog.created_at, type_=DateTime(timezone=True)).over(
+        partition_by=ActionLog.match_id, order_by=ActionLog.seq)
+    gaps = (select(ActionLog.match_id, ActionLog.seq, ActionLog.seat, ActionLog.created_at,
+                   previous.label("before"))
+            .join(Match, Match.id == ActionLog.match_id)
+            .where(or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id)).subquery())
+    with sessions() as s:
+        rows = s.execute(
+            select(gaps.c.created_at, gaps.c.before, Match.created_at)
+            .join(Match, Match.id == gaps.c.match_id)
+            .where(or_(and_(Match.bot0_id == bot_id, gaps.c.seat == 0),
+                       and_(Match.bot1_id == bot_id, gaps.c.seat == 1)))
+            .order_by(gaps.c.created_at.desc()).limit(MOVE_SAMPLE)).all()
+    ms = sorted(max(0.0, (aware(at) - aware(before or started)).total_seconds() * 1000)
+                for at, before, started in rows)
+    if not ms:
+        return {"moves": 0, "median_ms": None, "p95_ms": None}
+    return {"moves": len(ms), "median_ms": _quantile(ms, 0.5), "p95_ms": _quantile(ms, 0.95)}
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """The q-quantile of sorted values (linear between the closest ranks)."""
+    at = q * (len(ordered) - 1)
+    low = math.floor(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)

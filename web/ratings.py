@@ -1,38 +1,52 @@
-"""Ladder standings per rules profile (as workers.ladder computes them), live."""
+"""Ladder standings per rules profile (`db.standings`), live."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify, render_template
+from flask import Blueprint, jsonify, render_template, url_for
 
-from web import queries
+from web import live, queries
 from web.db import sessions
 from web.params import text_arg
 
 bp = Blueprint("ratings", __name__)
 
 
+def _tables(profile: str | None) -> dict[str, list[dict[str, Any]]]:
+    profiles = [queries.check_profile(profile)] if profile else queries.rated_profiles(
+        sessions())
+    return {p: queries.standings(sessions(), p, with_change=True) for p in profiles}
+
+
 @bp.get("/")
 @bp.get("/standings")
 def all_standings() -> str:
-    profiles = queries.rated_profiles(sessions())
-    tables = {p: queries.standings(sessions(), p) for p in profiles}
-    return render_template("standings.html", tables=tables, live=True)
+    return render_template("standings.html", tables=_tables(None),
+                           events_url=url_for("ratings.events"))
 
 
 @bp.get("/standings/<profile>")
 def standings(profile: str) -> str:
-    queries.check_profile(profile)
-    return render_template("standings.html", tables={profile: queries.standings(sessions(),
-                                                                                 profile)},
-                           live=True)
+    return render_template("standings.html", tables=_tables(profile),
+                           events_url=url_for("ratings.events", profile=profile))
+
+
+@bp.get("/events/standings")
+def events() -> Any:
+    """The live standings (`?profile=soft` for one profile)."""
+    profile = text_arg("profile")
+    _tables(profile)  # an unknown profile is a 404 here
+
+    def render() -> dict[str, Any]:
+        return {"html": {"live-standings": render_template("_standings_live.html",
+                                                           tables=_tables(profile))},
+                "final": False}
+
+    return live.stream(f"standings:{profile or ''}", render)
 
 
 @bp.get("/api/standings")
 def api_standings() -> Any:
     """`{"profiles": {profile: [row, ...]}}`; `?profile=soft` for one."""
-    profile = text_arg("profile")
-    profiles = [queries.check_profile(profile)] if profile else queries.rated_profiles(
-        sessions())
-    return jsonify(profiles={p: queries.standings(sessions(), p) for p in profiles})
+    return jsonify(profiles=_tables(text_arg("profile")))

@@ -1,5 +1,13 @@
 """Serving the dashboard: waitress in the foreground (`bummerl web`), or Werkzeug's threaded
-server in a daemon thread beside the rest of the site (`bummerl up`), which stops cleanly."""
+server in a daemon thread beside the rest of the site (`bummerl up`), which stops cleanly.
+
+waitress stays the production server: a live page's event stream holds one of its threads
+while open (the poller, not the stream, does the work, so a waiting stream costs a thread and
+no CPU), so the pool is sized as the cap of streams (`MAX_STREAMS`) plus `threads` for ordinary
+requests, and a stream past the cap is refused with 503 (web.live) before it takes a thread for
+long. waitress writes each event at once (`send_bytes` 1). An asyncio server would hold
+thousands of streams, but the dashboard's audience is operators: tens of pages, not thousands.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +19,25 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 def waitress_server(host: str = "127.0.0.1", port: int = 8000,
                     config: dict[str, Any] | None = None, threads: int = 8) -> Any:
-    """A bound waitress server of a new dashboard app; `.run()` serves until interrupted."""
+    """A bound waitress server of a new dashboard app; `.run()` serves until interrupted.
+    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`)."""
     from waitress import create_server
 
     from web import create_app
 
-    return create_server(create_app(config), host=host, port=port, threads=threads,
-                         ident="bummerl")
+    app = create_app(config)
+    server = create_server(app, host=host, port=port,
+                           threads=threads + int(app.config["MAX_STREAMS"]), ident="bummerl")
+    server.dashboard = app  # for `shutdown`
+    return server
+
+
+def shutdown(server: Any) -> None:
+    """Stop a waitress server of `waitress_server`: end its live streams (they would hold
+    their threads), wait for its threads (a few seconds at most), stop listening."""
+    server.dashboard.extensions["bummerl.hub"].close()
+    server.task_dispatcher.shutdown(timeout=5)  # the streams end, their threads return
+    server.close()
 
 
 def url_of(server: Any) -> str:
@@ -32,8 +52,8 @@ class Dashboard:
                  config: dict[str, Any] | None = None) -> None:
         from web import create_app
 
-        self.server: BaseWSGIServer = make_server(host, port, create_app(config),
-                                                  threaded=True)
+        self.app = create_app(config)
+        self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, name="dashboard",
                                        daemon=True)
 
@@ -46,5 +66,6 @@ class Dashboard:
         return self
 
     def stop(self) -> None:
+        self.app.extensions["bummerl.hub"].close()
         self.server.shutdown()
         self.server.server_close()

@@ -2,8 +2,9 @@
 
 - `workers.bots`: the house bots (observation-only, like any outside bot);
 - `workers.batch`: duplicate-pair batch simulations, played in-process with the engine;
-- `workers.stats`: confidence intervals, Elo difference, SPRT;
-- `workers.ladder`: pairings and openskill ratings;
+- `workers.ladder`: pairings and openskill ratings (the standings and a simulation's progress,
+  read by the dashboard too, live in `db.standings` and `db.progress`; the statistics in
+  `db.stats`);
 - `workers.app` / `workers.tasks`: the Celery app, its queues (`moves`, `batch`) and tasks;
 - `workers.sweeper`: re-enqueues whatever the database says is owed.
 """

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from db.stats import Totals
 from engine import Hand, HandResult, Profile, deck_for
 from workers.bots import Bot, make_bot
-from workers.stats import Totals
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from openskill.models import PlackettLuce
@@ -27,17 +26,23 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
-from db.models import FINISHED, HOUSE, RUNNING, Bot, Match
-from db.ratings import LadderMatch, Rating
+from db.models import FINISHED, HOUSE, Bot, Match
+from db.presence import is_connected
+from db.ratings import LadderMatch, Rating, RatingHistory
+from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
+    PROVISIONAL_MATCHES,
+    Standing,
+    running_ladder,
+    running_ladder_counts,
+)
+from db.standings import standings as db_standings
 from services.config import settings
-from services.presence import is_connected
 from workers import conduct
 from workers.locks import only_one
 
 log = logging.getLogger(__name__)
 
 MODEL = PlackettLuce()
-PROVISIONAL_MATCHES = 10
 
 
 def rowcount(result: object) -> int:
@@ -104,6 +109,8 @@ def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> 
                 row.matches += 1
                 row.wins += int(match.winner == seat)
                 row.updated_at = now()
+                s.add(RatingHistory(bot_id=row.bot_id, profile=row.profile, match_id=match_id,
+                                    mu=row.mu, sigma=row.sigma, at=row.updated_at))
             return True
     except IntegrityError:  # a rating row created concurrently: the next tick rates it
         log.info("rating match %s raced with another; will retry", match_id)
@@ -122,54 +129,10 @@ def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
 
 
 # --- standings -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Standing:
-    bot_id: int
-    name: str
-    kind: str
-    strategy: str | None
-    mu: float
-    sigma: float
-    matches: int
-    wins: int
-    playing: int  # ladder matches running now
-    connected: bool = False  # a remote bot with a Play stream open (`services.presence`)
-
-    @property
-    def ordinal(self) -> float:
-        return self.mu - 3 * self.sigma
-
-    @property
-    def provisional(self) -> bool:
-        return self.matches < PROVISIONAL_MATCHES
-
-
 def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = None
               ) -> list[Standing]:
-    """Every bot with a rating in `profile`, best (conservative ordinal) first."""
-    sessions = sessions or session_factory()
-    with sessions() as s:
-        playing = _running_ladder_counts(s, profile)
-        rows = s.execute(select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id)
-                         .where(Rating.profile == profile)).all()
-        heartbeat_s, moment = settings().heartbeat_s, now()
-        table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
-                          r.matches, r.wins, playing.get(bot.id, 0),
-                          is_connected(bot, heartbeat_s, moment)) for r, bot in rows]
-    return sorted(table, key=lambda st: (-st.ordinal, st.name))
-
-
-def _running_ladder(s: Session, profile: str) -> list[Match]:
-    return list(s.scalars(select(Match).join(LadderMatch, LadderMatch.match_id == Match.id)
-                          .where(LadderMatch.profile == profile, Match.state == RUNNING)).unique())
-
-
-def _running_ladder_counts(s: Session, profile: str) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for m in _running_ladder(s, profile):
-        for bot_id in (m.bot0_id, m.bot1_id):
-            counts[bot_id] = counts.get(bot_id, 0) + 1
-    return counts
+    """Every bot with a rating in `profile`, best (conservative ordinal) first (`db.standings`)."""
+    return db_standings(profile, sessions or session_factory(), settings().heartbeat_s)
 
 
 # --- pairing ---------------------------------------------------------------------------------
@@ -177,7 +140,7 @@ def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) ->
     """House bots, and connected remote bots with no ladder match running; never a suspended
     bot."""
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
-    busy = _running_ladder_counts(s, profile)
+    busy = running_ladder_counts(s, profile)
     moment = now()
 
     def available(bot: Bot) -> bool:
@@ -224,7 +187,7 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
     rng = rng or random.Random()
     created: list[int] = []
     with sessions() as s:
-        running = _running_ladder(s, profile)
+        running = running_ladder(s, profile)
         need = target - len(running)
         if need <= 0:
             return created

@@ -31,15 +31,16 @@ from db.batch import (
     Simulation,
     SimulationChunk,
 )
+from db.progress import TOTAL_FIELDS, sprt_of, totals_of
+from db.progress import progress as db_progress
+from db.stats import Sprt, summary
 from engine import Profile
 from workers import metrics
 from workers.batch import play_deals
 from workers.bots import make_bot
-from workers.stats import Sprt, Totals, summary
 
 log = logging.getLogger(__name__)
 
-TOTAL_FIELDS = ("pairs", "net", "net_sq", "wins_a", "wins_sq", "points_a", "points_b")
 Sender = Callable[[list[int]], None]
 
 
@@ -130,21 +131,6 @@ def dispatch(sim_id: int, sessions: sessionmaker[Session] | None = None,
     return ids
 
 
-def totals_of(s: Session, sim_id: int) -> Totals:
-    """The exact totals of a simulation's done chunks."""
-    row = s.execute(select(*(func.coalesce(func.sum(getattr(SimulationChunk, f)), 0)
-                             for f in TOTAL_FIELDS))
-                    .where(SimulationChunk.simulation_id == sim_id,
-                           SimulationChunk.state == CHUNK_DONE)).one()
-    return Totals(**{f: int(v) for f, v in zip(TOTAL_FIELDS, row, strict=True)})
-
-
-def sprt_of(sim: Simulation) -> Sprt | None:
-    if sim.sprt_elo0 is None or sim.sprt_elo1 is None:
-        return None
-    return Sprt(sim.sprt_elo0, sim.sprt_elo1, sim.sprt_alpha or 0.05, sim.sprt_beta or 0.05)
-
-
 def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None,
               send: Sender = send_chunks) -> bool:
     """Play chunk `chunk_id` and record it. Idempotent: True only if this call counted it."""
@@ -229,18 +215,6 @@ def redispatch_stalled(stale_seconds: float, sessions: sessionmaker[Session] | N
 
 
 
-
 def progress(sim_id: int, sessions: sessionmaker[Session] | None = None) -> dict:
-    """State, progress and the result table so far (live while running)."""
-    sessions = sessions or session_factory()
-    with sessions() as s:
-        sim = s.get(Simulation, sim_id)
-        if sim is None:
-            raise KeyError(f"no simulation {sim_id}")
-        totals = totals_of(s, sim_id)
-        return {
-            "id": sim.id, "state": sim.state, "strategy_a": sim.strategy_a,
-            "strategy_b": sim.strategy_b, "profile": sim.profile, "seed": sim.seed,
-            "deals": sim.deals, "deals_done": sim.deals_done, "decision": sim.decision,
-            "result": json.loads(sim.result) if sim.result else summary(totals, sprt_of(sim)),
-        }
+    """State, progress and the result table so far (`db.progress`)."""
+    return db_progress(sim_id, sessions or session_factory())

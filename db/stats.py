@@ -1,4 +1,5 @@
-"""Statistics for batch simulations, written here in a few lines (no scipy).
+"""Statistics for batch simulations, written here in a few lines (no scipy); pure functions
+of the totals that `db.batch` stores (shared by the workers and the dashboard).
 
 Every figure is computed from the per-pair sums that the chunks store, so the totals never depend
 on the order in which chunks finish. The statistical unit is the duplicate pair (one deal played

@@ -1,0 +1,259 @@
+"""The dashboard in a real browser: headless Chromium (Debian's chromium + chromium-driver)
+driven by Selenium, against the dashboard served by waitress on a fresh SQLite database.
+
+- a live match page changes in place (no reload) while two remote bots play it through the
+  real gRPC service (in-process), and its DOM never holds a hidden card of the hand in play;
+- a finished hand steps with the keyboard, and a step can be linked to;
+- the standings table sorts by a clicked column.
+
+Screenshots (laptop and phone widths) go to $BUMMERL_ARTIFACTS (default var/artifacts/).
+Without the browser these tests skip (they fail under BUMMERL_REQUIRE_SERVICES=1: .ci/run
+installs chromium and chromium-driver).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from servicekit import Database, running_service
+from test_web_pages import add_bots, play, real_match
+from web_safety import hidden_cards, in_play_part, seq_of, shown_cards
+
+from client import Bot, Runner
+from db.base import ROOT, create_all, make_session_factory
+from db.ratings import Rating
+from examples.random_bot import RandomBot
+from services.matches import create_match
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LAPTOP, PHONE = (1366, 900), (390, 844)
+
+
+def artifacts() -> Path:
+    folder = Path(os.environ.get("BUMMERL_ARTIFACTS") or ROOT / "var" / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _need_browser() -> None:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package (bash scripts/setup)")
+    if not missing:
+        return
+    message = (f"no browser for the dashboard's browser tests: missing {', '.join(missing)} "
+               "(apt-get install chromium chromium-driver)")
+    if os.environ.get("BUMMERL_REQUIRE_SERVICES") == "1":
+        pytest.fail(message + " (BUMMERL_REQUIRE_SERVICES=1: these tests must run)")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def browser():
+    _need_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="bummerl-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                 f"--window-size={LAPTOP[0]},{LAPTOP[1]}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def sessions(tmp_path):
+    factory = make_session_factory(f"sqlite:///{tmp_path / 'web.sqlite3'}")
+    create_all(factory)
+    yield factory
+    factory.kw["bind"].dispose()
+
+
+@contextmanager
+def serve(url: str) -> Iterator[str]:
+    """The dashboard of database `url` served by waitress (as `bummerl web` does) in a
+    thread; its base URL."""
+    from web.server import shutdown, url_of, waitress_server
+
+    server = waitress_server("127.0.0.1", 0, {"DATABASE_URL": url, "LIVE_POLL_SECONDS": 0.1,
+                                              "MAX_STREAMS": 8}, threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield url_of(server).rstrip("/")
+    finally:
+        shutdown(server)
+        thread.join(5)
+
+
+@pytest.fixture
+def site(sessions):
+    with serve(sessions.kw["bind"].url.render_as_string(hide_password=False)) as url:
+        yield url
+
+
+def wait_for(condition, timeout: float, what: str):
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def shot(driver, name: str, size: tuple[int, int]) -> None:
+    driver.set_window_size(*size)
+    time.sleep(0.3)
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(size[0], min(max(size[1], height), 4000))
+    driver.save_screenshot(str(artifacts() / f"{name}-{size[0]}.png"))
+    driver.set_window_size(*size)
+
+
+class Slow(Bot):
+    """A random bot that thinks a while, so the page can be watched between its moves."""
+
+    def __init__(self, seed: int, pause: float) -> None:
+        self.inner, self.pause = RandomBot(seed), pause
+
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        time.sleep(self.pause)
+        return self.inner.act(observation)
+
+
+def test_live_match_page_changes_without_reload_and_hides_cards(browser, tmp_path):
+    """Two remote bots play through the real gRPC service (in-process) while the page is
+    open; the dashboard (waitress, its own process-like app) follows it."""
+    database = Database(f"sqlite:///{tmp_path / 'live.sqlite3'}")
+    with running_service(database) as service:
+        sessions = service.sessions
+        a_id, a_token = service.register("anna")
+        b_id, b_token = service.register("bert")
+        match_id = create_match([a_id, b_id], seed=41, sessions=sessions).id
+        with serve(database.url) as site:
+            browser.get(f"{site}/matches/{match_id}")
+            browser.execute_script("window.__notReloaded = true;")
+            wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10,
+                     "the stream")
+            first = seq_of(browser.find_element("id", "live-match").get_attribute("innerHTML"))
+            assert first == 0
+            runners = [Runner(Slow(seed, 0.3), service.server.address, token, max_matches=1)
+                       for seed, token in ((1, a_token), (2, b_token))]
+            threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+            for thread in threads:
+                thread.start()
+            seen = {first}
+            try:
+                ends = time.monotonic() + 90
+                while len(seen) < 10 and time.monotonic() < ends:
+                    html = browser.find_element("id", "live-match").get_attribute("innerHTML")
+                    seq = seq_of(html)
+                    if seq not in seen:
+                        seen.add(seq)
+                        leaked = (shown_cards(in_play_part(html))
+                                  & hidden_cards(sessions, match_id, seq))
+                        assert not leaked, f"the DOM at seq {seq} shows hidden cards {leaked}"
+                    time.sleep(0.05)
+                assert len(seen) >= 10, f"the table changed only {len(seen) - 1} times"
+                assert browser.execute_script("return window.__notReloaded === true;")
+                clock = browser.find_elements("css selector", ".clock[data-deadline]")
+                assert clock and "left" in clock[0].text  # counting down client-side
+                assert browser.find_elements("css selector", ".felt .stock")
+                shot(browser, "match-live", LAPTOP)
+                shot(browser, "match-live", PHONE)
+            finally:
+                for runner in runners:
+                    runner.stop()
+                for thread in threads:
+                    thread.join(10)
+
+
+def test_replay_steps_with_the_keyboard(browser, site, sessions):
+    from selenium.webdriver.common.keys import Keys
+
+    match_id = real_match(sessions, seed=42)
+    play(match_id, sessions)
+    browser.get(f"{site}/matches/{match_id}/hands/1")
+
+    def visible() -> str:  # the one step on screen
+        shown = [step.get_attribute("id") for step in
+                 browser.find_elements("css selector", ".step") if step.is_displayed()]
+        assert len(shown) == 1, f"steps on screen: {shown}"
+        return shown[0]
+
+    assert visible() == "step-0"
+    assert len(browser.find_elements("css selector", "#step-0 .holding .card")) == 10
+    body = browser.find_element("tag name", "body")
+    for _ in range(3):
+        body.send_keys(Keys.ARROW_RIGHT)
+    assert visible() == "step-3" and browser.current_url.endswith("#step-3")
+    body.send_keys(Keys.ARROW_LEFT)
+    assert visible() == "step-2"
+    body.send_keys(Keys.END)
+    last = visible()
+    assert last != "step-2" and "hand over" in browser.find_element("id", last).text
+    shot(browser, "replay-end", LAPTOP)
+    body.send_keys(Keys.HOME)
+    assert visible() == "step-0"
+    browser.get(f"{site}/matches/{match_id}/hands/1#step-2")  # a link to one step
+    assert visible() == "step-2"
+    browser.find_element("css selector", "[data-go=next]").click()
+    assert visible() == "step-3"
+    shot(browser, "replay", LAPTOP)
+    shot(browser, "replay", PHONE)
+
+
+def test_standings_sort_by_a_clicked_column(browser, site, sessions):
+    ids = add_bots(sessions, "carla", "anton", "berta")
+    with sessions.begin() as s:
+        for bot_id, mu, matches in zip(ids, (30.0, 25.0, 20.0), (5, 50, 20), strict=True):
+            s.add(Rating(bot_id=bot_id, profile="soft", mu=mu, sigma=2.0, matches=matches,
+                         wins=1))
+    browser.get(f"{site}/standings")
+
+    def names() -> list[str]:  # read in one go: a live update may replace the rows
+        return browser.execute_script(
+            "return Array.from(document.querySelectorAll('table.standings tbody tr'))"
+            ".map(r => r.cells[1].querySelector('a').textContent);")
+
+    def click(header: str) -> None:
+        browser.execute_script(
+            "Array.from(document.querySelectorAll('table.standings th'))"
+            ".find(h => h.textContent === arguments[0]).click();", header)
+
+    wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10, "the stream")
+    assert names() == ["carla", "anton", "berta"]  # by mu - 3 sigma
+    click("bot")
+    assert names() == ["anton", "berta", "carla"]
+    click("bot")
+    assert names() == ["carla", "berta", "anton"]
+    click("matches")
+    assert names() == ["anton", "berta", "carla"]  # most matches first
+    with sessions.begin() as s:  # a live update keeps the chosen order
+        row = s.get(Rating, (ids[0], "soft"))
+        row.matches, row.updated_at = 99, datetime.now(UTC)
+    wait_for(lambda: names() == ["carla", "anton", "berta"], 10, "the update, still sorted")
+    shot(browser, "standings", LAPTOP)
