@@ -83,6 +83,8 @@ class Server:
                                  interceptors=[limits.AsyncRequestGuard()], options=[
             ("grpc.max_receive_message_length", size),
             ("grpc.max_send_message_length", size),
+            # request headers (a bot's token is one): larger ones are RESOURCE_EXHAUSTED
+            ("grpc.max_metadata_size", 16 * 1024),
         ])
         streams = Streams(self.pool, self.config)
         match_pb2_grpc.add_MatchServiceServicer_to_server(

@@ -47,8 +47,7 @@ def check_every() -> float:
 def heartbeat_path(name: str) -> Path:
     """The heartbeat file of the worker named `name` (the part of its node name before '@'):
     `BUMMERL_WORKER_HEARTBEAT` if set, else var/worker-<name>.alive."""
-    env = os.environ.get("BUMMERL_WORKER_HEARTBEAT")
-    return Path(env) if env else ROOT / "var" / f"worker-{name}.alive"
+    return Path(os.environ.get("BUMMERL_WORKER_HEARTBEAT") or ROOT / "var" / f"worker-{name}.alive")
 
 
 class BrokerLost(ConnectionError):
