@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from db.stats import Totals, summary  # noqa: E402
 from engine import Profile  # noqa: E402
 from workers.batch import play_pair  # noqa: E402
 from workers.bots import Bot, ChampionBot, make_bot  # noqa: E402
-from workers.stats import Totals, summary  # noqa: E402
 
 
 class Timed(Bot):

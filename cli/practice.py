@@ -1,7 +1,7 @@
 """`bummerl bot test FILE:Class --vs rdeep -n 200`: practise a bot locally against a house bot.
 
 No server: the bot plays duplicate deals against the house strategy through the engine, with
-the batch code of `bummerl simulate` (`workers.batch.play_pair`, `workers.stats`), and the same
+the batch code of `bummerl simulate` (`workers.batch.play_pair`, `db.stats`), and the same
 result table. Whatever the bot did wrong is collected, with the observation that caused it: an
 exception in `act`, or an answer that is not one of the legal actions (the server would refuse
 it with its rule). In both cases the first legal action is played, as the kit does.
@@ -67,12 +67,12 @@ class Adapter(HouseBot):
 def practise(bot: AuthorBot, strategy: str, deals: int, seed: int, profile: str = "soft",
              progress: bool = True) -> tuple[dict, Adapter]:
     """Play `deals` duplicate pairs of `bot` (A) against house `strategy` (B); the summary
-    (as `workers.stats.summary`) and the adapter with the problems."""
+    (as `db.stats.summary`) and the adapter with the problems."""
     from tqdm import tqdm
 
+    from db.stats import Totals, summary
     from workers.batch import play_pair
     from workers.bots import make_bot
-    from workers.stats import Totals, summary
 
     adapter = Adapter(bot)
     house = make_bot(strategy)

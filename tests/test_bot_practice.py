@@ -12,9 +12,9 @@ from pathlib import Path
 
 from cli.practice import practise
 from client import Bot
+from db.stats import summary
 from workers.batch import play_deals
 from workers.bots import make_bot
-from workers.stats import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = """

@@ -24,11 +24,11 @@ from db.base import aware, make_session_factory, utcnow
 from db.batch import CHUNK_DONE, SimulationChunk
 from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Match
 from db.ratings import LadderMatch, Rating
+from db.stats import Totals
 from services import bots
 from workers import procs, simulations
 from workers.app import ROOT, make_app
 from workers.batch import play_deals
-from workers.stats import Totals
 from workers.testing import wait_until
 
 OPERATOR = "chaos-operator-token"
