@@ -228,6 +228,14 @@ def test_probes_ports_and_scrapes_point_at_what_the_process_opens(overlay):
                 continue
             [(how, spec)] = [(k, v) for k, v in probe.items()
                              if k in ("grpc", "httpGet", "tcpSocket", "exec")]
+            if how == "exec":  # the worker's liveness check: a real command, its own name
+                from cli.main import build_parser
+
+                command = spec["command"]
+                assert command[0] == "bummerl", command
+                checked = build_parser().parse_args(command[1:])
+                assert checked.check and checked.name == c["args"][c["args"].index("-n") + 1]
+                continue
             port = spec["port"]
             number = declared.get(port, port)
             assert number in opened.values(), f"{w['metadata']['name']} {kind}: port {port}"
