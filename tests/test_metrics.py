@@ -91,16 +91,28 @@ def test_the_service_counts_actions_turns_and_results(request, tmp_path):
 
 
 def test_bummerl_serve_serves_metrics_on_its_metrics_port(tmp_path):
-    grpc_port, metrics_port = free_port(), free_port()
+    grpc_port = free_port()
+    while (metrics_port := free_port()) == grpc_port:
+        pass
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'm.sqlite3'}",
            "BUMMERL_HOOKS": "", "BUMMERL_METRICS_PORT": str(metrics_port),
            "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "--address", f"127.0.0.1:{grpc_port}"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "cli.main", "serve", "--address", f"127.0.0.1:{grpc_port}"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
-        while "bummerl_matches_running 0.0" not in (text := scrape(metrics_port)):
+        while True:
+            try:
+                text = scrape(metrics_port, timeout=5)
+            except OSError:
+                assert server.poll() is None, "serve exited: " + log.read_text()[-3000:]
+                assert time.monotonic() < deadline, "no metrics port: " + log.read_text()[-3000:]
+                continue
+            if "bummerl_matches_running 0.0" in text:
+                break
             assert time.monotonic() < deadline, "no bummerl_matches_running (migrated?)"
             time.sleep(0.2)
         assert "bummerl_actions_applied_total" in text and "bummerl_action_seconds_bucket" in text
