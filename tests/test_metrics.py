@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -91,28 +92,23 @@ def test_the_service_counts_actions_turns_and_results(request, tmp_path):
 
 
 def test_bummerl_serve_serves_metrics_on_its_metrics_port(tmp_path):
-    grpc_port = free_port()
-    while (metrics_port := free_port()) == grpc_port:
-        pass
+    # Port 0 for both, read back from the log: a port picked beforehand can be taken meanwhile
+    # (e.g. as the local port of another test's connection), and serve would exit.
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'm.sqlite3'}",
-           "BUMMERL_HOOKS": "", "BUMMERL_METRICS_PORT": str(metrics_port),
-           "PYTHONPATH": str(ROOT)}
+           "BUMMERL_HOOKS": "", "BUMMERL_METRICS_PORT": "0", "PYTHONPATH": str(ROOT)}
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "cli.main", "serve", "--address", f"127.0.0.1:{grpc_port}"],
+            [sys.executable, "-m", "cli.main", "serve", "--address", "127.0.0.1:0"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                text = scrape(metrics_port, timeout=5)
-            except OSError:
-                assert server.poll() is None, "serve exited: " + log.read_text()[-3000:]
-                assert time.monotonic() < deadline, "no metrics port: " + log.read_text()[-3000:]
-                continue
-            if "bummerl_matches_running 0.0" in text:
-                break
+        while not (found := re.search(r"metrics on :(\d+)/metrics", log.read_text())):
+            assert server.poll() is None, "serve exited: " + log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "no metrics port: " + log.read_text()[-3000:]
+            time.sleep(0.1)
+        metrics_port = int(found.group(1))
+        while "bummerl_matches_running 0.0" not in (text := scrape(metrics_port)):
             assert time.monotonic() < deadline, "no bummerl_matches_running (migrated?)"
             time.sleep(0.2)
         assert "bummerl_actions_applied_total" in text and "bummerl_action_seconds_bucket" in text
