@@ -16,8 +16,9 @@ import threading
 from collections.abc import Callable, Sequence
 
 from grpc_health.v1 import health_pb2
-from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import ping
 
 log = logging.getLogger(__name__)
 
@@ -29,16 +30,13 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
 def database_ok(sessions: sessionmaker[Session] | None) -> bool:
-    """Whether the database answers `SELECT 1`."""
-    from services.bots import _sessions
+    """Whether the database answers `SELECT 1` (db.base.ping: bounded, safe reason)."""
+    from services.games import bound_engine
 
-    try:
-        with _sessions(sessions)() as s:
-            s.execute(text("SELECT 1"))
-        return True
-    except Exception as e:  # noqa: BLE001  (any failure means: not serving)
-        log.warning("health: the database does not answer: %s", str(e).splitlines()[0])
-        return False
+    problem = ping(bound_engine(sessions))
+    if problem:
+        log.warning("health: %s", problem)
+    return problem is None
 
 
 class DatabaseHealth:

@@ -3,13 +3,10 @@ own BUMMERL_METRICS_PORT by the real processes; the service's gRPC health follow
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 from celery import Celery
+from faultproxy import FaultProxy
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 from servicekit import CONFIG, fresh_database, play_in_threads, running_service
@@ -203,62 +201,13 @@ def test_the_dashboard_serves_metrics_on_its_own_port(tmp_path):
         web.wait(30)
 
 
-class Proxy:
-    """A TCP proxy to PostgreSQL that can be cut and restored (fault injection we control)."""
-
-    def __init__(self, port: int, target: tuple[str, int]) -> None:
-        self.port, self.target = port, target
-        self.sockets: list[socket.socket] = []
-        self.listener: socket.socket | None = None
-
-    def start(self) -> Proxy:
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", self.port))
-        self.listener.listen()
-        threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
-        return self
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a: socket.socket, b: socket.socket) -> None:
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
-
-    def cut(self) -> None:
-        if self.listener is not None:
-            self.listener.close()
-        for s in self.sockets:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-            s.close()
-        self.sockets = []
-
-
 def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
     from sqlalchemy.engine import make_url
 
     from db.base import make_session_factory
 
     target = make_url(postgres_sessions[0])
-    proxy = Proxy(free_port(), (target.host or "127.0.0.1", target.port or 5432)).start()
+    proxy = FaultProxy(target.port or 5432, target.host or "127.0.0.1").start()
     sessions = make_session_factory(str(target.set(port=proxy.port)))
     monkeypatch.setenv("BUMMERL_HEALTH_EVERY", "0.2")
     server = create_server("127.0.0.1:0", sessions=sessions, config=CONFIG).start()
@@ -276,14 +225,14 @@ def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
 
     try:
         assert status() == health_pb2.HealthCheckResponse.SERVING
-        proxy.cut()
+        proxy.refuse()
         until(health_pb2.HealthCheckResponse.NOT_SERVING)
         assert stub.Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=10).status \
             == health_pb2.HealthCheckResponse.SERVING  # alive all the same
-        proxy.start()
+        proxy.restore()
         until(health_pb2.HealthCheckResponse.SERVING)
     finally:
         channel.close()
         server.stop(grace=0)
-        proxy.cut()
+        proxy.stop()
         sessions.kw["bind"].dispose()
