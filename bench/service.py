@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import math
 import os
 import pstats
 import random
@@ -131,12 +132,14 @@ async def measure(clock: Clock, seconds: float, server_pid: int,
     clock.recording, clock.answers = True, 0
     clock.gaps.clear()
     started, cpu0, own0 = time.perf_counter(), cpu_seconds(server_pid), own_cpu()
-    db0 = sum(cpu_seconds(p) for p in db_pids or [])
+    db0 = {p: cpu_seconds(p) for p in db_pids or []}
     await asyncio.sleep(seconds)
     clock.recording = False
     elapsed = time.perf_counter() - started
     server_cpu, own = cpu_seconds(server_pid) - cpu0, own_cpu() - own0
-    db = sum(cpu_seconds(p) for p in db_pids or []) - db0 if db_pids else float("nan")
+    # a backend that ended meanwhile (its connection closed) is left out, not counted as nan
+    db = sum(cpu_seconds(p) - before for p, before in db0.items()
+             if not math.isnan(cpu_seconds(p) - before)) if db_pids else float("nan")
     gaps = sorted(clock.gaps)
     n = clock.answers or 1
     return Figures(clock.answers / elapsed, percentile(gaps, 0.5) * 1000,
