@@ -1,6 +1,7 @@
 """Benchmark: the champion's strength over duplicate deals, and its time per move.
 
-For each opponent (default `rdeep` and `bully`) it plays deals 0 .. n-1 of a seed as duplicate
+For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant,
+gets the same budget and clock) it plays deals 0 .. n-1 of a seed as duplicate
 pairs (`workers.batch.play_pair`: each deal twice, seats swapped), the champion thinking `--ms`
 milliseconds of wall time per move. It prints, per pairing, the net game points per deal
 (champion − opponent, both plays of a deal, as `bummerl simulate` counts them) with its 95 %
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from db.stats import Totals, summary  # noqa: E402
 from engine import Profile  # noqa: E402
 from workers.batch import play_pair  # noqa: E402
-from workers.bots import Bot, ChampionBot, make_bot  # noqa: E402
+from workers.bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
 
 
 class Timed(Bot):
@@ -52,7 +53,10 @@ def play_some(job: tuple[str, int, list[int], float, str, float, int, str]
     opponent, seed, deals, ms, profile, epsilon, samples, clock = job
     champion = Timed(ChampionBot(ms=0 if samples else ms, samples=samples or None,
                                  epsilon=epsilon, clock=clock))
-    other = Timed(make_bot(opponent))
+    # a searching opponent (the ISMCTS variant) gets the champion's budget, clock and playouts
+    same = {"ms": 0 if samples else ms, "samples": samples or None, "epsilon": epsilon,
+            "clock": clock} if issubclass(STRATEGIES[opponent], ChampionBot) else {}
+    other = Timed(make_bot(opponent, **same))
     pairs = [play_pair(champion, other, seed, deal, Profile(profile)) for deal in deals]
     return ([(p.net, p.wins_a, p.points_a, p.points_b) for p in pairs], champion.times,
             other.times, champion.cpu)

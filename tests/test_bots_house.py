@@ -30,7 +30,8 @@ class Spy:
 @pytest.mark.parametrize("profile", list(Profile))
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_plays_only_legal_actions_from_its_observation(strategy, profile):
-    options = {"rdeep": {"samples": 2}, "champion": {"ms": 0, "samples": 2}}
+    options = {"rdeep": {"samples": 2}, "champion": {"ms": 0, "samples": 2},
+               "ismcts": {"ms": 0, "samples": 8}}
     spy = Spy(make_bot(strategy, **options.get(strategy, {})))
     other = Spy(make_bot("random"))
     for deal in range(20):

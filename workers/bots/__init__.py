@@ -1,6 +1,7 @@
 """House bots: strategies the service plays itself. Each sees only an `Observation`.
 
-`make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`, `champion`).
+`make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`, `champion`, and
+`ismcts`, the champion with tree search instead of flat Monte Carlo, kept for comparison).
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
 from workers.bots.champion import ChampionBot
+from workers.bots.ismcts import IsmctsBot
 from workers.bots.random_bot import RandomBot
 from workers.bots.rdeep import RdeepBot
 
 STRATEGIES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot,
-                                     "champion": ChampionBot}
+                                     "champion": ChampionBot, "ismcts": IsmctsBot}
 
 
 def make_bot(name: str, **options: object) -> Bot:
@@ -25,4 +27,5 @@ def make_bot(name: str, **options: object) -> Bot:
     return cls(**options)
 
 
-__all__ = ["STRATEGIES", "Bot", "BullyBot", "ChampionBot", "RandomBot", "RdeepBot", "make_bot"]
+__all__ = ["STRATEGIES", "Bot", "BullyBot", "ChampionBot", "IsmctsBot", "RandomBot", "RdeepBot",
+           "make_bot"]
