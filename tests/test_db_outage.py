@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
-from faultproxy import FaultProxy
+from faultproxy import BLACKHOLE, Proxy
 from servicekit import CONFIG, OPERATOR, auth, fresh_database
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,7 +32,7 @@ CALLER_DEADLINE_S = 60.0
 
 @dataclass
 class Outage:
-    proxy: FaultProxy
+    proxy: Proxy
     url: str
     sessions: sessionmaker[Session]
     server: Server
@@ -53,7 +53,7 @@ class Outage:
 @pytest.fixture
 def outage(request, tmp_path) -> Iterator[Outage]:
     with fresh_database("postgres", request, tmp_path) as database, \
-            FaultProxy(make_url(database.url).port or 5432) as proxy:
+            Proxy(("127.0.0.1", make_url(database.url).port or 5432)) as proxy:
         database.create_tables()
         url = make_url(database.url).set(port=proxy.port).render_as_string(hide_password=False)
         engine = make_engine(url, timeouts=FAST,
@@ -135,7 +135,7 @@ def assert_no_traceback(caplog) -> None:  # type: ignore[no-untyped-def]
 
 def test_refused_database_is_unavailable_and_recovers(outage, caplog):
     caplog.set_level(logging.INFO)
-    outage.proxy.refuse()
+    outage.proxy.down()
     for name, call in calls(outage).items():
         assert_unavailable(outage, name, call)
     outage.proxy.restore()
@@ -148,7 +148,7 @@ def test_refused_database_is_unavailable_and_recovers(outage, caplog):
 def test_black_holed_database_is_unavailable_promptly_and_recovers(outage, caplog):
     caplog.set_level(logging.INFO)
     outage.matches.GetMatch(match_pb2.GetMatchRequest(match_id=outage.match_id))  # pool warm
-    outage.proxy.blackhole()
+    outage.proxy.set(BLACKHOLE)
     times = {name: assert_unavailable(outage, name, call)
              for name, call in calls(outage).items()}
     print("UNAVAILABLE after (s):", {k: round(v, 1) for k, v in times.items()})
@@ -164,7 +164,7 @@ def test_healthz_answers_within_its_bound_and_recovers(outage, monkeypatch):
     monkeypatch.setenv("BUMMERL_DB_CONNECT_S", "2")
     client = create_app({"DATABASE_URL": outage.url}).test_client()
     assert client.get("/healthz").status_code == 200
-    outage.proxy.blackhole()
+    outage.proxy.set(BLACKHOLE)
     for _ in range(3):  # a hung check is shared, never piled up
         start = time.monotonic()
         answer = client.get("/healthz")

@@ -15,7 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 from celery import Celery
-from faultproxy import FaultProxy
+from faultproxy import Proxy
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import REGISTRY, CollectorRegistry
 from servicekit import CONFIG, fresh_database, play_in_threads, running_service
@@ -207,7 +207,7 @@ def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
     from db.base import make_session_factory
 
     target = make_url(postgres_sessions[0])
-    proxy = FaultProxy(target.port or 5432, target.host or "127.0.0.1").start()
+    proxy = Proxy((target.host or "127.0.0.1", target.port or 5432))
     sessions = make_session_factory(str(target.set(port=proxy.port)))
     monkeypatch.setenv("BUMMERL_HEALTH_EVERY", "0.2")
     server = create_server("127.0.0.1:0", sessions=sessions, config=CONFIG).start()
@@ -225,7 +225,7 @@ def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
 
     try:
         assert status() == health_pb2.HealthCheckResponse.SERVING
-        proxy.refuse()
+        proxy.down()
         until(health_pb2.HealthCheckResponse.NOT_SERVING)
         assert stub.Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=10).status \
             == health_pb2.HealthCheckResponse.SERVING  # alive all the same
@@ -234,5 +234,5 @@ def test_grpc_health_follows_the_database(postgres_sessions, monkeypatch):
     finally:
         channel.close()
         server.stop(grace=0)
-        proxy.stop()
+        proxy.close()
         sessions.kw["bind"].dispose()

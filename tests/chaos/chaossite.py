@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from conftest import REDIS_URL, through
-from proxy import Proxy
+from faultproxy import Proxy
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 

@@ -1,4 +1,4 @@
-"""Fixtures of the chaos suite: TCP proxies (tests/chaos/proxy.py) in front of the shared Redis
+"""Fixtures of the chaos suite: TCP proxies (tests/faultproxy.py) in front of the shared Redis
 and PostgreSQL servers, so faults are made on the wire and the servers themselves never stop."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from proxy import Proxy
+from faultproxy import Proxy
 
 REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_URL = os.environ.get(

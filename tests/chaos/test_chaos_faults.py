@@ -6,7 +6,7 @@ nothing is stuck; and prints how long recovery took.
 
 Real processes (tests/chaos/chaossite.py): `bummerl serve`, a Celery worker and beat, two
 remote bots run by the client kit; Redis and PostgreSQL reached through TCP proxies
-(tests/chaos/proxy.py) the test controls; the shared servers themselves are never stopped.
+(tests/faultproxy.py) the test controls; the shared servers themselves are never stopped.
 One site is shared by the scenarios (module scope), in the order below.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from chaossite import Site
-from proxy import BLACKHOLE, PASS, PAUSE, REFUSE
+from faultproxy import BLACKHOLE, PASS, PAUSE, REFUSE
 
 from workers import procs
 from workers.testing import wait_until

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import REDIS_URL, need, through
-from proxy import PASS, PAUSE, REFUSE
+from faultproxy import PASS, PAUSE, REFUSE
 from sqlalchemy import select
 
 from db.base import create_all, make_session_factory

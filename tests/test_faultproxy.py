@@ -1,4 +1,4 @@
-"""The fault injector itself: each mode of tests/chaos/proxy.py does what the scenarios rely on."""
+"""The fault injector itself: each mode of tests/faultproxy.py does what the scenarios rely on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from proxy import BLACKHOLE, PASS, PAUSE, REFUSE, Proxy
+from faultproxy import BLACKHOLE, PASS, PAUSE, REFUSE, Proxy
 
 
 @pytest.fixture
@@ -83,3 +83,41 @@ def test_pause_and_blackhole_hold_bytes_until_healed(echo, mode):
         assert fresh.recv(10) == b"new"
     finally:
         proxy.close()
+
+
+def paired(proxy: Proxy, count: int = 1) -> None:
+    """Wait until the proxy's thread has accepted and paired `count` connections."""
+    deadline = time.monotonic() + 5
+    while proxy.connections() < count:
+        assert time.monotonic() < deadline, "the proxy did not pair the connection"
+        time.sleep(0.01)
+
+
+def closed(conn: socket.socket) -> bool:
+    """The peer closed or reset the connection (it sends nothing more)."""
+    try:
+        return conn.recv(10) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_down_and_restore_drop_what_was_held(echo):
+    """`down()` is a stopped server (reset, refused); `restore()` after a black hole gives fresh
+    connections only: the old ones, whose bytes were held, are reset rather than replayed."""
+    with Proxy(echo) as proxy:
+        conn = connect(proxy)
+        paired(proxy)
+        proxy.down()
+        assert closed(conn)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", proxy.port), timeout=2)
+        proxy.restore()
+        held = connect(proxy)
+        paired(proxy)
+        proxy.set(BLACKHOLE)
+        held.sendall(b"lost")
+        proxy.restore()
+        assert closed(held), "reset or closed, never the held bytes"
+        fresh = connect(proxy)
+        fresh.sendall(b"new")
+        assert fresh.recv(10) == b"new"
