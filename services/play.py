@@ -17,6 +17,7 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -84,7 +85,9 @@ class PlaySession:
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
-            await self.run(self.submit, answer)
+            live = self.submit_live(answer)
+            if live is None or await asyncio.wrap_future(live) is None:
+                await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             if isinstance(e, ValueError):
                 e = InvalidArgument(str(e))
@@ -98,6 +101,23 @@ class PlaySession:
                 rejected.illegal_left = int(left) if isinstance(left, int) else 0
             resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
             self.events.put_nowait((rejected, resend))
+
+    def submit_live(self, answer: bot_pb2.TurnAnswer
+                    ) -> concurrent.futures.Future[actions.SubmitResult | None] | None:
+        """The common case without a hop to the pool: an ordinary action of a match whose
+        live row and game are in memory is applied here, on the event loop, and committed by
+        the group commit (`actions.submit_live`); None: `submit` decides on the pool."""
+        seat = self.seats.get(answer.match_id)
+        if seat is None:
+            return None
+        try:
+            action = wire.action_from_pb(answer.action)
+        except Exception:  # noqa: BLE001  (`submit` answers it with its proper error)
+            return None
+        return actions.submit_live(
+            answer.match_id, seat, action, expected_seq=answer.seq,
+            request_id=answer.request_id or None, bot_id=self.bot.id, site=self.site,
+            sessions=self.sessions, config=self.config)
 
     def submit(self, answer: bot_pb2.TurnAnswer) -> None:
         seat = self.seats.get(answer.match_id)
