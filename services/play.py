@@ -56,6 +56,9 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.house_to_act = False
+        self.last_events = self.loop.time()  # when events were last taken (safety net)
+        self.armed_for = 0.0  # the safety net's period as the timer was armed
+        self.timer: asyncio.TimerHandle | None = None
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: notify.Change | None) -> None:
@@ -64,6 +67,23 @@ class PlaySession:
 
     def close(self) -> None:
         self.unsubscribe()
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def _alarm(self) -> None:
+        """The safety net's timer (on the loop): FULL once no event came for
+        `poll_seconds()`. One timer per stream, re-armed from the time of the last events
+        (an `asyncio.wait_for` per wait cost a task and a timer per turn)."""
+        period = self.poll_seconds()
+        left = self.last_events + period - self.loop.time()
+        if left <= 0:
+            self.events.put_nowait(FULL)
+            left = period
+        self._arm(left, period)
+
+    def _arm(self, delay: float, period: float) -> None:
+        self.armed_for = period
+        self.timer = self.loop.call_later(delay, self._alarm)
 
     def stop_soon(self) -> None:
         """End the stream's responses (any thread): the bot was suspended or its token
@@ -150,10 +170,12 @@ class PlaySession:
         for response in await self.run(self.step, running):
             yield response
         while True:
-            try:
-                events = [await asyncio.wait_for(self.events.get(), self.poll_seconds())]
-            except TimeoutError:
-                events = [FULL]
+            if self.timer is None or self.poll_seconds() < self.armed_for:
+                if self.timer is not None:
+                    self.timer.cancel()
+                self._arm(self.poll_seconds(), self.poll_seconds())
+            self.last_events = self.loop.time()
+            events = [await self.events.get()]
             while not self.events.empty():
                 events.append(self.events.get_nowait())
             full = False
