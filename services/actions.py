@@ -173,6 +173,9 @@ def submit_live(
         holder.lock.release()
         raise
     outcome: Future[SubmitResult | None] = Future()
+    # Not cancellable: a Play stream that ends meanwhile cancels its wait (asyncio.wrap_future
+    # passes that on), but the commit goes on and must be finished here all the same.
+    outcome.set_running_or_notify_cancel()
 
     def committed_or_not(done: Future[bool]) -> None:  # on the committer's thread
         committed: list[tuple[Match, bool, tuple[int, str] | None]] = []

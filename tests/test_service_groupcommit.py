@@ -119,6 +119,8 @@ def test_concurrent_submits_of_different_matches_share_one_commit(database):
                     assert future is not None
                     futures.append(future)
                     g.game.apply(seat, action)
+                # a stream that ends meanwhile cannot cancel the commit, nor its finishing
+                assert not futures[0].cancel()
             results = [f.result(10) for f in futures]
         assert all(r is not None and r.seq == 1 and r.match.seq == 2 for r in results)
         assert committer.batches == batches + 1
