@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
@@ -168,12 +169,42 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
     args = timeouts.connect_args()
     for key, value in (connect_args or {}).items():
         args[key] = f"{args[key]} {value}" if key == "options" and key in args else value
-    engine = create_engine(url, pool_pre_ping=True, connect_args=args,
-                           pool_timeout=timeouts.pool_s or None, **pool)
+    engine = create_engine(url, connect_args=args, pool_timeout=timeouts.pool_s or None, **pool)
+    _check_idle_connections(engine)
     if psycopg is not None and engine.dialect.driver == "psycopg" and timeouts.answer_s:
         event.listen(engine, "do_connect", _bounded_connect(timeouts.answer_s))
         event.listen(engine, "handle_error", _timeout_is_disconnect)
     return engine
+
+
+# A pooled connection used within this many seconds is handed out without a round trip.
+IDLE_CHECK_S = 1.0
+
+
+def _check_idle_connections(engine: Engine) -> None:
+    """Liveness of pooled connections without a round trip per checkout (the pool's pre-ping
+    was a tenth of the service's time): a connection the driver knows to be closed is replaced
+    at once, and one idle for more than `IDLE_CHECK_S` is pinged first (a server restart or a
+    network cut while it sat in the pool). A busy connection that died meanwhile fails its
+    statement: SQLAlchemy sees the disconnect and drops it and the pool's older connections
+    (`_timeout_is_disconnect` adds the answer time-out to those), so one failed call, and the
+    next ones get fresh connections; TCP keepalives find connections dead on the network."""
+    from sqlalchemy import exc
+
+    @event.listens_for(engine, "checkin")
+    def checked_in(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+        record.info["used"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def checked_out(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
+        if getattr(dbapi_connection, "closed", False):
+            raise exc.DisconnectionError("the connection is closed")
+        if time.monotonic() - record.info.get("used", 0.0) <= IDLE_CHECK_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as e:  # noqa: BLE001  (any failure: the pool connects afresh)
+            raise exc.DisconnectionError(f"the idle connection failed its ping: {e!r}") from e
 
 
 _pings: dict[int, Future[None]] = {}

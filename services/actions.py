@@ -23,10 +23,11 @@ Time and conduct policy (recorded in the match's `end_reason` / `end_detail`):
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -38,11 +39,10 @@ from db.models import (
     HOUSE,
     RUNNING,
     ActionLog,
-    Hand,
     Match,
     Refusal,
 )
-from services import metrics
+from services import appends, metrics
 from services.bots import _sessions
 from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
 from services.config import Settings, settings
@@ -61,12 +61,11 @@ from services.games import (
     match_lock,
     save,
     session_key,
+    try_lock,
     writing,
 )
 from services.matches import check_seat
 from services.notify import site_of
-
-ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
 
 
 @dataclass(frozen=True)
@@ -116,10 +115,16 @@ def submit_action(
     committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
     try:
         with match_lock(key):
-            result = _submit_live(factory, key, match_id, seat, action, expected_seq,
-                                  request_id, bot_id, config, committed)
-            if result is not None:
-                return result
+            applied = _apply_live(key, seat, action, expected_seq, request_id, bot_id, config)
+            if applied is not None:
+                try:
+                    ok = appends.commit_one(bind, applied)
+                except BaseException:
+                    drop(key)
+                    raise
+                if ok:
+                    return _applied(applied, committed)
+                drop(key)  # read afresh by `_submit`
             with factory() as session, writing(session):
                 return _submit(session, key, match_id, seat, action, expected_seq, request_id,
                                bot_id, config, committed)
@@ -129,23 +134,84 @@ def submit_action(
         metrics.action_seconds(started)
 
 
-def _submit_live(
-    factory: sessionmaker[Session],
-    key: tuple[int, int],
+def submit_live(
     match_id: int,
+    seat: int,
+    action: engine.Action,
+    *,
+    expected_seq: int,
+    request_id: str | None,
+    bot_id: int,
+    site: str,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+) -> Future[SubmitResult | None] | None:
+    """`submit_action`'s fast path without waiting (for the event loop): if the match's lock
+    is free and the action is an ordinary one at the live row's seq (see `_apply_live`), apply
+    it and hand it to the group commit. The future gives the result once it is committed (and
+    announced), None if the commit was refused (then call `submit_action`, which reads the row
+    and answers exactly as it would have alone), or the database's error. None: call
+    `submit_action`."""
+    started = time.perf_counter()
+    config = config or settings()
+    if request_id is not None and len(request_id) > 64:
+        return None
+    bind = bound_engine(sessions)
+    key = bind_key(bind, match_id)
+    holder = try_lock(key)
+    if holder is None:
+        return None
+    try:
+        applied = _apply_live(key, seat, action, expected_seq, request_id or None, bot_id,
+                              config)
+        if applied is None:
+            holder.lock.release()
+            return None
+        commit = appends.committer(bind).submit(applied)
+    except BaseException:
+        drop(key)
+        holder.lock.release()
+        raise
+    outcome: Future[SubmitResult | None] = Future()
+    # Not cancellable: a Play stream that ends meanwhile cancels its wait (asyncio.wrap_future
+    # passes that on), but the commit goes on and must be finished here all the same.
+    outcome.set_running_or_notify_cancel()
+
+    def committed_or_not(done: Future[bool]) -> None:  # on the committer's thread
+        committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
+        try:
+            if done.result():
+                outcome.set_result(_applied(applied, committed))
+            else:
+                drop(key)
+                outcome.set_result(None)
+        except BaseException as e:  # noqa: BLE001  (the caller gets the error)
+            drop(key)
+            outcome.set_exception(e)
+        finally:
+            holder.lock.release()
+            for m, everyone, appended in committed:
+                after_commit(site, m, everyone, appended)
+            metrics.action_seconds(started)
+
+    commit.add_done_callback(committed_or_not)
+    return outcome
+
+
+def _apply_live(
+    key: tuple[int, int],
     seat: int,
     action: engine.Action,
     expected_seq: int,
     request_id: str | None,
     bot_id: int | None,
     config: Settings,
-    committed: list[tuple[Match, bool, tuple[int, str] | None]],
-) -> SubmitResult | None:
-    """The fast path: a legal action on time at the seq this process last committed for the
-    match, checked against the live row and game in memory: one transaction that appends the
-    action and updates the match row (guarded by its seq, state and illegal counts). None
-    when anything is out of the ordinary (or another process changed the row): then `_submit`
-    reads the row and decides, as it always did."""
+) -> appends.Applied | None:
+    """The fast path, under the match's lock: a legal action on time at the seq this process
+    last committed for the match, checked against the live row and game in memory and applied
+    to both (to be committed by `services.appends`: the append and the update of the match
+    row, guarded by its seq, state and illegal counts). None when anything is out of the
+    ordinary (nothing changed): then `_submit` reads the row and decides, as it always did."""
     m = live_row(key, expected_seq)
     game = cached_game(key, expected_seq) if m is not None else None
     if m is None or game is None or m.state != RUNNING or m.to_act != seat:
@@ -161,65 +227,24 @@ def _submit_live(
     except engine.IllegalActionError:
         return None  # counted and answered by `_submit`, on the unchanged game
     read_illegal = (m.illegal0, m.illegal1)
-    try:
-        if result is None:  # within a hand: the log and the match row, no ORM
-            bind = factory.kw["bind"]
-            with writing(bind), bind.begin() as connection:
-                connection.execute(ADD_ACTION, {
-                    "match_id": m.id, "seq": expected_seq, "seat": seat, "action": str(action),
-                    "request_id": request_id, "created_at": now})
-                m.seq = expected_seq + 1
-                charge_time(m, seat, now)
-                summarize(m, game)
-                start_turn(m, now, config)
-                save(connection, m, expected_seq, read_illegal)
-        else:  # a hand (or the match) ends: its hand rows too
-            with factory() as session, writing(session):
-                _append(session, m, seat, action, expected_seq, result, game, request_id, now,
-                        config)
-                save(session, m, expected_seq, read_illegal)
-                session.commit()
-    except (IntegrityError, Aborted):
-        drop(key)  # read afresh by `_submit`
-        return None
-    except BaseException:
-        drop(key)
-        raise
-    keep(key, m.seq, game)
-    keep_row(key, m)
-    committed.append((m, result is not None or game.is_over, (seat, str(action))))
-    metrics.ACTIONS_APPLIED.inc()
-    return SubmitResult(expected_seq, False, m)
-
-
-def _append(session: Session, m: Match, seat: int, action: engine.Action, seq: int,
-            result: engine.HandResult | None, game: engine.Match, request_id: str | None,
-            now: datetime, config: Settings) -> None:
-    """Append the applied action to the log and bring the match (and its hands) up to date,
-    in the session's transaction (the caller saves the match row and commits)."""
-    session.connection().execute(ADD_ACTION, {
-        "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
-        "request_id": request_id, "created_at": now})
-    m.seq = seq + 1
-    if result is not None:
-        hand = session.scalar(select(Hand).where(
-            Hand.match_id == m.id, Hand.number == len(game.results) - 1))
-        if hand is not None:
-            hand.winner = result.winner
-            hand.game_points = result.game_points
-            hand.reason = result.reason.value
-            hand.points0, hand.points1 = result.points
-            hand.tricks0, hand.tricks1 = result.tricks
-            hand.last_seq = seq
-            hand.finished_at = now
-        if not game.is_over:
-            session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
-                             first_seq=seq + 1))
+    m.seq = expected_seq + 1
     charge_time(m, seat, now)
     summarize(m, game)
     if game.is_over:
         m.finished_at = now
     start_turn(m, now, config)
+    return appends.Applied(key, m, game, seat, action, expected_seq, request_id, now, result,
+                           read_illegal)
+
+
+def _applied(p: appends.Applied,
+             committed: list[tuple[Match, bool, tuple[int, str] | None]]) -> SubmitResult:
+    """`p` is committed: keep its row and game live, announce it (via `committed`)."""
+    keep(p.key, p.m.seq, p.game)
+    keep_row(p.key, p.m)
+    committed.append((p.m, p.result is not None or p.game.is_over, (p.seat, str(p.action))))
+    metrics.ACTIONS_APPLIED.inc()
+    return SubmitResult(p.seq, False, p.m)
 
 
 def _submit(
@@ -291,7 +316,8 @@ def _submit(
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
-        _append(session, m, seat, action, seq, result, game, request_id, now, config)
+        appends.append(session, m, seat, action, seq, result, game, request_id, now,
+                       config)
         save(session, m, seq)
         session.commit()
     except IntegrityError:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.attributes import manager_of_class
 
 import engine
 from db.models import RUNNING, ActionLog, Bot, Match
@@ -106,6 +107,13 @@ def match_lock(key: tuple[int, int]) -> Iterator[None]:
         yield
 
 
+def try_lock(key: tuple[int, int]) -> _Lock | None:
+    """The match's lock, acquired, if it was free (never waits: for the event loop); the
+    caller releases `holder.lock` (from any thread) and keeps the holder until then."""
+    holder = _holder(key)
+    return holder if holder.lock.acquire(blocking=False) else None
+
+
 def observe_cached(key: tuple[int, int], seq: int, seat: int) -> engine.Observation | None:
     """`seat`'s observation of the cached game if it is at `seq` and nobody holds the match's
     lock now; None otherwise (never waits: for the event loop)."""
@@ -189,9 +197,15 @@ def live_row(key: tuple[int, int], seq: int) -> Match | None:
         m = _rows.get(key)
     if m is None or m.seq != seq:
         return None
-    copy = Match(**{column.name: getattr(m, column.name) for column in MATCHES.columns})
-    copy.bot0, copy.bot1 = m.bot0, m.bot1
+    # Built without the ORM's constructor and attribute events (they were a seventh of the
+    # event loop's time): the copy is never flushed by a session, only written by `save`.
+    copy = _new_match()
+    copy.__dict__.update({name: getattr(m, name) for name in _COPIED})
     return copy
+
+
+_new_match = manager_of_class(Match).new_instance
+_COPIED = (*(column.name for column in Match.metadata.tables["matches"].columns), "bot0", "bot1")
 
 
 def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> None:
@@ -286,13 +300,17 @@ def save(session: Session | Connection, m: Match, read_seq: int,
     row, in the session's transaction; Aborted if the row has moved on since (another
     process, on SQLite, which does not lock the row on reading). With `read_illegal` (a live
     row, not read now) the illegal counts must also be as they were."""
-    values = {name: getattr(m, name) for name in CHANGING}
     connection = session.connection() if isinstance(session, Session) else session
     if read_illegal is None:
+        values = {name: getattr(m, name) for name in CHANGING}
         saved = connection.execute(SAVE, {"match_id": m.id, "read_seq": read_seq, **values})
     else:
-        saved = connection.execute(SAVE_LIVE, {
-            "match_id": m.id, "read_seq": read_seq, "read_illegal0": read_illegal[0],
-            "read_illegal1": read_illegal[1], **values})
+        saved = connection.execute(SAVE_LIVE, save_params(m, read_seq, read_illegal))
     if saved.rowcount != 1:
         raise Aborted(f"match {m.id} changed while acting on it: get the observation again")
+
+
+def save_params(m: Match, read_seq: int, read_illegal: tuple[int, int]) -> dict[str, object]:
+    """The parameters of `SAVE_LIVE` for the live row `m`, read at `read_seq`."""
+    return {"match_id": m.id, "read_seq": read_seq, "read_illegal0": read_illegal[0],
+            "read_illegal1": read_illegal[1], **{name: getattr(m, name) for name in CHANGING}}

@@ -17,6 +17,7 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -55,6 +56,9 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.house_to_act = False
+        self.last_events = self.loop.time()  # when events were last taken (safety net)
+        self.armed_for = 0.0  # the safety net's period as the timer was armed
+        self.timer: asyncio.TimerHandle | None = None
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: notify.Change | None) -> None:
@@ -63,6 +67,23 @@ class PlaySession:
 
     def close(self) -> None:
         self.unsubscribe()
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def _alarm(self) -> None:
+        """The safety net's timer (on the loop): FULL once no event came for
+        `poll_seconds()`. One timer per stream, re-armed from the time of the last events
+        (an `asyncio.wait_for` per wait cost a task and a timer per turn)."""
+        period = self.poll_seconds()
+        left = self.last_events + period - self.loop.time()
+        if left <= 0:
+            self.events.put_nowait(FULL)
+            left = period
+        self._arm(left, period)
+
+    def _arm(self, delay: float, period: float) -> None:
+        self.armed_for = period
+        self.timer = self.loop.call_later(delay, self._alarm)
 
     def stop_soon(self) -> None:
         """End the stream's responses (any thread): the bot was suspended or its token
@@ -84,7 +105,9 @@ class PlaySession:
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
-            await self.run(self.submit, answer)
+            live = self.submit_live(answer)
+            if live is None or await asyncio.wrap_future(live) is None:
+                await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             if isinstance(e, ValueError):
                 e = InvalidArgument(str(e))
@@ -98,6 +121,23 @@ class PlaySession:
                 rejected.illegal_left = int(left) if isinstance(left, int) else 0
             resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
             self.events.put_nowait((rejected, resend))
+
+    def submit_live(self, answer: bot_pb2.TurnAnswer
+                    ) -> concurrent.futures.Future[actions.SubmitResult | None] | None:
+        """The common case without a hop to the pool: an ordinary action of a match whose
+        live row and game are in memory is applied here, on the event loop, and committed by
+        the group commit (`actions.submit_live`); None: `submit` decides on the pool."""
+        seat = self.seats.get(answer.match_id)
+        if seat is None:
+            return None
+        try:
+            action = wire.action_from_pb(answer.action)
+        except Exception:  # noqa: BLE001  (`submit` answers it with its proper error)
+            return None
+        return actions.submit_live(
+            answer.match_id, seat, action, expected_seq=answer.seq,
+            request_id=answer.request_id or None, bot_id=self.bot.id, site=self.site,
+            sessions=self.sessions, config=self.config)
 
     def submit(self, answer: bot_pb2.TurnAnswer) -> None:
         seat = self.seats.get(answer.match_id)
@@ -130,10 +170,12 @@ class PlaySession:
         for response in await self.run(self.step, running):
             yield response
         while True:
-            try:
-                events = [await asyncio.wait_for(self.events.get(), self.poll_seconds())]
-            except TimeoutError:
-                events = [FULL]
+            if self.timer is None or self.poll_seconds() < self.armed_for:
+                if self.timer is not None:
+                    self.timer.cancel()
+                self._arm(self.poll_seconds(), self.poll_seconds())
+            self.last_events = self.loop.time()
+            events = [await self.events.get()]
             while not self.events.empty():
                 events.append(self.events.get_nowait())
             full = False

@@ -15,6 +15,7 @@ import statistics
 import threading
 import time
 
+import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import match_pb2
@@ -133,6 +134,57 @@ def test_a_change_committed_on_one_replica_is_pushed_from_the_other_promptly(rep
         assert statistics.median(delays) < 0.5, delays
     finally:
         stream.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_kill_9_after_turns_on_the_play_stream_loses_nothing(kind, request, tmp_path):
+    """The Play stream's path (applied on the event loop, appended by the group commit with
+    the actions of the other matches): a turn at seq s is sent only once the action at s - 1 is
+    committed, so after `kill -9` the log holds every action a turn acknowledged."""
+    with database_url(kind, request, tmp_path) as url:
+        service = ServiceProcess(url, tmp_path / "service.log")
+        streams: list[PlayStream] = []
+        sessions = None
+        try:
+            a_id, a_token = service.register("a")
+            b_id, b_token = service.register("b")
+            assert service.channel is not None
+            streams = [PlayStream(service.channel, token) for token in (a_token, b_token)]
+            games = {service.create_match([a_id, b_id], seed=seed).match_id:
+                     engine.Match(seed, "soft") for seed in range(11, 17)}
+            acknowledged = dict.fromkeys(games, 0)  # match -> actions a turn acknowledged
+            deadline = time.monotonic() + 60
+            while min(acknowledged.values()) < 8:  # several rounds of concurrent submits
+                assert time.monotonic() < deadline, acknowledged
+                for stream in streams:
+                    while not stream.responses.empty():
+                        item = stream.responses.get()
+                        assert not isinstance(item, grpc.RpcError), item
+                        assert item.WhichOneof("message") != "rejected", item
+                        if item.WhichOneof("message") != "turn":
+                            continue
+                        turn = item.turn
+                        game = games[turn.match_id]
+                        assert turn.seq == len(game.history) and turn.seat == game.to_act
+                        acknowledged[turn.match_id] = turn.seq
+                        action = game.legal_actions()[0]
+                        game.apply(turn.seat, action)
+                        stream.answer(turn.match_id, turn.seq, action, f"p{turn.seq}")
+                time.sleep(0.001)
+            service.kill()
+            sessions = make_session_factory(url)
+            with sessions() as s:
+                for match_id, game in games.items():
+                    logged = list(s.scalars(select(ActionLog.action).where(
+                        ActionLog.match_id == match_id).order_by(ActionLog.seq)))
+                    assert len(logged) >= acknowledged[match_id], (match_id, logged)
+                    assert logged == [str(a) for _, a in game.history][:len(logged)]
+        finally:
+            for stream in streams:
+                stream.close()
+            service.stop()
+            if sessions is not None:
+                sessions.kw["bind"].dispose()
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -2,6 +2,8 @@
 runs two statements (append the action, update the match guarded by its seq) plus its commit,
 the first one in a process also reads and locks the match; a Play stream's look runs one; a
 turn's observation comes from the cached game without any. Regression guard of the bench.
+(Concurrent submits of different matches share those two statements and the commit: the group
+commit, tests/test_service_groupcommit.py.)
 And the match update refuses to overwrite a row that moved on since it was read."""
 
 from __future__ import annotations

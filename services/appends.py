@@ -1,0 +1,220 @@
+"""Committing applied actions: the append to the action log and the guarded update of the
+match row, and the group commit that puts the appends of concurrent actions (of different
+matches) in one transaction.
+
+An action is first applied in memory (`services.actions`: against the live row and cached
+game, under the match's lock) and becomes an `Applied`; `commit` hands it to the database's
+group commit and waits for the answer. The group commit has one committer thread per
+database: whatever was handed to it while it was busy goes into its next transaction, one
+multi-row INSERT into the log, one executemany UPDATE of the match rows (each guarded by its
+seq, state and illegal counts), one COMMIT. So under load the round trips, the pool checkout
+and the commit are paid once per batch instead of once per action, and with one action in
+flight it is the same transaction as before.
+
+Each action gets the answer it would have had alone: if the batch fails (a unique key, a guarded
+update that matched no row: another process or a retry got there first) it is rolled back and
+its actions are committed one by one, each in its own transaction; the ones that still fail
+answer False (the caller takes the old path, which reads the row and decides). An action is
+acknowledged (and its change pushed) only after its own commit.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+import engine
+from db.models import ActionLog, Hand, Match
+from services.clocks import charge_time, start_turn, summarize
+from services.config import Settings
+from services.errors import Aborted
+from services.games import SAVE_LIVE, save_params, writing
+
+ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
+
+
+@dataclass
+class Applied:
+    """An action applied to a match's live row `m` (now after it) and cached `game`, not yet
+    committed: the row of the log, and when a hand ends, its result (and the next hand's row,
+    unless the match is over)."""
+
+    key: tuple[int, int]
+    m: Match
+    game: engine.Match
+    seat: int
+    action: engine.Action
+    seq: int  # the seq the action got (the match's seq before it)
+    request_id: str | None
+    now: datetime
+    result: engine.HandResult | None
+    read_illegal: tuple[int, int]  # the illegal counts the live row had
+    hand_end: dict[str, Any] | None = None  # END_HAND's parameters
+    new_hand: dict[str, Any] | None = None  # NEW_HAND's parameters
+
+    def __post_init__(self) -> None:
+        if self.result is None:
+            return
+        r = self.result
+        self.hand_end = {
+            "hand_match": self.m.id, "hand_number": len(self.game.results) - 1,
+            "winner": r.winner, "game_points": r.game_points, "reason": r.reason.value,
+            "points0": r.points[0], "points1": r.points[1], "tricks0": r.tricks[0],
+            "tricks1": r.tricks[1], "last_seq": self.seq, "finished_at": self.now}
+        if not self.game.is_over:
+            self.new_hand = {"match_id": self.m.id, "number": self.game.hand_number,
+                             "dealer": self.game.hand.dealer, "first_seq": self.seq + 1}
+
+    def log_row(self) -> dict[str, Any]:
+        return {"match_id": self.m.id, "seq": self.seq, "seat": self.seat,
+                "action": str(self.action), "request_id": self.request_id,
+                "created_at": self.now}
+
+
+HANDS = Hand.metadata.tables["hands"]
+END_HAND = (update(HANDS)
+            .where(HANDS.c.match_id == bindparam("hand_match"),
+                   HANDS.c.number == bindparam("hand_number"))
+            .values({name: bindparam(name) for name in (
+                "winner", "game_points", "reason", "points0", "points1", "tricks0", "tricks1",
+                "last_seq", "finished_at")}))
+NEW_HAND = insert(HANDS)
+
+
+def _many(rows: list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
+    """One row as such (a plain execute), several as a list (executemany)."""
+    return rows[0] if len(rows) == 1 else rows
+
+
+def write(connection: Connection, batch: list[Applied]) -> None:
+    """The statements of `batch` (actions of different matches) in the connection's
+    transaction: the log rows, the hands that end and begin, the guarded updates of the match
+    rows; Aborted if any match row was not as read (nothing of it may be committed then)."""
+    connection.execute(ADD_ACTION, _many([p.log_row() for p in batch]))
+    ends = [p.hand_end for p in batch if p.hand_end is not None]
+    if ends:
+        connection.execute(END_HAND, _many(ends))
+    begins = [p.new_hand for p in batch if p.new_hand is not None]
+    if begins:
+        connection.execute(NEW_HAND, _many(begins))
+    saved = connection.execute(SAVE_LIVE, _many([
+        save_params(p.m, p.seq, p.read_illegal) for p in batch]))
+    if saved.rowcount != len(batch):
+        raise Aborted("a match changed while acting on it: get the observation again")
+
+
+def append(session: Session, m: Match, seat: int, action: engine.Action, seq: int,
+           result: engine.HandResult | None, game: engine.Match, request_id: str | None,
+           now: datetime, config: Settings) -> None:
+    """Append the applied action to the log and bring the match (and its hands) up to date,
+    in the session's transaction (the caller saves the match row and commits)."""
+    session.connection().execute(ADD_ACTION, {
+        "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
+        "request_id": request_id, "created_at": now})
+    m.seq = seq + 1
+    if result is not None:
+        hand = session.scalar(select(Hand).where(
+            Hand.match_id == m.id, Hand.number == len(game.results) - 1))
+        if hand is not None:
+            hand.winner = result.winner
+            hand.game_points = result.game_points
+            hand.reason = result.reason.value
+            hand.points0, hand.points1 = result.points
+            hand.tricks0, hand.tricks1 = result.tricks
+            hand.last_seq = seq
+            hand.finished_at = now
+        if not game.is_over:
+            session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
+                             first_seq=seq + 1))
+    charge_time(m, seat, now)
+    summarize(m, game)
+    if game.is_over:
+        m.finished_at = now
+    start_turn(m, now, config)
+
+
+def commit(bind: Engine, batch: list[Applied]) -> bool:
+    """Commit `batch` in one transaction; False (nothing committed) if any of it is refused:
+    a unique key (a concurrent or repeated submit), a match row that moved on (another
+    process)."""
+    try:
+        with writing(bind), bind.begin() as connection:
+            write(connection, batch)
+    except (IntegrityError, Aborted):
+        return False
+    return True
+
+
+class GroupCommit:
+    """The committer of one database: commits what `submit` was given, in batches."""
+
+    def __init__(self, bind: Engine) -> None:
+        self.bind = bind
+        self.lock = threading.Lock()
+        self.pending: list[tuple[Applied, Future[bool]]] = []
+        self.busy = False
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bummerl-commit")
+        self.batches = 0  # transactions of more than one action (tests and metrics)
+
+    def submit(self, p: Applied) -> Future[bool]:
+        """Commit `p` soon; the future is True once it is committed, False if it was refused
+        (see `commit`), or holds the database's error."""
+        future: Future[bool] = Future()
+        with self.lock:
+            self.pending.append((p, future))
+            if self.busy:
+                return future
+            self.busy = True
+        self.executor.submit(self._run)
+        return future
+
+    def _run(self) -> None:
+        while True:
+            with self.lock:
+                batch, self.pending = self.pending, []
+                if not batch:
+                    self.busy = False
+                    return
+            try:
+                self._commit(batch)
+            except BaseException as e:  # noqa: BLE001  (every waiter must get an answer)
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(e)
+
+    def _commit(self, batch: list[tuple[Applied, Future[bool]]]) -> None:
+        if len(batch) > 1 and commit(self.bind, [p for p, _ in batch]):
+            self.batches += 1
+            for _, future in batch:
+                future.set_result(True)
+            return
+        for p, future in batch:  # a lone action, or a refused batch: one by one
+            try:
+                future.set_result(commit(self.bind, [p]))
+            except BaseException as e:  # noqa: BLE001  (its own error, as if alone)
+                future.set_exception(e)
+
+
+_committers: dict[int, GroupCommit] = {}
+_guard = threading.Lock()
+
+
+def committer(bind: Engine) -> GroupCommit:
+    """The group commit of the database of `bind` (one per engine)."""
+    with _guard:
+        found = _committers.get(id(bind))
+        if found is None or found.bind is not bind:
+            found = _committers[id(bind)] = GroupCommit(bind)
+        return found
+
+
+def commit_one(bind: Engine, p: Applied) -> bool:
+    """Commit `p` through the group commit and wait: True once committed, False if refused."""
+    return committer(bind).submit(p).result()

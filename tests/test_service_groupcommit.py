@@ -1,0 +1,249 @@
+"""The group commit (services.appends): concurrent actions of different matches are appended in
+one transaction (one commit); when the batch is refused (a row another process changed, a log
+row already there) the others still commit and the refused one gets the answer it would have
+had alone; idempotent retries and stale seqs are answered as before. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+from servicekit import CONFIG, fresh_database
+from sqlalchemy import Engine, event, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+import engine
+from db.models import ActionLog, Match
+from services import actions, appends, bots, matches
+from services.errors import Aborted, InvalidArgument
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    with fresh_database(request.param, request, tmp_path) as db:
+        db.create_tables()
+        yield db
+
+
+@dataclass
+class Game:
+    match_id: int
+    game: engine.Match  # the engine's state as the service has it (after the first action)
+    bot_ids: tuple[int, int]
+
+    def next(self) -> tuple[int, engine.Action]:
+        seat = self.game.to_act
+        assert seat is not None
+        return seat, next(x for x in self.game.legal_actions()
+                          if x.kind == engine.ActionKind.PLAY)
+
+
+def started(sessions: sessionmaker[Session], count: int) -> list[Game]:
+    """`count` matches with one action each (so this process has their live rows)."""
+    a, _ = bots.register_bot("a", sessions=sessions)
+    b, _ = bots.register_bot("b", sessions=sessions)
+    out = []
+    for seed in range(count):
+        m = matches.create_match([a.id, b.id], seed=seed, sessions=sessions, config=CONFIG)
+        g = Game(m.id, engine.Match(seed, m.profile), (a.id, b.id))
+        seat, action = g.next()
+        actions.submit_action(m.id, seat, action, expected_seq=0, request_id=f"s{m.id}",
+                              sessions=sessions, config=CONFIG)
+        g.game.apply(seat, action)
+        out.append(g)
+    return out
+
+
+@contextmanager
+def committer_held(bind: Engine, waiting: int) -> Iterator[appends.GroupCommit]:
+    """Keep the committer busy until `waiting` actions are handed to it (as when they arrive
+    while it commits), then let it go: they make one batch."""
+    committer = appends.committer(bind)
+    go = threading.Event()
+    committer.executor.submit(go.wait)
+    try:
+        yield committer
+        limit = time.monotonic() + 10
+        while len(committer.pending) < waiting:
+            assert time.monotonic() < limit, len(committer.pending)
+            time.sleep(0.005)
+    finally:
+        go.set()
+
+
+@contextmanager
+def counting(bind: Engine) -> Iterator[dict[str, int]]:
+    counts = {"statements": 0, "commits": 0}
+
+    def statement(*_args) -> None:  # type: ignore[no-untyped-def]
+        counts["statements"] += 1
+
+    def commit(*_args) -> None:  # type: ignore[no-untyped-def]
+        counts["commits"] += 1
+
+    event.listen(bind, "before_cursor_execute", statement)
+    event.listen(bind, "commit", commit)
+    try:
+        yield counts
+    finally:
+        event.remove(bind, "before_cursor_execute", statement)
+        event.remove(bind, "commit", commit)
+
+
+def logged(sessions: sessionmaker[Session], match_id: int) -> list[str]:
+    with sessions() as s:
+        return list(s.scalars(select(ActionLog.action).where(
+            ActionLog.match_id == match_id).order_by(ActionLog.seq)))
+
+
+def test_concurrent_submits_of_different_matches_share_one_commit(database):
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        games = started(sessions, 4)
+        site = "test"
+        with counting(bind) as counts:
+            with committer_held(bind, len(games)) as committer:
+                batches = committer.batches
+                futures: list[Future[actions.SubmitResult | None]] = []
+                for g in games:  # as the Play streams do, on the event loop: no waiting
+                    seat, action = g.next()
+                    future = actions.submit_live(
+                        g.match_id, seat, action, expected_seq=1, request_id=f"r{g.match_id}",
+                        bot_id=g.bot_ids[seat], site=site, sessions=sessions, config=CONFIG)
+                    assert future is not None
+                    futures.append(future)
+                    g.game.apply(seat, action)
+                # a stream that ends meanwhile cannot cancel the commit, nor its finishing
+                assert not futures[0].cancel()
+            results = [f.result(10) for f in futures]
+        assert all(r is not None and r.seq == 1 and r.match.seq == 2 for r in results)
+        assert committer.batches == batches + 1
+        # one transaction for the four: the log rows, the match rows, one commit
+        assert counts == {"statements": 2, "commits": 1}, counts
+        for g in games:
+            assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
+            state = matches.match_states_of(g.bot_ids[0], sessions=sessions)
+            assert {m.id: m.seq for m in state}[g.match_id] == 2
+        # the next actions take the fast path again (the live rows and games moved on)
+        g = games[0]
+        seat, action = g.next()
+        with counting(bind) as counts:
+            actions.submit_action(g.match_id, seat, action, expected_seq=2, sessions=sessions,
+                                  config=CONFIG)
+        assert counts == {"statements": 2, "commits": 1}, counts
+    finally:
+        bind.dispose()
+
+
+def test_a_refused_item_of_a_batch_gets_its_own_answer_and_the_others_commit(database):
+    """Match x: another process counted an illegal action of x meanwhile (the guarded update
+    of the live row fails; alone, the row is read again and the action applies). Match y:
+    another process appended y's action at that seq (alone: ABORTED, stale). The others of
+    the batch commit."""
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        games = started(sessions, 4)
+        x, y = games[1], games[2]
+        answers: dict[int, object] = {}
+
+        def submit(g: Game, seat: int, action: engine.Action) -> None:
+            try:
+                answers[g.match_id] = actions.submit_action(
+                    g.match_id, seat, action, expected_seq=1, request_id=f"q{g.match_id}",
+                    bot_id=g.bot_ids[seat], sessions=sessions, config=CONFIG)
+            except Exception as e:  # noqa: BLE001  (the answer under test)
+                answers[g.match_id] = e
+
+        with committer_held(bind, len(games)) as committer:
+            batches = committer.batches
+            threads = []
+            for g in games:
+                seat, action = g.next()
+                threads.append(threading.Thread(target=submit, args=(g, seat, action)))
+                threads[-1].start()
+                if g is not y:
+                    g.game.apply(seat, action)
+            limit = time.monotonic() + 10
+            while len(committer.pending) < len(games):
+                assert time.monotonic() < limit
+                time.sleep(0.005)
+            other = database.sessions()  # another process, on the same database
+            with other.kw["bind"].begin() as c:
+                c.execute(text("UPDATE matches SET illegal0 = illegal0 + 1 WHERE id = :id"),
+                          {"id": x.match_id})
+                seat, action = y.next()
+                played = next(a for a in y.game.legal_actions() if a != action)
+                c.execute(text(
+                    "INSERT INTO actions (match_id, seq, seat, action, request_id, created_at) "
+                    "VALUES (:m, 1, :seat, :action, 'other', CURRENT_TIMESTAMP)"),
+                    {"m": y.match_id, "seat": seat, "action": str(played)})
+                c.execute(text("UPDATE matches SET seq = 2, to_act = :next WHERE id = :id"),
+                          {"id": y.match_id, "next": 1 - seat})
+            other.kw["bind"].dispose()
+        for t in threads:
+            t.join(20)
+        assert committer.batches == batches  # the batch was rolled back
+        for g in games:
+            answer = answers[g.match_id]
+            if g is y:
+                assert isinstance(answer, Aborted), answer
+                assert "stale expected_seq 1" in str(answer)
+                assert logged(sessions, y.match_id)[1] == str(played)
+                continue
+            assert isinstance(answer, actions.SubmitResult), (g.match_id, answer)
+            assert answer.seq == 1 and not answer.duplicate
+            assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
+        with sessions() as s:
+            assert s.get(Match, x.match_id).illegal0 == 1  # another process's count kept
+        # idempotency unchanged: a retry is recognised; a stale seq is refused
+        g = games[0]
+        seat, action = g.game.history[1]
+        again = actions.submit_action(g.match_id, seat, action, expected_seq=1,
+                                      request_id=f"q{g.match_id}", sessions=sessions,
+                                      config=CONFIG)
+        assert again.duplicate and again.seq == 1
+        with pytest.raises(Aborted, match="stale expected_seq 1"):
+            actions.submit_action(g.match_id, seat, action, expected_seq=1,
+                                  request_id="new", sessions=sessions, config=CONFIG)
+    finally:
+        bind.dispose()
+
+
+def test_a_reused_request_id_in_a_batch_is_answered_as_alone(database):
+    """One item of the batch reuses the request_id of its match's first action (the log's
+    unique index refuses the whole batch): the others commit, it gets InvalidArgument as it
+    would alone."""
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        games = started(sessions, 3)
+        futures = []
+        with committer_held(bind, len(games)):
+            for g in games:
+                seat, action = g.next()
+                reused = f"s{g.match_id}" if g is games[0] else None
+                futures.append(actions.submit_live(
+                    g.match_id, seat, action, expected_seq=1, request_id=reused,
+                    bot_id=g.bot_ids[seat], site="test", sessions=sessions, config=CONFIG))
+                if g is not games[0]:
+                    g.game.apply(seat, action)
+        results = [f.result(10) if f is not None else "no future" for f in futures]
+        assert results[0] is None  # refused: the caller runs submit_action, as Play does
+        assert all(isinstance(r, actions.SubmitResult) and r.seq == 1 for r in results[1:])
+        g = games[0]
+        seat, action = g.next()
+        with pytest.raises(InvalidArgument, match="already used"):
+            actions.submit_action(g.match_id, seat, action, expected_seq=1,
+                                  request_id=f"s{g.match_id}", bot_id=g.bot_ids[seat],
+                                  sessions=sessions, config=CONFIG)
+        for g in games:
+            assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
+    finally:
+        bind.dispose()
