@@ -226,6 +226,9 @@ def _apply_live(
         result = game.apply(seat, action)
     except engine.IllegalActionError:
         return None  # counted and answered by `_submit`, on the unchanged game
+    # The game object is now past an action not yet committed: out of the cache until the
+    # commit puts it back (`_applied`), so no reader can take it for the committed seq.
+    drop(key)
     read_illegal = (m.illegal0, m.illegal1)
     m.seq = expected_seq + 1
     charge_time(m, seat, now)

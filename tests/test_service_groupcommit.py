@@ -247,3 +247,35 @@ def test_a_reused_request_id_in_a_batch_is_answered_as_alone(database):
             assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
     finally:
         bind.dispose()
+
+
+def test_an_action_waiting_for_its_commit_is_seen_by_no_reader(database):
+    """While an applied action waits for the committer, the game object (already past it) is
+    out of the cache: a reader at the committed seq rebuilds the committed state, never the
+    uncommitted one; after the commit the cache holds the game at the new seq."""
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        (g,) = started(sessions, 1)
+        key = matches.bind_key(bind, g.match_id)
+        assert matches.cached_game(key, 1) is not None
+        seat, action = g.next()
+        with committer_held(bind, 1):
+            future = actions.submit_live(
+                g.match_id, seat, action, expected_seq=1, request_id="w", site="test",
+                bot_id=g.bot_ids[seat], sessions=sessions, config=CONFIG)
+            assert future is not None
+            assert matches.cached_game(key, 1) is None
+            assert matches.cached_game(key, 2) is None
+            state = {m.id: m for m in matches.match_states_of(g.bot_ids[0], sessions=sessions)}
+            committed = state[g.match_id]
+            assert committed.seq == 1
+            with bind.connect() as connection:  # a reader without the match's lock
+                rebuilt = matches.game_of(connection, committed)
+            assert rebuilt.observe(seat) == g.game.observe(seat)
+        assert future.result(10) is not None
+        g.game.apply(seat, action)
+        cached = matches.cached_game(key, 2)
+        assert cached is not None and cached.observe(seat) == g.game.observe(seat)
+    finally:
+        bind.dispose()
