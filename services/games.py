@@ -103,7 +103,10 @@ def _holder(key: tuple[int, int]) -> _Lock:
 
 @contextmanager
 def match_lock(key: tuple[int, int]) -> Iterator[None]:
-    with _holder(key).lock:
+    # `holder` must stay referenced while the lock is held: `with _holder(key).lock` would let
+    # the holder be collected at once, and the next caller would get a new, free lock.
+    holder = _holder(key)
+    with holder.lock:
         yield
 
 
