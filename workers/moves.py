@@ -162,7 +162,10 @@ def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None
     from workers.tasks import play_move_task
 
     extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
-    play_move_task.apply_async((match_id, seat, seq), extra)
+    # The message's readable copy of the arguments (its header, and the worker's logs) leaves
+    # the observation out: a message holds it once.
+    shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra
+    play_move_task.apply_async((match_id, seat, seq), extra, kwargsrepr=repr(shown))
 
 
 def redispatch_house_turns(stale_seconds: float,
