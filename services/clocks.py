@@ -6,6 +6,7 @@ The time and conduct policy these carry out is in `services.actions`.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from services.config import Settings
 
 if TYPE_CHECKING:
     from services.matches import MatchState
+
+log = logging.getLogger(__name__)
 
 
 def summarize(m: Match, game: engine.Match) -> None:
@@ -90,10 +93,13 @@ def house_turn(site: str, m: Match) -> hooks.HouseTurn:
     seat = m.to_act
     assert seat is not None
     obs = None
-    for bind in notify.binds_of(site):
-        obs = observe_cached(bind_key(bind, m.id), m.seq, seat)
-        if obs is not None:
-            break
+    try:
+        for bind in notify.binds_of(site):
+            obs = observe_cached(bind_key(bind, m.id), m.seq, seat)
+            if obs is not None:
+                break
+    except Exception:  # noqa: BLE001  (never fail the committed change: the worker asks)
+        log.exception("the observation of house turn %s/%s was not at hand", m.id, m.seq)
     return hooks.HouseTurn(m.bot(seat).house_strategy or "", m.seq, obs, aware(m.deadline_at))
 
 

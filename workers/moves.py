@@ -174,7 +174,7 @@ def redispatch_house_turns(stale_seconds: float,
     than `stale_seconds`; the match ids. (It reads the matches; it writes none.)"""
     sessions = sessions or session_factory()
     cutoff = datetime.now(UTC) - timedelta(seconds=stale_seconds)
-    owed: list[tuple[int, int, int]] = []
+    owed: list[tuple[int, int, int, str | None]] = []
     with sessions() as s:
         rows = s.scalars(select(Match).where(Match.state == RUNNING, Match.to_act.is_not(None)))
         for match in rows:
@@ -185,9 +185,11 @@ def redispatch_house_turns(stale_seconds: float,
                 continue
             bot: Bot = match.bot(seat)
             if bot.kind == HOUSE:
-                owed.append((match.id, seat, match.seq))
-    for match_id, seat, seq in owed:
-        send_move(match_id, seat, seq)
+                owed.append((match.id, seat, match.seq, bot.house_strategy))
+    # ids and the strategy only: the task asks the service for the observation (GetObservation)
+    for match_id, seat, seq, strategy in owed:
+        send_move(match_id, seat, seq, strategy=strategy)
     if owed:
-        log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed), owed)
-    return [m for m, _, _ in owed]
+        log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed),
+                    [(m, s, q) for m, s, q, _ in owed])
+    return [m for m, _, _, _ in owed]
