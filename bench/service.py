@@ -24,8 +24,9 @@ exit with status 1.
 --house: a remote `random` bot (asyncio client) against a house `random` bot played by a real
 Celery worker on Redis (`--redis`, default redis://127.0.0.1:6379/0, keys under a unique
 prefix), which submits the house moves over gRPC with the house token. Prints the median and p95
-of the time from the remote bot's answer to its next turn (the house move in between: worker
-task, GetObservation, SubmitAction, push), beside the same figure for a remote-vs-remote match
+of the time from the remote bot's answer to its next turn (the house move in between: the
+worker's task, with the seat's observation in its message, choosing and calling SubmitAction;
+then the push), beside the same figure for a remote-vs-remote match
 on the same server in the same run (the peer).
 
 --profile FILE runs the bummerl server under cProfile (every thread) and writes the merged
@@ -95,6 +96,7 @@ class Clock:
     sent: dict[int, float] = field(default_factory=dict)
     gaps: list[float] = field(default_factory=list)
     answers: int = 0
+    turns: int = 0  # turns received, recording or not
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -104,6 +106,7 @@ class Clock:
             self.answers += 1
 
     def turn(self, match_id: int) -> None:
+        self.turns += 1
         start = self.sent.pop(match_id, None)
         if start is not None and self.recording:
             self.gaps.append(time.perf_counter() - start)
@@ -176,13 +179,18 @@ async def play(address: str, token: str, clock: Clock, seed: int,
 
 
 async def run_bots(bots: list[tuple[str, str, int]], clock: Clock, warmup: float,
-                   seconds: float, server_pid: int, db_pids=None, on_match_end=None  # type: ignore[no-untyped-def]
-                   ) -> Figures:
-    """Run every (address, token, seed) bot; measure after `warmup` seconds."""
+                   seconds: float, server_pid: int, db_pids=None, on_match_end=None,  # type: ignore[no-untyped-def]
+                   min_turns: int = 0) -> Figures:
+    """Run every (address, token, seed) bot; measure after `warmup` seconds and, if more, after
+    `min_turns` turns (at most a minute more: e.g. a worker's first task, which imports)."""
     tasks = [asyncio.create_task(play(address, token, clock, seed, on_match_end))
              for address, token, seed in bots]
     try:
         await asyncio.sleep(warmup)
+        for _ in range(600):
+            if clock.turns >= min_turns:
+                break
+            await asyncio.sleep(0.1)
         failed = [t for t in tasks if t.done()]
         for t in failed[:3]:
             clock.errors.append(f"a bot stream ended: {t.exception()!r}")
@@ -454,7 +462,7 @@ async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: s
         _, remote = await register_pairs(address, 1, "house-peer", house.id)
         clock = Clock()
         figures = await run_bots(remote, clock, warmup, seconds, proc.pid,
-                                 on_match_end=on_match_end)
+                                 on_match_end=on_match_end, min_turns=20)
         _, pair = await register_pairs(address, 1, "remote-peer")
         peer_clock = Clock()
         peer = await run_bots(pair, peer_clock, min(warmup, 1.0), seconds, proc.pid,
@@ -471,7 +479,7 @@ async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: s
         r"Task bummerl\.move\[[^\]]+\] succeeded in ([0-9.]+)s", (tmp / "worker.log").read_text()))
     if tasks:
         print(f"  worker: {len(tasks)} move tasks, median {statistics.median(tasks):.2f} ms "
-              "inside the task (GetObservation, choose, SubmitAction)")
+              "inside the task (choose, SubmitAction)")
     return figures, peer, problems
 
 

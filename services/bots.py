@@ -31,6 +31,11 @@ from services.status import quote
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
 
+# The house bot of each (database, match, seat) the house token acted for: a match's bots and a
+# bot's kind never change, so a house move's submit needs no query to authorise it.
+_house_seats: dict[tuple[object, int, int], int] = {}
+HOUSE_SEATS_KEPT = 10_000
+
 
 def _sessions(sessions: sessionmaker[Session] | None) -> sessionmaker[Session]:
     if sessions is not None:
@@ -144,8 +149,13 @@ def seat_bot_id(
         return bot_for_token(token, sessions=sessions).id
     if seat not in (0, 1):
         raise InvalidArgument(f"seat must be 0 or 1, not {seat}")
+    factory = _sessions(sessions)
+    key = (factory.kw["bind"], match_id, seat)
+    known = _house_seats.get(key)
+    if known is not None:
+        return known
     seat_bot = Match.bot1_id if seat else Match.bot0_id
-    with _sessions(sessions)() as session:
+    with factory() as session:
         row = session.execute(select(Bot.id, Bot.kind).join(Match, Bot.id == seat_bot)
                               .where(Match.id == match_id)).one_or_none()
     if row is None:
@@ -155,4 +165,7 @@ def seat_bot_id(
         raise PermissionDenied(
             f"the house token acts only for house bots; seat {seat} of match {match_id} is "
             f"held by the {kind} bot {bot_id}: use that bot's token")
+    if len(_house_seats) >= HOUSE_SEATS_KEPT:
+        _house_seats.clear()
+    _house_seats[key] = bot_id
     return bot_id

@@ -6,17 +6,20 @@ The time and conduct policy these carry out is in `services.actions`.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import engine
 from db.base import aware
 from db.models import FINISHED, HOUSE, PLAYED, RUNNING, Match
-from services import dispatch, metrics, notify
+from services import dispatch, hooks, metrics, notify
 from services.config import Settings
 
 if TYPE_CHECKING:
     from services.matches import MatchState
+
+log = logging.getLogger(__name__)
 
 
 def summarize(m: Match, game: engine.Match) -> None:
@@ -80,6 +83,26 @@ def forfeit(m: Match, seat: int, reason: str, detail: str, now: datetime) -> Non
     m.finished_at = now
 
 
+def house_turn(site: str, m: Match) -> hooks.HouseTurn:
+    """The house bot's turn in `m` (committed, house seat to act) with the seat's observation
+    of the cached game, if this process holds it at `m.seq` and nobody is changing it now: the
+    worker then needs no GetObservation round trip. Only the observation is built here, on the
+    committing thread (a named tuple); its encoding waits for the dispatcher's thread."""
+    from services.games import bind_key, observe_cached
+
+    seat = m.to_act
+    assert seat is not None
+    obs = None
+    try:
+        for bind in notify.binds_of(site):
+            obs = observe_cached(bind_key(bind, m.id), m.seq, seat)
+            if obs is not None:
+                break
+    except Exception:  # noqa: BLE001  (never fail the committed change: the worker asks)
+        log.exception("the observation of house turn %s/%s was not at hand", m.id, m.seq)
+    return hooks.HouseTurn(m.bot(seat).house_strategy or "", m.seq, obs, aware(m.deadline_at))
+
+
 def after_commit(site: str, m: Match, everyone: bool = True,
                  action: tuple[int, str] | None = None) -> None:
     """Announce a committed change of `m` on database `site`: push it to the streams of the
@@ -91,7 +114,7 @@ def after_commit(site: str, m: Match, everyone: bool = True,
 
     notify.publish(notify.Change(site, MatchState.of(m), everyone, action))
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
-        dispatch.on_turn(m.id, m.to_act, m.seq)
+        dispatch.on_turn(m.id, m.to_act, m.seq, house_turn(site, m))
     if m.state != RUNNING:
         metrics.match_ended(m.end_reason)
     if m.state == FINISHED:

@@ -53,9 +53,9 @@ def _submit(callbacks: list, *args: object) -> None:  # type: ignore[type-arg]
                     MAX_PENDING, args)
 
 
-def on_turn(match_id: int, seat: int, seq: int) -> None:
+def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
     """Run the `hooks.on_turn` callbacks soon, on the dispatcher's thread."""
-    _submit(hooks.on_turn, match_id, seat, seq)
+    _submit(hooks.on_turn, match_id, seat, seq, turn)
 
 
 def on_match_end(match_id: int) -> None:

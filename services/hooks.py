@@ -4,21 +4,58 @@ Each list holds plain callables; they run in the process that made the change, r
 database commit (outside the match's lock), and an exception in one is logged and does not undo
 anything. A hook should be quick: enqueue the work (as the workers do) rather than do it inline.
 
-- `on_turn(match_id, seat, seq)`: a house bot (`bots.kind == "house"`) must act in `match_id`
-  as `seat`; submit its move with `services.actions.submit_action(match_id, seat, action,
-  expected_seq=seq, request_id=...)`. Also called for every house turn pending when the server
-  starts (`services.actions.resume_all`).
+- `on_turn(match_id, seat, seq, turn)`: a house bot (`bots.kind == "house"`) must act in
+  `match_id` as `seat` at `seq`; `turn` (a `HouseTurn`) is what the service knew of it when the
+  turn began: the seat's strategy and, when the match's game was at hand, the seat's
+  observation, so the move can be decided without asking the service again. Submit the move
+  with `services.actions.submit_action(match_id, seat, action, expected_seq=seq,
+  request_id=...)` (or over gRPC, as the workers do). Also called for every house turn pending
+  when the server starts (`services.actions.resume_all`).
 - `on_match_end(match_id)`: the match finished (played out or forfeited).
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import engine
 
 log = logging.getLogger(__name__)
 
-on_turn: list[Callable[[int, int, int], object]] = []
+
+@dataclass(frozen=True)
+class HouseTurn:
+    """A house bot's turn as the service committed it: what the bot needs to decide."""
+
+    strategy: str  # the seat's house strategy (bots.house_strategy)
+    seq: int
+    observation: engine.Observation | None  # the seat's, at `seq` (None: not at hand)
+    deadline: datetime | None  # when the seat must have acted
+
+    def encoded(self) -> str | None:
+        """The observation as the service would answer GetObservation for it (a serialized
+        `GetObservationResponse`: observation, seq, deadline), base64 text for a task message;
+        None without an observation. Built on the dispatcher's thread, not the committing one."""
+        if self.observation is None:
+            return None
+        from bummerl import wire
+        from bummerl.v1 import match_pb2
+
+        from services import convert
+
+        reply = match_pb2.GetObservationResponse(
+            observation=wire.observation_to_pb(self.observation), seq=self.seq,
+            deadline=convert.timestamp(self.deadline))
+        return base64.b64encode(reply.SerializeToString()).decode("ascii")
+
+
+on_turn: list[Callable[[int, int, int, HouseTurn], object]] = []
 on_match_end: list[Callable[[int], object]] = []
 
 

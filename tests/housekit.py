@@ -23,11 +23,13 @@ HOUSE_CONFIG = replace(CONFIG, house_token_sha256=sha256(HOUSE_TOKEN), move_ms=2
 
 
 def announce_on(app: Celery, monkeypatch: pytest.MonkeyPatch) -> None:
-    """In this (the service's) process, send house turns and match ends to `app`'s broker, as
-    `workers.hooks` does on the site's broker."""
+    """In this (the service's) process, send house turns (with the seat's strategy and
+    observation) and match ends to `app`'s broker, as `workers.hooks` does on the site's
+    broker."""
 
-    def on_turn(match_id: int, seat: int, seq: int) -> None:
-        app.send_task("bummerl.move", (match_id, seat, seq), queue="moves")
+    def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
+        app.send_task("bummerl.move", (match_id, seat, seq),
+                      {"strategy": turn.strategy, "observation": turn.encoded()}, queue="moves")
 
     def on_match_end(match_id: int) -> None:
         app.send_task("bummerl.rate", (match_id,), queue="moves")

@@ -1,9 +1,11 @@
-"""House bots through the one door: the house credential's scope, idempotent house tasks, and a
-house move that a real Celery worker (real Redis) submits over gRPC and that the service pushes
-to the remote opponent's Play stream."""
+"""House bots through the one door: the house credential's scope, idempotent house tasks, house
+moves decided from the observation the service put in the task's message (no GetObservation),
+and a house move that a real Celery worker (real Redis) submits over gRPC and that the service
+pushes to the remote opponent's Play stream."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import queue
 import random
@@ -12,6 +14,7 @@ import statistics
 import threading
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -22,7 +25,8 @@ from sqlalchemy import select
 
 from db.base import create_all, make_session_factory
 from db.models import HOUSE, ActionLog
-from services import bots, hooks, matches
+from engine import Match as EngineMatch
+from services import bots, dispatch, hooks, matches
 from workers import moves, procs
 from workers import service as service_module
 from workers.testing import redis_site
@@ -109,6 +113,93 @@ def test_a_duplicate_house_task_is_a_no_op(service):
     assert [(r.seq, r.seat, r.request_id) for r in rows] == [(0, seat, f"house:{m.id}:0")]
     # The next house move goes on from there, through the same door.
     assert moves.play_house_move(m.id, after.to_act, 1) is True
+
+
+def announced_house_turn(service, monkeypatch):  # type: ignore[no-untyped-def]
+    """A match of a remote bot (seat 0) and a house `random` bot (seat 1, to act first), and
+    the house turn the service announced for it: (match, HouseTurn)."""
+    remote_id, _ = service.register("remote")
+    house_id = house(service.sessions, "house-random")
+    announced: list[tuple] = []
+    monkeypatch.setattr(hooks, "on_turn", [lambda *args: announced.append(args)])
+    seed = next(s for s in range(100) if EngineMatch(s, "soft").to_act == 1)
+    m = matches.create_match([remote_id, house_id], seed=seed, sessions=service.sessions)
+    assert dispatch.flush(10)
+    assert [args[:3] for args in announced] == [(m.id, 1, 0)]
+    return m, announced[0][3]
+
+
+def log_rows(service, match_id: int) -> list[tuple[int, int, str | None]]:  # type: ignore[no-untyped-def]
+    with service.sessions() as s:
+        rows = s.scalars(select(ActionLog).where(ActionLog.match_id == match_id)
+                         .order_by(ActionLog.seq)).all()
+    return [(r.seq, r.seat, r.request_id) for r in rows]
+
+
+def test_a_house_move_is_decided_from_the_observation_in_its_message(service, monkeypatch):
+    m, turn = announced_house_turn(service, monkeypatch)
+    assert turn.strategy == "random" and turn.seq == 0 and turn.observation is not None
+    message = turn.encoded()
+    assert message is not None and len(message) < 1000  # a small message
+    # It holds what GetObservation answers for the seat.
+    told = match_pb2.GetObservationResponse.FromString(base64.b64decode(message))
+    asked = service.matches.GetObservation(
+        match_pb2.GetObservationRequest(match_id=m.id, seat=1), metadata=auth(HOUSE_TOKEN))
+    assert told.observation == asked.observation and told.seq == asked.seq == 0
+    assert abs(told.deadline.ToMicroseconds() - asked.deadline.ToMicroseconds()) < 1000
+    # The worker's stubs can only submit: asking for the observation, the match or the bot
+    # would fail the test.
+    svc = service_module.service()
+    monkeypatch.setattr(svc, "matches", SimpleNamespace(SubmitAction=svc.matches.SubmitAction))
+    monkeypatch.setattr(svc, "bots", SimpleNamespace())
+    assert moves.play_house_move(m.id, 1, 0, strategy=turn.strategy, observation=message)
+    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+    # The same message again (a redelivery): recognised as the same request, applied once.
+    assert not moves.play_house_move(m.id, 1, 0, strategy=turn.strategy, observation=message)
+    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+
+
+def test_a_house_task_whose_observation_is_stale_applies_nothing(service, monkeypatch, caplog):
+    m, turn = announced_house_turn(service, monkeypatch)
+    message = turn.encoded()
+    # Meanwhile the house seat's move at seq 0 was made by another request (e.g. an earlier
+    # task under another id), so the message's observation is stale.
+    obs = told_observation(message)
+    service.matches.SubmitAction(match_pb2.SubmitActionRequest(
+        match_id=m.id, seat=1, expected_seq=0, action=obs.legal_actions[0],
+        request_id="elsewhere"), metadata=auth(HOUSE_TOKEN))
+    with caplog.at_level(logging.INFO, logger="workers.moves"):
+        assert not moves.play_house_move(m.id, 1, 0, strategy="random", observation=message)
+    assert any("not applied: ABORTED" in r.getMessage() for r in caplog.records)
+    assert log_rows(service, m.id) == [(0, 1, "elsewhere")]
+
+
+def told_observation(message: str | None) -> common_pb2.Observation:
+    assert message is not None
+    return match_pb2.GetObservationResponse.FromString(base64.b64decode(message)).observation
+
+
+def test_a_message_without_a_usable_observation_asks_the_service(service, monkeypatch):
+    m, turn = announced_house_turn(service, monkeypatch)
+    message = turn.encoded()
+    assert moves.message_observation(message, 0, "t") is not None
+    # unreadable, or for another seq: asked for over gRPC instead (GetObservation)
+    assert moves.message_observation("not base64 at all!", 0, "t") is None
+    assert moves.message_observation(base64.b64encode(b"\xff\xff").decode(), 0, "t") is None
+    assert moves.message_observation(message, 1, "t") is None
+    assert moves.play_house_move(m.id, 1, 0, observation="not base64 at all!")
+    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+
+
+def test_the_sweeper_sends_ids_and_the_strategy_and_the_task_asks_for_the_rest(service,
+                                                                            monkeypatch):
+    m, _ = announced_house_turn(service, monkeypatch)
+    sent: list[tuple] = []
+    monkeypatch.setattr(moves, "send_move", lambda *args, **kwargs: sent.append((args, kwargs)))
+    assert moves.redispatch_house_turns(0, sessions=service.sessions) == [m.id]
+    assert sent == [((m.id, 1, 0), {"strategy": "random"})]
+    assert moves.play_house_move(m.id, 1, 0, strategy="random")  # GetObservation, then submit
+    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -31,8 +31,9 @@ def test_a_remote_bot_plays_and_is_rated(postgres_sessions, redis_url, tmp_path,
     def send(name: str, args: tuple) -> None:
         app.send_task(name, args, queue="moves")
 
-    # The service in this process announces house turns and match ends on the test's broker.
-    monkeypatch.setattr(hooks, "on_turn", [lambda m, s, q: send("bummerl.move", (m, s, q))])
+    # The service in this process announces house turns and match ends on the test's broker
+    # (ids only: the worker asks for the observation over gRPC, as for a sweeper's message).
+    monkeypatch.setattr(hooks, "on_turn", [lambda m, s, q, _turn: send("bummerl.move", (m, s, q))])
     monkeypatch.setattr(hooks, "on_match_end", [lambda m: send("bummerl.rate", (m,))])
     bots.register_bot("house-random", kind=HOUSE, house_strategy="random", sessions=sessions)
     bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully", sessions=sessions)

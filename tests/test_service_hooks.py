@@ -29,8 +29,12 @@ def test_house_bot_turns_are_announced_after_commit(service):
     ended: list[int] = []
     rng = random.Random(4)
 
-    def on_turn(match_id: int, seat: int, seq: int) -> None:
+    def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         turns.append((match_id, seat, seq))
+        # what the service knew of the turn: the strategy, and the seat's observation at seq
+        assert turn.strategy == "random" and turn.seq == seq
+        assert turn.observation is None or (turn.observation.seat == seat
+                                            and turn.observation.to_act == seat)
         m = plain.get_match(match_id, sessions=service.sessions)
         assert m.seq == seq and m.to_act == seat  # the hook sees the committed state
         obs, _ = plain.get_observation(match_id, seat, sessions=service.sessions)

@@ -42,8 +42,9 @@ def test_simulation_and_house_match_on_the_filesystem_broker(embedded, monkeypat
         for chunk_id in ids:
             app.send_task("bummerl.chunk", (chunk_id,), queue="batch")
 
-    def on_turn(match_id: int, seat: int, seq: int) -> None:
-        app.send_task("bummerl.move", (match_id, seat, seq), queue="moves")
+    def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
+        app.send_task("bummerl.move", (match_id, seat, seq),
+                      {"strategy": turn.strategy, "observation": turn.encoded()}, queue="moves")
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])

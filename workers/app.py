@@ -105,6 +105,8 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         }
         if prefix:
             transport_options["global_keyprefix"] = prefix
+        # kombu's Redis transport, reusing its clients (workers.redisbroker)
+        app.conf.broker_transport = "workers.redisbroker:Transport"
     app.conf.update(
         broker_url=url,
         broker_transport_options=transport_options,

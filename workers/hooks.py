@@ -1,6 +1,7 @@
 """Wire the service's post-commit hooks to the queues (call `install()` once per process).
 
-- `services.hooks.on_turn(match_id, seat, seq)` → a `bummerl.move` task on `moves`;
+- `services.hooks.on_turn(match_id, seat, seq, turn)` → a `bummerl.move` task on `moves`, with
+  the seat's strategy and observation (when the service had it at hand) in its message;
 - `services.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
   match).
 
@@ -13,13 +14,18 @@ A message lost on the way is made good by the sweeper.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from services.hooks import HouseTurn
+
 _installed = False
 
 
-def on_turn(match_id: int, seat: int, seq: int) -> None:
+def on_turn(match_id: int, seat: int, seq: int, turn: HouseTurn) -> None:
     from workers.moves import send_move
 
-    send_move(match_id, seat, seq)
+    send_move(match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded())
 
 
 def on_match_end(match_id: int) -> None:

@@ -1,12 +1,16 @@
 """House-bot moves in live matches: computed on a worker, submitted over gRPC like any bot's.
 
-`play_house_move(match_id, seat, seq)` asks the engine service (`BUMMERL_SERVICE_ADDRESS`,
-default 127.0.0.1:50051) for the seat's observation (GetObservation) with the house credential
-(`BUMMERL_HOUSE_TOKEN`, which may act only for seats held by house bots), lets the seat's house
-strategy choose, and submits the action (SubmitAction) with `expected_seq=seq` and the request
-id `house:<match>:<seq>`. The worker reads no match rows to decide and writes none: the service
-is the one door to every match. A duplicate task (redelivery, sweeper) finds the match moved on,
-or its submit is refused as stale or recognised as the same request: never applied twice.
+`play_house_move(match_id, seat, seq, strategy=..., observation=...)` decides from the seat's
+observation, which the service put in the task's message when it announced the turn (a
+serialized `GetObservationResponse`, base64), or else (a sweeper's message, a service that did
+not have the game at hand) asks the engine service for (GetObservation, at
+`BUMMERL_SERVICE_ADDRESS`, default 127.0.0.1:50051) with the house credential
+(`BUMMERL_HOUSE_TOKEN`, which may act only for seats held by house bots). The seat's house
+strategy chooses, and the action is submitted (SubmitAction) with `expected_seq=seq` and the
+request id `house:<match>:<seq>`. The worker reads no match rows to decide and writes none: the
+service is the one door to every match. A duplicate or late task (redelivery, sweeper) finds
+the match moved on (GetObservation), or its submit is refused as stale (ABORTED) or recognised
+as the same request: never applied twice.
 
 gRPC errors: stale or over (ABORTED, FAILED_PRECONDITION, NOT_FOUND) → nothing owed;
 UNAVAILABLE or DEADLINE_EXCEEDED → retried with backoff a few times, then left to the sweeper
@@ -15,6 +19,7 @@ UNAVAILABLE or DEADLINE_EXCEEDED → retried with backoff a few times, then left
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import random
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from google.protobuf.message import DecodeError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -71,9 +77,33 @@ def _call(what: str, call: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
-def play_house_move(match_id: int, seat: int, seq: int) -> bool:
+def message_observation(observation: str | None, seq: int, what: str) -> Any:
+    """The `GetObservationResponse` a task's message carries, or None (none, or unreadable:
+    then the task asks the service)."""
+    if not observation:
+        return None
+    from bummerl.v1 import match_pb2
+
+    try:
+        data = base64.b64decode(observation, validate=True)
+        reply = match_pb2.GetObservationResponse.FromString(data)
+    except (ValueError, DecodeError) as e:
+        log.warning("%s: unreadable observation in the message (%s); asking the service",
+                    what, e)
+        return None
+    if reply.seq != seq or not reply.HasField("observation"):
+        log.warning("%s: the message's observation is for seq %s; asking the service",
+                    what, reply.seq)
+        return None
+    return reply
+
+
+def play_house_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
+                    observation: str | None = None) -> bool:
     """Compute and submit the house bot's move over gRPC; True if this call's action was
-    applied (False: nothing owed, or left to the sweeper)."""
+    applied (False: nothing owed, or left to the sweeper). `strategy` and `observation` (the
+    seat's, at `seq`, as `HouseTurn.encoded()` gives it) spare the calls that would ask for
+    them."""
     import grpc
     from bummerl import wire
     from bummerl.v1 import match_pb2
@@ -81,13 +111,16 @@ def play_house_move(match_id: int, seat: int, seq: int) -> bool:
     what = f"house move {match_id}/{seat}/{seq}"
     svc = service()
     try:
-        reply: Any = _call(what, lambda: svc.matches.GetObservation(
-            match_pb2.GetObservationRequest(match_id=match_id, seat=seat),
-            metadata=svc.auth, timeout=CALL_TIMEOUT))
+        reply: Any = message_observation(observation, seq, what)
+        if reply is None:
+            reply = _call(what, lambda: svc.matches.GetObservation(
+                match_pb2.GetObservationRequest(match_id=match_id, seat=seat),
+                metadata=svc.auth, timeout=CALL_TIMEOUT))
         if reply.seq != seq or reply.observation.to_act != seat:
             log.info("%s: nothing owed (the match is at seq %s)", what, reply.seq)
             return False
-        strategy = _call(what, lambda: svc.strategy(match_id, seat))
+        if not strategy:
+            strategy = _call(what, lambda: svc.strategy(match_id, seat))
         obs = wire.observation_from_pb(reply.observation)
         budget = think_seconds()
         if reply.HasField("deadline"):
@@ -122,11 +155,17 @@ def play_house_move(match_id: int, seat: int, seq: int) -> bool:
     return not result.duplicate or attempts > 1
 
 
-def send_move(match_id: int, seat: int, seq: int) -> None:
-    """Enqueue a house move (call after the commit that made it owed)."""
+def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
+              observation: str | None = None) -> None:
+    """Enqueue a house move (call after the commit that made it owed), with what the service
+    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`)."""
     from workers.tasks import play_move_task
 
-    play_move_task.apply_async((match_id, seat, seq))
+    extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
+    # The message's readable copy of the arguments (its header, and the worker's logs) leaves
+    # the observation out: a message holds it once.
+    shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra
+    play_move_task.apply_async((match_id, seat, seq), extra, kwargsrepr=repr(shown))
 
 
 def redispatch_house_turns(stale_seconds: float,
@@ -135,7 +174,7 @@ def redispatch_house_turns(stale_seconds: float,
     than `stale_seconds`; the match ids. (It reads the matches; it writes none.)"""
     sessions = sessions or session_factory()
     cutoff = datetime.now(UTC) - timedelta(seconds=stale_seconds)
-    owed: list[tuple[int, int, int]] = []
+    owed: list[tuple[int, int, int, str | None]] = []
     with sessions() as s:
         rows = s.scalars(select(Match).where(Match.state == RUNNING, Match.to_act.is_not(None)))
         for match in rows:
@@ -146,9 +185,11 @@ def redispatch_house_turns(stale_seconds: float,
                 continue
             bot: Bot = match.bot(seat)
             if bot.kind == HOUSE:
-                owed.append((match.id, seat, match.seq))
-    for match_id, seat, seq in owed:
-        send_move(match_id, seat, seq)
+                owed.append((match.id, seat, match.seq, bot.house_strategy))
+    # ids and the strategy only: the task asks the service for the observation (GetObservation)
+    for match_id, seat, seq, strategy in owed:
+        send_move(match_id, seat, seq, strategy=strategy)
     if owed:
-        log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed), owed)
-    return [m for m, _, _ in owed]
+        log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed),
+                    [(m, s, q) for m, s, q, _ in owed])
+    return [m for m, _, _, _ in owed]

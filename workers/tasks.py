@@ -1,9 +1,10 @@
-"""Celery tasks. Thin: each takes ids, re-reads the database, and is idempotent.
+"""Celery tasks. Thin: each takes ids (a house move also what it needs to decide), and is
+idempotent.
 
-- `bummerl.move` (queue `moves`): a house bot's move in a live match, computed here and
-  submitted to the engine service over gRPC with the house token, the expected sequence number
-  and a request id derived from (match, seq): a duplicate or late message never applies a
-  second action (workers.moves).
+- `bummerl.move` (queue `moves`): a house bot's move in a live match, computed here (from the
+  seat's observation in the message, else asked for over gRPC) and submitted to the engine
+  service over gRPC with the house token, the expected sequence number and a request id derived
+  from (match, seq): a duplicate or late message never applies a second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 
@@ -23,10 +24,11 @@ CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
 
 @app.task(name="bummerl.move", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=MOVE_LIMIT, time_limit=MOVE_LIMIT + 10)
-def play_move_task(match_id: int, seat: int, seq: int) -> None:
+def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = None,
+                   observation: str | None = None) -> None:
     from workers.moves import play_house_move
 
-    play_house_move(match_id, seat, seq)
+    play_house_move(match_id, seat, seq, strategy=strategy, observation=observation)
 
 
 @app.task(name="bummerl.chunk", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
