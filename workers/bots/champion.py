@@ -224,6 +224,23 @@ class ChampionBot(Bot):
             if collecting:
                 gc.enable()
 
+    def _rounds(self, limit: int, stop: float | None, one_deal: Callable[[], None]) -> None:
+        """Evaluate sampled deals (`one_deal()` each) until `limit` of them or the `stop` time,
+        at least one; a SearchTimeout (the hard deadline) ends the search, and reaches the
+        caller only from the first deal (then there is nothing to choose from)."""
+        done = 0
+        while done < limit:
+            if done and stop is not None and self.clock() >= stop:
+                break
+            try:
+                one_deal()
+            except SearchTimeout:
+                if not done:
+                    raise
+                break
+            done += 1
+        self.last_samples = done
+
     # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
     def _strict(self, obs: Observation, rng: random.Random, stop: float | None,
                 hard: float | None) -> Action:
@@ -231,23 +248,14 @@ class ChampionBot(Bot):
         known = obs.stock_size == 0  # exhausted: the opponent holds exactly the unseen cards
         limit = 1 if known else (self.samples or 10**9)
         totals: dict[Action, int] = {}
-        done = 0
-        while done < limit:
-            if done and stop is not None and self.clock() >= stop:
-                break
-            hand = sample_hand(obs, rng, excluded)
-            pos = Position.from_hand(hand)
-            try:
-                values = Solver.for_position(pos, deadline=hard, clock=self.clock) \
-                    .action_values(pos)
-            except SearchTimeout:
-                if not done:
-                    raise
-                break
+
+        def one_deal() -> None:
+            pos = Position.from_hand(sample_hand(obs, rng, excluded))
+            values = Solver.for_position(pos, deadline=hard, clock=self.clock).action_values(pos)
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
-            done += 1
-        self.last_samples = done
+
+        self._rounds(limit, stop, one_deal)
         return best_action(totals)
 
     # --- stock open: playouts to the strict phase, then the solver -------------------------------
@@ -257,25 +265,17 @@ class ChampionBot(Bot):
         actions = obs.legal_actions
         totals = [0] * len(actions)
         counts = [0] * len(actions)
-        limit = self.samples or 10**9
-        done = 0
-        while done < limit:
-            if done and stop is not None and self.clock() >= stop:
-                break
+
+        def one_deal() -> None:
             hand = sample_hand(obs, rng)
             seed = rng.getrandbits(64)
-            try:
-                for i, action in enumerate(actions):
-                    if hard is not None and self.clock() >= hard:
-                        raise SearchTimeout
-                    totals[i] += self._value(hand, me, action, seed, hard)
-                    counts[i] += 1
-            except SearchTimeout:
-                if not done:
-                    raise
-                break
-            done += 1
-        self.last_samples = done
+            for i, action in enumerate(actions):
+                if hard is not None and self.clock() >= hard:
+                    raise SearchTimeout
+                totals[i] += self._value(hand, me, action, seed, hard)
+                counts[i] += 1
+
+        self._rounds(self.samples or 10**9, stop, one_deal)
         return best_action({a: totals[i] / counts[i] for i, a in enumerate(actions)
                             if counts[i]})
 

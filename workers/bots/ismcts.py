@@ -51,19 +51,8 @@ class IsmctsBot(ChampionBot):
               hard: float | None) -> Action:
         me = obs.seat
         root = Node()
-        limit = self.samples or 10**9
-        done = 0
-        while done < limit:
-            if done and stop is not None and self.clock() >= stop:
-                break
-            try:
-                self._iterate(root, sample_hand(obs, rng), me, rng, hard)
-            except SearchTimeout:
-                if not done:
-                    raise
-                break
-            done += 1
-        self.last_samples = done
+        self._rounds(self.samples or 10**9, stop,
+                     lambda: self._iterate(root, sample_hand(obs, rng), me, rng, hard))
         visited = [(root.children[a].visits, i, a) for i, a in enumerate(obs.legal_actions)
                    if a in root.children]
         return max(visited)[2]
