@@ -44,7 +44,7 @@ from db.models import (
 )
 from services import appends, metrics
 from services.bots import _sessions
-from services.clocks import after_commit, bank_left, charge_time, forfeit, start_turn, summarize
+from services.clocks import after_commit, bank_left, forfeit, start_turn
 from services.config import Settings, settings
 from services.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
 from services.games import (
@@ -230,12 +230,7 @@ def _apply_live(
     # commit puts it back (`_applied`), so no reader can take it for the committed seq.
     drop(key)
     read_illegal = (m.illegal0, m.illegal1)
-    m.seq = expected_seq + 1
-    charge_time(m, seat, now)
-    summarize(m, game)
-    if game.is_over:
-        m.finished_at = now
-    start_turn(m, now, config)
+    appends.advance(m, seat, game, expected_seq, now, config)
     return appends.Applied(key, m, game, seat, action, expected_seq, request_id, now, result,
                            read_illegal)
 
@@ -319,8 +314,10 @@ def _submit(
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
-        appends.append(session, m, seat, action, seq, result, game, request_id, now,
-                       config)
+        appends.advance(m, seat, game, seq, now, config)
+        applied = appends.Applied(key, m, game, seat, action, seq, request_id, now, result,
+                                  (m.illegal0, m.illegal1))
+        appends.write_rows(session.connection(), [applied])
         save(session, m, seq)
         session.commit()
     except IntegrityError:
@@ -336,11 +333,7 @@ def _submit(
     except BaseException:
         drop(key)
         raise
-    keep(key, m.seq, game)
-    keep_row(key, m)
-    committed.append((m, result is not None or game.is_over, (seat, str(action))))
-    metrics.ACTIONS_APPLIED.inc()
-    return SubmitResult(seq, False, m)
+    return _applied(applied, committed)
 
 
 def _refused(session: Session, m: Match, seat: int, action: engine.Action,

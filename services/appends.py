@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, insert, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 import engine
 from db.models import ActionLog, Hand, Match
@@ -93,10 +92,20 @@ def _many(rows: list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
     return rows[0] if len(rows) == 1 else rows
 
 
-def write(connection: Connection, batch: list[Applied]) -> None:
-    """The statements of `batch` (actions of different matches) in the connection's
-    transaction: the log rows, the hands that end and begin, the guarded updates of the match
-    rows; Aborted if any match row was not as read (nothing of it may be committed then)."""
+def advance(m: Match, seat: int, game: engine.Match, seq: int, now: datetime,
+            config: Settings) -> None:
+    """Bring the match row `m` up to date after `seat`'s action at `seq`, applied to `game`."""
+    m.seq = seq + 1
+    charge_time(m, seat, now)
+    summarize(m, game)
+    if game.is_over:
+        m.finished_at = now
+    start_turn(m, now, config)
+
+
+def write_rows(connection: Connection, batch: list[Applied]) -> None:
+    """The log rows of `batch` and the rows of the hands that end and begin with it, in the
+    connection's transaction (the match rows are the caller's)."""
     connection.execute(ADD_ACTION, _many([p.log_row() for p in batch]))
     ends = [p.hand_end for p in batch if p.hand_end is not None]
     if ends:
@@ -104,40 +113,17 @@ def write(connection: Connection, batch: list[Applied]) -> None:
     begins = [p.new_hand for p in batch if p.new_hand is not None]
     if begins:
         connection.execute(NEW_HAND, _many(begins))
+
+
+def write(connection: Connection, batch: list[Applied]) -> None:
+    """The statements of `batch` (actions of different matches) in the connection's
+    transaction: the log rows, the hands that end and begin, the guarded updates of the match
+    rows; Aborted if any match row was not as read (nothing of it may be committed then)."""
+    write_rows(connection, batch)
     saved = connection.execute(SAVE_LIVE, _many([
         save_params(p.m, p.seq, p.read_illegal) for p in batch]))
     if saved.rowcount != len(batch):
         raise Aborted("a match changed while acting on it: get the observation again")
-
-
-def append(session: Session, m: Match, seat: int, action: engine.Action, seq: int,
-           result: engine.HandResult | None, game: engine.Match, request_id: str | None,
-           now: datetime, config: Settings) -> None:
-    """Append the applied action to the log and bring the match (and its hands) up to date,
-    in the session's transaction (the caller saves the match row and commits)."""
-    session.connection().execute(ADD_ACTION, {
-        "match_id": m.id, "seq": seq, "seat": seat, "action": str(action),
-        "request_id": request_id, "created_at": now})
-    m.seq = seq + 1
-    if result is not None:
-        hand = session.scalar(select(Hand).where(
-            Hand.match_id == m.id, Hand.number == len(game.results) - 1))
-        if hand is not None:
-            hand.winner = result.winner
-            hand.game_points = result.game_points
-            hand.reason = result.reason.value
-            hand.points0, hand.points1 = result.points
-            hand.tricks0, hand.tricks1 = result.tricks
-            hand.last_seq = seq
-            hand.finished_at = now
-        if not game.is_over:
-            session.add(Hand(match_id=m.id, number=game.hand_number, dealer=game.hand.dealer,
-                             first_seq=seq + 1))
-    charge_time(m, seat, now)
-    summarize(m, game)
-    if game.is_over:
-        m.finished_at = now
-    start_turn(m, now, config)
 
 
 def commit(bind: Engine, batch: list[Applied]) -> bool:
