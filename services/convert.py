@@ -44,6 +44,14 @@ def timestamp(moment: datetime | None) -> Timestamp | None:
     return stamp
 
 
+def observation_response(obs: engine.Observation, seq: int,
+                         deadline: datetime | None) -> match_pb2.GetObservationResponse:
+    """What GetObservation answers: the seat's observation at `seq` and, if the seat is to act,
+    its deadline (None otherwise). House turns' task messages carry the same message."""
+    return match_pb2.GetObservationResponse(observation=wire.observation_to_pb(obs), seq=seq,
+                                            deadline=timestamp(deadline))
+
+
 def _seat(value: int | None) -> int:
     return -1 if value is None else value
 

@@ -44,14 +44,9 @@ class HouseTurn:
         None without an observation. Built on the dispatcher's thread, not the committing one."""
         if self.observation is None:
             return None
-        from bummerl import wire
-        from bummerl.v1 import match_pb2
-
         from services import convert
 
-        reply = match_pb2.GetObservationResponse(
-            observation=wire.observation_to_pb(self.observation), seq=self.seq,
-            deadline=convert.timestamp(self.deadline))
+        reply = convert.observation_response(self.observation, self.seq, self.deadline)
         return base64.b64encode(reply.SerializeToString()).decode("ascii")
 
 

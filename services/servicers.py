@@ -133,9 +133,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         obs, m = matches.get_observation(
             request.match_id, request.seat, bot_id=bot_id, sessions=self.sessions)
         mine = m.state == RUNNING and m.to_act == request.seat
-        return match_pb2.GetObservationResponse(
-            observation=wire.observation_to_pb(obs), seq=m.seq,
-            deadline=convert.timestamp(m.deadline_at) if mine else None)
+        return convert.observation_response(obs, m.seq, m.deadline_at if mine else None)
 
     @unary
     def SubmitAction(self, request, context):  # type: ignore[no-untyped-def]
