@@ -22,6 +22,7 @@ Time and conduct policy (recorded in the match's `end_reason` / `end_detail`):
 
 from __future__ import annotations
 
+import asyncio
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -145,13 +146,18 @@ def submit_live(
     site: str,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
-) -> Future[SubmitResult | None] | None:
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> Future[SubmitResult | None] | asyncio.Future[SubmitResult | None] | None:
     """`submit_action`'s fast path without waiting (for the event loop): if the match's lock
     is free and the action is an ordinary one at the live row's seq (see `_apply_live`), apply
     it and hand it to the group commit. The future gives the result once it is committed (and
     announced), None if the commit was refused (then call `submit_action`, which reads the row
     and answers exactly as it would have alone), or the database's error. None: call
-    `submit_action`."""
+    `submit_action`.
+
+    With `loop` (the running event loop, from which this is called) the future is that
+    loop's, and the commit is finished and announced there (one wake-up of the loop per
+    batch); without it, a thread's future, finished on the committer's thread."""
     started = time.perf_counter()
     config = config or settings()
     if request_id is not None and len(request_id) > 64:
@@ -167,34 +173,43 @@ def submit_live(
         if applied is None:
             holder.lock.release()
             return None
-        commit = appends.committer(bind).submit(applied)
+        outcome: Future[SubmitResult | None] | asyncio.Future[SubmitResult | None]
+        outcome = loop.create_future() if loop is not None else Future()
+        if isinstance(outcome, Future):
+            # Not cancellable: a caller that stops waiting must not stop the commit, which
+            # goes on and is finished here all the same.
+            outcome.set_running_or_notify_cancel()
+
+        def committed_or_not(done: appends.Outcome) -> None:
+            committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
+            result: SubmitResult | None | BaseException = None
+            try:
+                if done is True:
+                    result = _applied(applied, committed)
+                else:
+                    drop(key)
+                    result = done if isinstance(done, BaseException) else None
+            except BaseException as e:  # noqa: BLE001  (the caller gets the error)
+                drop(key)
+                result = e
+            finally:
+                holder.lock.release()
+                # An asyncio future is cancelled when its waiter is (a Play stream that
+                # ended): the commit is finished and announced all the same.
+                if not outcome.done():
+                    if isinstance(result, BaseException):
+                        outcome.set_exception(result)
+                    else:
+                        outcome.set_result(result)
+                for m, everyone, appended in committed:
+                    after_commit(site, m, everyone, appended)
+                metrics.action_seconds(started)
+
+        appends.committer(bind).submit(applied, committed_or_not, loop)
     except BaseException:
         drop(key)
         holder.lock.release()
         raise
-    outcome: Future[SubmitResult | None] = Future()
-    # Not cancellable: a Play stream that ends meanwhile cancels its wait (asyncio.wrap_future
-    # passes that on), but the commit goes on and must be finished here all the same.
-    outcome.set_running_or_notify_cancel()
-
-    def committed_or_not(done: Future[bool]) -> None:  # on the committer's thread
-        committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
-        try:
-            if done.result():
-                outcome.set_result(_applied(applied, committed))
-            else:
-                drop(key)
-                outcome.set_result(None)
-        except BaseException as e:  # noqa: BLE001  (the caller gets the error)
-            drop(key)
-            outcome.set_exception(e)
-        finally:
-            holder.lock.release()
-            for m, everyone, appended in committed:
-                after_commit(site, m, everyone, appended)
-            metrics.action_seconds(started)
-
-    commit.add_done_callback(committed_or_not)
     return outcome
 
 

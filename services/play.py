@@ -17,8 +17,8 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -50,6 +50,7 @@ class PlaySession:
         self.bind = matches.bound_engine(sessions)
         self.site = notify.site_of(self.bind)
         self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()  # the loop's thread
         self.events: asyncio.Queue[object] = asyncio.Queue()
         self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
         self.known: dict[int, int] = {}  # match id -> hand number last reported
@@ -62,8 +63,13 @@ class PlaySession:
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: notify.Change | None) -> None:
-        """A change of one of the bot's matches (any thread)."""
-        self.loop.call_soon_threadsafe(self.events.put_nowait, FULL if change is None else change)
+        """A change of one of the bot's matches (any thread; most come on the loop's own,
+        from the group commit, and need no wake-up of the loop)."""
+        event = FULL if change is None else change
+        if threading.get_ident() == self.thread:
+            self.events.put_nowait(event)
+        else:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, event)
 
     def close(self) -> None:
         self.unsubscribe()
@@ -106,7 +112,7 @@ class PlaySession:
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
             live = self.submit_live(answer)
-            if live is None or await asyncio.wrap_future(live) is None:
+            if live is None or await live is None:
                 await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             if isinstance(e, ValueError):
@@ -123,7 +129,7 @@ class PlaySession:
             self.events.put_nowait((rejected, resend))
 
     def submit_live(self, answer: bot_pb2.TurnAnswer
-                    ) -> concurrent.futures.Future[actions.SubmitResult | None] | None:
+                    ) -> asyncio.Future[actions.SubmitResult | None] | None:
         """The common case without a hop to the pool: an ordinary action of a match whose
         live row and game are in memory is applied here, on the event loop, and committed by
         the group commit (`actions.submit_live`); None: `submit` decides on the pool."""
@@ -137,7 +143,7 @@ class PlaySession:
         return actions.submit_live(
             answer.match_id, seat, action, expected_seq=answer.seq,
             request_id=answer.request_id or None, bot_id=self.bot.id, site=self.site,
-            sessions=self.sessions, config=self.config)
+            sessions=self.sessions, config=self.config, loop=self.loop)  # type: ignore[return-value]
 
     def submit(self, answer: bot_pb2.TurnAnswer) -> None:
         seat = self.seats.get(answer.match_id)

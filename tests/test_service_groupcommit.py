@@ -279,3 +279,63 @@ def test_an_action_waiting_for_its_commit_is_seen_by_no_reader(database):
         assert cached is not None and cached.observe(seat) == g.game.observe(seat)
     finally:
         bind.dispose()
+
+
+def test_on_the_event_loop_a_batch_is_finished_with_one_wake_up(database):
+    """Submitted from an event loop (as the Play streams do), the batch's commits are finished
+    and announced on that loop, all of them in one callback: one wake-up of the loop per batch,
+    not one per action (each costs a context switch and a fight for the GIL)."""
+    import asyncio
+
+    from services import notify
+
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        games = started(sessions, 4)
+        loop = asyncio.new_event_loop()
+        wakeups = 0
+        threadsafe = loop.call_soon_threadsafe
+
+        def counted(*args):  # type: ignore[no-untyped-def]
+            nonlocal wakeups
+            wakeups += 1
+            return threadsafe(*args)
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        heard: list[tuple[int, int]] = []  # (match id, thread) of each announced change
+        unsubscribe = [notify.subscribe(notify.key("test", "match", g.match_id),
+                                        lambda c: heard.append((c.match.id,
+                                                                threading.get_ident())))
+                       for g in games]
+
+        async def submit_all() -> list[actions.SubmitResult | None]:
+            with committer_held(bind, len(games)):
+                futures = []
+                for g in games:
+                    seat, action = g.next()
+                    future = actions.submit_live(
+                        g.match_id, seat, action, expected_seq=1, request_id=None,
+                        bot_id=g.bot_ids[seat], site="test", sessions=sessions, config=CONFIG,
+                        loop=loop)
+                    assert isinstance(future, asyncio.Future)
+                    futures.append(future)
+                    g.game.apply(seat, action)
+            return list(await asyncio.wait_for(asyncio.gather(*futures), 10))
+
+        try:
+            results = loop.run_until_complete(submit_all())
+            loop_thread = threading.get_ident()  # run_until_complete runs it on this thread
+        finally:
+            for u in unsubscribe:
+                u()
+            loop.close()
+        assert all(r is not None and r.seq == 1 for r in results)
+        assert wakeups == 1
+        assert sorted(m for m, _ in heard) == sorted(g.match_id for g in games)
+        assert {t for _, t in heard} == {loop_thread}
+        for g in games:
+            assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
+    finally:
+        bind.dispose()
+
