@@ -339,3 +339,58 @@ def test_on_the_event_loop_a_batch_is_finished_with_one_wake_up(database):
     finally:
         bind.dispose()
 
+
+def test_whole_matches_in_batches_store_every_hand_and_the_result(database):
+    """Four matches played to their end with every action of a round in one batch: the log,
+    the hands (ended and begun inside batches) and the final match rows are what the engine
+    says (on PostgreSQL the batch goes as one array per column)."""
+    from db.models import Hand
+
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    try:
+        games = started(sessions, 4)
+        seqs = {g.match_id: 1 for g in games}
+        while any(not g.game.is_over for g in games):
+            running = [g for g in games if not g.game.is_over]
+            with committer_held(bind, len(running)) as committer:
+                futures = []
+                for g in running:
+                    seat, action = g.next() if any(
+                        a.kind == engine.ActionKind.PLAY for a in g.game.legal_actions()) \
+                        else (g.game.to_act, g.game.legal_actions()[0])
+                    assert seat is not None
+                    futures.append(actions.submit_live(
+                        g.match_id, seat, action, expected_seq=seqs[g.match_id],
+                        request_id=None, bot_id=g.bot_ids[seat], site="test",
+                        sessions=sessions, config=CONFIG))
+                    g.game.apply(seat, action)
+                    seqs[g.match_id] += 1
+                batches = committer.batches
+            results = [f.result(10) if f is not None else None for f in futures]
+            assert all(r is not None for r in results), results
+            if len(running) > 1:
+                assert committer.batches == batches + 1
+        with sessions() as s:
+            for g in games:
+                assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]
+                m = s.get(Match, g.match_id)
+                assert m is not None and m.state == "finished" and m.to_act is None
+                assert m.seq == len(g.game.history)
+                assert (m.counter0, m.counter1) == tuple(g.game.counters)
+                assert m.winner == g.game.winner
+                hands = list(s.scalars(select(Hand).where(Hand.match_id == g.match_id)
+                                       .order_by(Hand.number)))
+                assert len(hands) == len(g.game.results)
+                first = 0
+                for hand, result in zip(hands, g.game.results, strict=True):
+                    assert hand.first_seq == first
+                    assert (hand.winner, hand.game_points, hand.reason) == (
+                        result.winner, result.game_points, result.reason.value)
+                    assert (hand.points0, hand.points1) == tuple(result.points)
+                    assert (hand.tricks0, hand.tricks1) == tuple(result.tricks)
+                    assert hand.last_seq is not None and hand.finished_at is not None
+                    first = hand.last_seq + 1
+                assert first == m.seq
+    finally:
+        bind.dispose()
