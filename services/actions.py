@@ -56,6 +56,7 @@ from services.games import (
     forget_rows,
     game_of,
     keep,
+    keep_finished,
     keep_row,
     live_row,
     locked,
@@ -252,9 +253,12 @@ def _apply_live(
 
 def _applied(p: appends.Applied,
              committed: list[tuple[Match, bool, tuple[int, str] | None]]) -> SubmitResult:
-    """`p` is committed: keep its row and game live, announce it (via `committed`)."""
+    """`p` is committed: keep its row and game live (or, when it ended the match, its final
+    ones for the streams' reports), announce it (via `committed`)."""
     keep(p.key, p.m.seq, p.game)
     keep_row(p.key, p.m)
+    if p.game.is_over:
+        keep_finished(p.key, p.m, p.game)
     committed.append((p.m, p.result is not None or p.game.is_over, (p.seat, str(p.action))))
     metrics.ACTIONS_APPLIED.inc()
     return SubmitResult(p.seq, False, p.m)

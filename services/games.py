@@ -238,6 +238,38 @@ def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> No
         holder.lock.release()
 
 
+# The final row and game of the matches this process finished lately: the Play streams report
+# their last hands and result from them, without reading the database.
+_finished: dict[tuple[int, int], tuple[Match, engine.Match]] = {}
+
+
+def keep_finished(key: tuple[int, int], m: Match, game: engine.Match) -> None:
+    with _guard:
+        if len(_finished) >= CACHE_SIZE:
+            _finished.pop(next(iter(_finished)))
+        _finished[key] = (m, game)
+
+
+def finished(key: tuple[int, int], seq: int) -> tuple[Match, engine.Match] | None:
+    """The final row and game of the match `key` if this process finished it at `seq`."""
+    with _guard:
+        found = _finished.get(key)
+    return found if found is not None and found[0].seq == seq else None
+
+
+def results_cached(key: tuple[int, int], seq: int) -> list[engine.HandResult] | None:
+    """The hand results of the cached game if it is at `seq` and nobody holds the match's
+    lock now; None otherwise (never waits: for the event loop)."""
+    holder = _holder(key)
+    if not holder.lock.acquire(blocking=False):
+        return None
+    try:
+        game = cached_game(key, seq)
+        return list(game.results) if game is not None else None
+    finally:
+        holder.lock.release()
+
+
 def forget_rows() -> None:
     """Forget every live row (their clocks were reset in the database: `resume_all`)."""
     with _guard:

@@ -25,6 +25,7 @@ from services.games import (
     cached_game,
     game_of,
     keep,
+    keep_row,
     match_lock,
     reading,
     session_key,
@@ -98,7 +99,9 @@ def create_match(
         session.flush()
         session.add(Hand(match_id=m.id, number=0, dealer=game.hand.dealer, first_seq=0))
     bind = bound_engine(sessions)
-    keep(bind_key(bind, m.id), 0, game)
+    key = bind_key(bind, m.id)
+    keep(key, 0, game)
+    keep_row(key, m)  # its first action takes the fast path too (services.actions)
     after_commit(site_of(bind), m)
     return m
 

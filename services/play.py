@@ -27,7 +27,7 @@ from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
-from db.models import RUNNING, Bot
+from db.models import RUNNING, Bot, Match
 from services import actions, bus, clocks, convert, games, matches, metrics, notify, status
 from services.config import Settings, settings
 from services.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
@@ -220,29 +220,51 @@ class PlaySession:
         return version >= self.seen.get(m.id, (-1, False))
 
     def quick_step(self, rows: list[matches.MatchState]) -> list[bot_pb2.PlayResponse] | None:
-        """What to send for pushed `rows` when it needs no database (the common case: the
-        next turn, from the cached game), run on the event loop; None: use `step` on the pool.
-        """
-        out: list[bot_pb2.PlayResponse] = []
+        """What to send for pushed `rows` when it needs no database, run on the event loop:
+        the next turn from the cached game, a hand's end from its results, a match's end from
+        the final row and game this process committed. None: use `step` on the pool."""
+        plans: list[tuple[matches.MatchState, int, int, list[engine.HandResult] | None,
+                          Match | None]] = []
         for m in rows:
             seat = m.seat_of(self.bot.id)
             known = self.known.get(m.id)
-            if seat is None or m.state != RUNNING or known is None or m.hand_number != known:
+            if seat is None or known is None:
                 return None
-        for m in rows:
-            seat = m.seat_of(self.bot.id)
-            assert seat is not None
-            if m.to_act == seat and self.sent.get(m.id) != m.seq:
+            key = games.bind_key(self.bind, m.id)
+            if m.state != RUNNING:
+                ended = games.finished(key, m.seq)
+                if ended is None:
+                    return None
+                plans.append((m, seat, known, ended[1].results, ended[0]))
+            elif m.hand_number != known:
+                results = games.results_cached(key, m.seq)
+                if results is None or len(results) != m.hand_number:
+                    return None
+                plans.append((m, seat, known, results, None))
+            else:
+                plans.append((m, seat, known, None, None))
+        out: list[bot_pb2.PlayResponse] = []
+        turns: set[int] = set()
+        for m, seat, known, results, final in plans:
+            if results is not None:
+                out.extend(hands_ended(m.id, results, known))
+            if final is not None:
+                out.append(self._match_ended(m, seat, final))
+            elif m.to_act == seat and self.sent.get(m.id) != m.seq:
                 obs = games.observe_cached(games.bind_key(self.bind, m.id), m.seq, seat)
                 if obs is None:
-                    return None
+                    return None  # nothing recorded yet: `step` does it all
                 out.append(bot_pb2.PlayResponse(turn=self._turn(m, seat, obs)))
+                turns.add(m.id)
+        for m, _, _, _, final in plans:  # all done: record it
+            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, final is not None))
+            if final is not None:
+                self._forget(m.id)
+                continue
+            self.known[m.id] = m.hand_number
+            if m.id in turns:
+                self.sent[m.id] = m.seq
                 metrics.TURNS_PUSHED.inc()
-        for m in rows:  # all done: record it
-            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, False))
-            for response in out:
-                if response.turn.match_id == m.id:
-                    self.sent[m.id] = m.seq
         return out
 
     def step(self, rows: list[matches.MatchState]) -> list[bot_pb2.PlayResponse]:
@@ -257,12 +279,11 @@ class PlaySession:
             if known is not None and (m.hand_number > known or m.state != RUNNING):
                 out.extend(self.hands_ended(m, known))
             if m.state != RUNNING:  # finished, or aborted by an operator
-                self.known.pop(m.id, None)
-                self.sent.pop(m.id, None)
-                self.seats.pop(m.id, None)
-                match = matches.get_match(m.id, sessions=self.sessions)
-                out.append(bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
-                    seat=seat, won=m.winner == seat, match=convert.match_to_pb(match))))
+                self._forget(m.id)
+                ended = games.finished(games.bind_key(self.bind, m.id), m.seq)
+                match = ended[0] if ended is not None else matches.get_match(
+                    m.id, sessions=self.sessions)
+                out.append(self._match_ended(m, seat, match))
                 continue
             self.known[m.id] = m.hand_number
             self.seats[m.id] = seat
@@ -274,23 +295,28 @@ class PlaySession:
                     metrics.TURNS_PUSHED.inc()
         return out
 
+    def _forget(self, match_id: int) -> None:
+        self.known.pop(match_id, None)
+        self.sent.pop(match_id, None)
+        self.seats.pop(match_id, None)
+
+    @staticmethod
+    def _match_ended(m: matches.MatchState, seat: int, match: Match) -> bot_pb2.PlayResponse:
+        return bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
+            seat=seat, won=m.winner == seat, match=convert.match_to_pb(match)))
+
     def hands_ended(self, m: matches.MatchState, known: int) -> list[bot_pb2.PlayResponse]:
-        """The hands of `m` numbered `known` or more that are over: from the cached game when
-        it is at `m.seq` (a hand ended mid-match), else from the database."""
-        game = games.cached_game(games.bind_key(self.bind, m.id), m.seq)
-        if game is not None and m.state == RUNNING and len(game.results) == m.hand_number:
-            counters = [7, 7]
-            out = []
-            for number, result in enumerate(game.results):
-                counters[result.winner] -= result.game_points
-                if number >= known:
-                    out.append(bot_pb2.PlayResponse(hand_ended=match_pb2.HandEnded(
-                        match_id=m.id, hand_number=number, counters=counters,
-                        result=common_pb2.HandResult(
-                            winner=result.winner, game_points=result.game_points,
-                            reason=result.reason.value, points=list(result.points),
-                            tricks=list(result.tricks)))))
-            return out
+        """The hands of `m` numbered `known` or more that are over: from the game in memory
+        when this process has it at `m.seq`, else from the database."""
+        key = games.bind_key(self.bind, m.id)
+        if m.state == RUNNING:
+            results = games.results_cached(key, m.seq)
+            if results is not None and len(results) == m.hand_number:
+                return hands_ended(m.id, results, known)
+        else:
+            ended = games.finished(key, m.seq)
+            if ended is not None:
+                return hands_ended(m.id, ended[1].results, known)
         hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
         return [bot_pb2.PlayResponse(hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
                 for hand in hands if hand.number >= known]
@@ -309,3 +335,20 @@ class PlaySession:
             deadline=convert.timestamp(m.deadline_at),
             bank_left_ms=clocks.bank_left(m, seat),
         )
+
+
+def hands_ended(match_id: int, results: list[engine.HandResult],
+                known: int) -> list[bot_pb2.PlayResponse]:
+    """HandEnded of each of `results` (a match's, in order) numbered `known` or more."""
+    counters = [7, 7]
+    out = []
+    for number, result in enumerate(results):
+        counters[result.winner] -= result.game_points
+        if number >= known:
+            out.append(bot_pb2.PlayResponse(hand_ended=match_pb2.HandEnded(
+                match_id=match_id, hand_number=number, counters=counters,
+                result=common_pb2.HandResult(
+                    winner=result.winner, game_points=result.game_points,
+                    reason=result.reason.value, points=list(result.points),
+                    tricks=list(result.tricks)))))
+    return out
