@@ -226,10 +226,14 @@ class PlaySession:
         plans: list[tuple[matches.MatchState, int, int, list[engine.HandResult] | None,
                           Match | None]] = []
         for m in rows:
-            seat = m.seat_of(self.bot.id)
+            bot_seat = m.seat_of(self.bot.id)
             known = self.known.get(m.id)
-            if seat is None or known is None:
+            if bot_seat is None or (known is None and m.state != RUNNING):
                 return None
+            seat = bot_seat
+            if known is None:  # new to the stream (a new match): its turn, if any
+                plans.append((m, seat, m.hand_number, None, None))
+                continue
             key = games.bind_key(self.bind, m.id)
             if m.state != RUNNING:
                 ended = games.finished(key, m.seq)
@@ -256,12 +260,13 @@ class PlaySession:
                     return None  # nothing recorded yet: `step` does it all
                 out.append(bot_pb2.PlayResponse(turn=self._turn(m, seat, obs)))
                 turns.add(m.id)
-        for m, _, _, _, final in plans:  # all done: record it
+        for m, seat, _, _, final in plans:  # all done: record it
             self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, final is not None))
             if final is not None:
                 self._forget(m.id)
                 continue
             self.known[m.id] = m.hand_number
+            self.seats[m.id] = seat
             if m.id in turns:
                 self.sent[m.id] = m.seq
                 metrics.TURNS_PUSHED.inc()

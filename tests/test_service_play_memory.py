@@ -51,7 +51,7 @@ def play(sessions, match_id: int, game: engine.Match, until) -> None:  # type: i
         game.apply(seat, action)
 
 
-def reports(sessions, bot: Bot, match_id: int, known: int, quick: bool):  # type: ignore[no-untyped-def]
+def reports(sessions, bot: Bot, match_id: int, known: int | None, quick: bool):  # type: ignore[no-untyped-def]
     """What the bot's Play stream sends for the match's current state, having last seen hand
     `known`: from memory (`quick_step`) or as a process without it would (`step`)."""
     async def run():  # type: ignore[no-untyped-def]
@@ -60,8 +60,9 @@ def reports(sessions, bot: Bot, match_id: int, known: int, quick: bool):  # type
             state = next(m for m in matches.match_states_of(bot.id, [match_id],
                                                             sessions=sessions)
                          if m.id == match_id)
-            session.known[match_id] = known
-            session.seats[match_id] = state.seat_of(bot.id)
+            if known is not None:
+                session.known[match_id] = known
+                session.seats[match_id] = state.seat_of(bot.id)
             if quick:
                 with counting(sessions) as statements:
                     out = session.quick_step([state])
@@ -81,6 +82,15 @@ def test_hand_and_match_ends_come_from_memory_and_equal_the_databases(database):
         m = matches.create_match([a.id, b.id], seed=11, sessions=sessions, config=CONFIG)
         game = engine.Match(11, m.profile)
         key = games.bind_key(sessions.kw["bind"], m.id)
+
+        # a new match: the first turn of the bot to act, from the game kept at its creation
+        first = (a, b)[game.to_act]
+        fast, statements = reports(sessions, first, m.id, None, quick=True)
+        assert statements == []
+        assert fast is not None and [r.WhichOneof("message") for r in fast] == ["turn"]
+        assert fast[0].turn.seq == 0 and fast[0].turn.seat == game.to_act
+        slow, _ = reports(sessions, first, m.id, None, quick=False)
+        assert slow == fast
 
         # a hand ends mid-match: HandEnded (and the next turn, if the bot is to act)
         play(sessions, m.id, game, lambda g: len(g.results) == 1)
