@@ -141,30 +141,31 @@ def write(connection: Connection, batch: list[Applied]) -> None:
 
 # PostgreSQL: each statement takes the batch as one array per column, so its text is the same
 # whatever the batch's size (prepared once by the server, planned once), and the driver sends
-# a handful of parameters instead of one set per row (one round trip per statement).
+# a handful of parameters instead of one set per row (one round trip per statement). The
+# arrays go in binary (`%b`): a third of the driver's CPU of the text form.
 PG_ADD_ACTIONS = (
     "INSERT INTO actions (match_id, seq, seat, action, request_id, created_at) "
-    "SELECT * FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::varchar[], "
-    "%s::varchar[], %s::timestamptz[])")
+    "SELECT * FROM unnest(%b::integer[], %b::integer[], %b::integer[], %b::varchar[], "
+    "%b::varchar[], %b::timestamptz[])")
 PG_END_HANDS = (
     "UPDATE hands AS h SET winner = v.winner, game_points = v.game_points, reason = v.reason, "
     "points0 = v.points0, points1 = v.points1, tricks0 = v.tricks0, tricks1 = v.tricks1, "
     "last_seq = v.last_seq, finished_at = v.finished_at "
-    "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::integer[], %s::varchar[], "
-    "%s::integer[], %s::integer[], %s::integer[], %s::integer[], %s::integer[], "
-    "%s::timestamptz[]) AS v(match_id, number, winner, game_points, reason, points0, points1, "
+    "FROM unnest(%b::integer[], %b::integer[], %b::integer[], %b::integer[], %b::varchar[], "
+    "%b::integer[], %b::integer[], %b::integer[], %b::integer[], %b::integer[], "
+    "%b::timestamptz[]) AS v(match_id, number, winner, game_points, reason, points0, points1, "
     "tricks0, tricks1, last_seq, finished_at) "
     "WHERE h.match_id = v.match_id AND h.number = v.number")
 PG_NEW_HANDS = (
     "INSERT INTO hands (match_id, number, dealer, first_seq) "
-    "SELECT * FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::integer[])")
+    "SELECT * FROM unnest(%b::integer[], %b::integer[], %b::integer[], %b::integer[])")
 _PG_TYPES = {"state": "varchar", "end_reason": "varchar", "end_detail": "text",
              "schneider": "boolean", "turn_started_at": "timestamptz",
              "deadline_at": "timestamptz", "finished_at": "timestamptz"}
 PG_SAVE = (
     "UPDATE matches AS m SET " + ", ".join(f"{c} = v.{c}" for c in CHANGING)
-    + " FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::integer[], "
-    + ", ".join(f"%s::{_PG_TYPES.get(c, 'integer')}[]" for c in CHANGING)
+    + " FROM unnest(%b::integer[], %b::integer[], %b::integer[], %b::integer[], "
+    + ", ".join(f"%b::{_PG_TYPES.get(c, 'integer')}[]" for c in CHANGING)
     + ") AS v(id, read_seq, read_illegal0, read_illegal1, " + ", ".join(CHANGING) + ") "
     + "WHERE m.id = v.id AND m.seq = v.read_seq AND m.state = 'running' "
     + "AND m.illegal0 = v.read_illegal0 AND m.illegal1 = v.read_illegal1")
