@@ -6,9 +6,11 @@ new summary, and the stream sends what the bot has not been sent yet: the next t
 as soon as the previous action is committed, whoever made it, without reading the database.
 
 The stream is also level-triggered, as a safety net: when it opens, after the bus reconnects,
-after a refused answer, and every `Settings.safety_s` seconds (`poll_s` while no change bus is
-heard) it re-reads the bot's running matches from the database and sends what is missing, so a
-reconnecting bot (or a restarted server) simply gets its pending turns again.
+after a refused answer, and when the server's one safety-net query for all Play streams
+(`services.watchers.Players`, every `Settings.safety_s` seconds, `poll_s` while no change bus
+is heard) finds something it missed, it re-reads the bot's running matches from the database
+and sends what is missing, so a reconnecting bot (or a restarted server) simply gets its
+pending turns again.
 
 The stream runs as an asyncio task of the server's event loop; its database work runs on the
 server's thread pool.
@@ -28,14 +30,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import RUNNING, Bot, Match
-from services import actions, bus, clocks, convert, games, matches, metrics, notify, status
+from services import actions, clocks, convert, games, matches, metrics, notify, status
 from services.config import Settings, settings
 from services.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
 
 log = logging.getLogger(__name__)
-# While no change bus is heard, a house bot's move made by a worker process (not over gRPC) is
-# found by a quick read (transitional: the workers submit house moves over gRPC).
-POLL_HOUSE_SECONDS = 0.05
 FULL = object()  # an event: read the database
 STOP = object()  # an event: end the stream
 
@@ -56,10 +55,6 @@ class PlaySession:
         self.known: dict[int, int] = {}  # match id -> hand number last reported
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
-        self.house_to_act = False
-        self.last_events = self.loop.time()  # when events were last taken (safety net)
-        self.armed_for = 0.0  # the safety net's period as the timer was armed
-        self.timer: asyncio.TimerHandle | None = None
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: notify.Change | None) -> None:
@@ -73,23 +68,33 @@ class PlaySession:
 
     def close(self) -> None:
         self.unsubscribe()
-        if self.timer is not None:
-            self.timer.cancel()
 
-    def _alarm(self) -> None:
-        """The safety net's timer (on the loop): FULL once no event came for
-        `poll_seconds()`. One timer per stream, re-armed from the time of the last events
-        (an `asyncio.wait_for` per wait cost a task and a timer per turn)."""
-        period = self.poll_seconds()
-        left = self.last_events + period - self.loop.time()
-        if left <= 0:
-            self.events.put_nowait(FULL)
-            left = period
-        self._arm(left, period)
+    def wake(self) -> None:
+        """Read the database and send what is missing (on the loop: the safety net)."""
+        self.events.put_nowait(FULL)
 
-    def _arm(self, delay: float, period: float) -> None:
-        self.armed_for = period
-        self.timer = self.loop.call_later(delay, self._alarm)
+    def missed(self, rows: list[Any]) -> bool:
+        """Whether the rows of the safety net's query (services.watchers.Players: id, bot0_id,
+        bot1_id, state, seq, to_act, hand_number) hold something this stream has not sent: a
+        new match of its bot, a turn, a hand's or a match's end. Rows older than what the
+        stream handled since are skipped (it moved on meanwhile)."""
+        for row in rows:
+            seat = 0 if row.bot0_id == self.bot.id else 1 if row.bot1_id == self.bot.id else None
+            if seat is None:
+                continue
+            over = row.state != RUNNING
+            if (row.seq, over) < self.seen.get(row.id, (-1, False)):
+                continue
+            known = self.known.get(row.id)
+            if known is None:
+                if not over:
+                    return True  # a match it has not heard of
+                continue
+            if over or row.hand_number != known:
+                return True
+            if row.to_act == seat and self.sent.get(row.id) != row.seq:
+                return True
+        return False
 
     def stop_soon(self) -> None:
         """End the stream's responses (any thread): the bot was suspended or its token
@@ -161,13 +166,6 @@ class PlaySession:
             sessions=self.sessions, config=self.config)
 
     # --- what to send -----------------------------------------------------------------------
-    def poll_seconds(self) -> float:
-        if bus.listening():
-            return self.config.safety_s
-        if self.house_to_act:
-            return POLL_HOUSE_SECONDS
-        return self.config.poll_s
-
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
         running = await self.run(matches.match_states_of, self.bot.id, (),
                                  sessions=self.sessions)
@@ -176,11 +174,6 @@ class PlaySession:
         for response in await self.run(self.step, running):
             yield response
         while True:
-            if self.timer is None or self.poll_seconds() < self.armed_for:
-                if self.timer is not None:
-                    self.timer.cancel()
-                self._arm(self.poll_seconds(), self.poll_seconds())
-            self.last_events = self.loop.time()
             events = [await self.events.get()]
             while not self.events.empty():
                 events.append(self.events.get_nowait())
@@ -204,7 +197,6 @@ class PlaySession:
             if full:
                 rows = await self.run(matches.match_states_of, self.bot.id, list(self.known),
                                       sessions=self.sessions)
-                self.house_to_act = any(m.house_to_act() for m in rows)
             else:
                 rows = [m for m in changes.values() if self._newer(m, None)]
             if rows:

@@ -22,7 +22,7 @@ from services.errors import InvalidArgument
 from services.play import PlaySession
 from services.presence import Presence
 from services.streams import Limits, peer_address
-from services.watchers import Watched
+from services.watchers import Players, Watched
 
 # A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
 # query for all spectators).
@@ -84,6 +84,12 @@ class Streams:
         self.config = config
         self.limits = Limits()
         self.watched: Watched | None = None  # made on the event loop, by the first spectator
+        self.players: Players | None = None  # made on the event loop, by the first Play stream
+
+    def safety_s(self) -> float:
+        """The streams' safety-net interval: `safety_s`, or `poll_s` while no change bus is
+        heard."""
+        return self.config.safety_s if bus.listening() else self.config.poll_s
 
     async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a blocking `function` on the pool, from the event loop."""
@@ -163,9 +169,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
                                        lambda _change: loop.call_soon_threadsafe(woken.set))
         if self.streams.watched is None:
-            self.streams.watched = Watched(
-                self.sessions, self.streams.run,
-                lambda: self.config.safety_s if bus.listening() else self.config.poll_s)
+            self.streams.watched = Watched(self.sessions, self.streams.run,
+                                           self.streams.safety_s)
         self.streams.watched.add(request.match_id, woken)
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
@@ -229,6 +234,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             await status.abort_async(context, e, "Play")
             return
         session = PlaySession(bot, self.sessions, self.config, run)
+        if self.streams.players is None:
+            self.streams.players = Players(self.sessions, run, self.streams.safety_s)
+        self.streams.players.add(session)
         # ended if the bot is suspended or its token rotated meanwhile (services.revocation)
         watch = revocation.watch(bot, self.sessions, session.stop_soon, self.config.heartbeat_s)
         reader = None
@@ -243,6 +251,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             watch.cancel()
             if reader is not None:
                 reader.cancel()
+            self.streams.players.remove(session)
             session.close()
             release()
             try:

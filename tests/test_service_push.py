@@ -291,3 +291,50 @@ def test_a_change_heard_from_another_process_advances_the_cached_game(database):
     finally:
         here.kw["bind"].dispose()
         there.kw["bind"].dispose()
+
+
+def test_idle_play_streams_share_one_safety_net_read_and_catch_what_was_missed(service,
+                                                                               monkeypatch):
+    """Eight bots' Play streams, idle: one safety-net query a second for all of them (poll_s,
+    no bus), not one per stream. A match made elsewhere without a word to this process (no
+    bus) is found by it, and only the bot to act is sent its turn."""
+    from services import notify
+
+    tokens = [service.register(f"bot{i}") for i in range(8)]
+    streams = [PlayStream(service.channel, token) for _, token in tokens]
+    try:
+        for stream in streams:
+            stream.next("welcome")
+        time.sleep(1.2)  # the first shared round is done
+        statements = count_statements(service.sessions)
+        time.sleep(2.5)
+        reads = [s for s in statements if "FROM matches" in s and "deadline_at <" not in s]
+        assert 1 <= len(reads) <= 4, reads
+        seed = first_to_act(1)
+        with monkeypatch.context() as quiet:  # as another process without a bus
+            quiet.setattr(notify, "publish", lambda _change: None)
+            m = plain.create_match([tokens[0][0], tokens[1][0]], seed=seed,
+                                   sessions=service.database.sessions(),
+                                   config=service.config)
+        started = time.perf_counter()
+        turn = streams[1].next("turn", timeout=5).turn
+        assert turn.match_id == m.id and turn.seq == 0 and turn.seat == 1
+        assert time.perf_counter() - started < 3  # within a round or two of the net
+        with pytest.raises(Exception):  # noqa: B017  (queue.Empty: nothing for the others)
+            streams[0].next("turn", timeout=1.5)
+        # an action made elsewhere, quietly: the opponent's turn is found by the net too
+        game = engine.Match(seed, "soft")
+        action = game.legal_actions()[0]
+        with monkeypatch.context() as quiet:
+            quiet.setattr(notify, "publish", lambda _change: None)
+            elsewhere = service.database.sessions()
+            actions.submit_action(m.id, 1, action, expected_seq=0, sessions=elsewhere,
+                                  config=service.config)
+            elsewhere.kw["bind"].dispose()
+        game.apply(1, action)
+        turn = streams[0].next("turn", timeout=5).turn
+        assert turn.match_id == m.id and turn.seq == 1
+        assert wire.observation_from_pb(turn.observation) == game.observe(0)
+    finally:
+        for stream in streams:
+            stream.close()
