@@ -295,17 +295,24 @@ def locked(session: Session, match_id: int) -> Match | None:
 
 
 _bots: dict[tuple[int, int], Bot] = {}
+BOTS = Bot.metadata.tables["bots"]
+READ_BOT = select(BOTS).where(BOTS.c.id == bindparam("bot_id"))
 
 
 def _bot(session: Session, bot_id: int) -> Bot:
-    """The bot `bot_id` (kept per process once read: a bot never changes once registered)."""
-    key = session_key(session, bot_id)
+    return bot_of(session.connection(), bot_id)
+
+
+def bot_of(connection: Connection, bot_id: int) -> Bot:
+    """The bot `bot_id` (kept per process once read: its name and kind never change once
+    registered), outside any session; NotFound if there is none."""
+    key = bind_key(connection.engine, bot_id)
     bot = _bots.get(key)
     if bot is None:
-        bot = session.get(Bot, bot_id)
-        if bot is None:
-            raise NotFound(f"no bot with id {bot_id}")
-        session.expunge(bot)
+        row = connection.execute(READ_BOT, {"bot_id": bot_id}).one_or_none()
+        if row is None:
+            raise NotFound(f"no bot with id {bot_id}: register it first")
+        bot = Bot(**row._mapping)
         with _guard:
             _bots[key] = bot
     return bot
