@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from bummerl import wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
@@ -36,12 +36,14 @@ END_REASONS = {
 }
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def timestamp(moment: datetime | None) -> Timestamp | None:
     if moment is None:
         return None
-    stamp = Timestamp()
-    stamp.FromDatetime(aware(moment))  # type: ignore[arg-type]
-    return stamp
+    since = aware(moment) - EPOCH  # (Timestamp.FromDatetime does the same, slower)
+    return Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def observation_response(obs: engine.Observation, seq: int,

@@ -93,11 +93,23 @@ def writing(db: Session | Engine) -> Iterator[None]:
         yield
 
 
+# The holders of the matches used lately, kept alive (a new lock per action cost two weak
+# references); dropping one from here is safe: while a thread holds its lock it keeps the
+# holder referenced, so `_locks` still gives every caller that same holder.
+_recent: dict[tuple[int, int], _Lock] = {}
+
+
 def _holder(key: tuple[int, int]) -> _Lock:
     with _guard:
+        holder = _recent.get(key)
+        if holder is not None:
+            return holder
         holder = _locks.get(key)
         if holder is None:
             holder = _locks[key] = _Lock()
+        if len(_recent) >= CACHE_SIZE:
+            _recent.pop(next(iter(_recent)))
+        _recent[key] = holder
         return holder
 
 

@@ -32,6 +32,18 @@ def action_to_pb(action: engine.Action) -> pb.Action:
     )
 
 
+_ACTIONS: dict[engine.Action, pb.Action] = {}
+
+
+def _shared_action_pb(action: engine.Action) -> pb.Action:
+    """`action_to_pb(action)`, built once per distinct action, for messages that take a copy
+    of it (never changed, never handed out)."""
+    message = _ACTIONS.get(action)
+    if message is None:
+        message = _ACTIONS[action] = action_to_pb(action)
+    return message
+
+
 def action_from_pb(message: pb.Action) -> engine.Action:
     """The engine action; raises ValueError naming what is wrong."""
     kind = KIND_NAMES.get(message.kind)
@@ -76,7 +88,7 @@ def observation_to_pb(obs: engine.Observation) -> pb.Observation:
         tricks_won=obs.tricks_won,
         opponent_tricks_won=obs.opponent_tricks_won,
         counters=list(obs.counters),
-        legal_actions=[action_to_pb(a) for a in obs.legal_actions],
+        legal_actions=[_shared_action_pb(a) for a in obs.legal_actions],
         opponent_hand_size=obs.opponent_hand_size,
         closed_after=_seat(obs.closed_after),
     )
