@@ -67,3 +67,26 @@ def test_waiting_for_the_migrations(tmp_path):
     assert migrate.main([url, "--wait", "0.1"]) == 1  # nothing migrated: it gives up
     assert migrate.main([url]) == 0
     assert migrate.is_current(url) and migrate.main([url, "--wait", "5"]) == 0
+
+
+def test_a_moves_update_of_its_match_row_can_be_a_hot_update(database_url):
+    """No column a move changes is indexed (the deadline was), and on PostgreSQL the matches
+    table leaves room on its pages: each action's update of its row can then be a heap-only
+    tuple update, without new entries in the table's indexes (migration 0006)."""
+    from services.games import CHANGING
+
+    upgrade(database_url)
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            indexed = {column for index in inspect(conn).get_indexes("matches")
+                       for column in index["column_names"]}
+            assert indexed == {"state", "bot0_id", "bot1_id"}, indexed
+            assert indexed & set(CHANGING) == {"state"}  # changes once, when the match ends
+            if conn.dialect.name == "postgresql":
+                options = conn.execute(text(
+                    "SELECT reloptions FROM pg_class WHERE oid = 'matches'::regclass")).scalar()
+                assert options == ["fillfactor=80"], options
+    finally:
+        engine.dispose()
+        downgrade(database_url)
