@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, insert, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 import engine
 from db.models import ActionLog, Hand, Match
@@ -176,8 +176,26 @@ _NEW_COLUMNS = ("match_id", "number", "dealer", "first_seq")
 
 def write_arrays(connection: Connection, batch: list[Applied]) -> int:
     """`write` on PostgreSQL: four statements of fixed text at most, whatever the batch's
-    size; returns the number of match rows updated."""
-    execute = connection.exec_driver_sql
+    size, sent in one pipeline (one round trip with the transaction's BEGIN); returns the
+    number of match rows updated."""
+    import psycopg as driver_errors
+
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    try:
+        with driver.cursor() as cursor:
+            with driver.pipeline():
+                _write_arrays(cursor.execute, batch)
+            return int(cursor.rowcount)  # the last statement's: the match rows'
+    except driver_errors.Error as e:  # as SQLAlchemy's own statements would raise it
+        invalidated = bool(driver.closed or getattr(driver, "broken", False))
+        if invalidated:
+            connection.invalidate()  # past SQLAlchemy's own detection: tell its pool here
+        raise DBAPIError.instance(PG_SAVE, None, e, driver_errors.Error,
+                                  connection_invalidated=invalidated) from e
+
+
+def _write_arrays(execute: Callable[..., Any], batch: list[Applied]) -> None:
     execute(PG_ADD_ACTIONS, (
         [p.m.id for p in batch], [p.seq for p in batch], [p.seat for p in batch],
         [str(p.action) for p in batch], [p.request_id for p in batch],
@@ -189,10 +207,10 @@ def write_arrays(connection: Connection, batch: list[Applied]) -> int:
     if begins:
         execute(PG_NEW_HANDS, tuple([b[c] for b in begins] for c in _NEW_COLUMNS))
     ms = [p.m for p in batch]
-    return execute(PG_SAVE, (
+    execute(PG_SAVE, (
         [m.id for m in ms], [p.seq for p in batch], [p.read_illegal[0] for p in batch],
         [p.read_illegal[1] for p in batch],
-        *([getattr(m, c) for m in ms] for c in CHANGING))).rowcount
+        *([getattr(m, c) for m in ms] for c in CHANGING)))
 
 
 def commit(bind: Engine, batch: list[Applied]) -> bool:

@@ -130,3 +130,37 @@ def play_in_threads(service: Service, players: list[tuple[Bot, str]], matches: i
         r.stop()
     assert not any(t.is_alive() for t in threads), "a bot did not finish its matches in time"
     return runners
+
+
+@contextmanager
+def statements_run(bind) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    """The SQL statements run on the engine `bind` inside the block (any thread). On PostgreSQL
+    they are taken at the driver: the group commit sends its batches on the driver's pipeline,
+    past SQLAlchemy's events (its BEGIN and COMMIT are not statements here)."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
+    if bind.dialect.name != "postgresql":
+        def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+            statements.append(statement)
+
+        event.listen(bind, "before_cursor_execute", record)
+        try:
+            yield statements
+        finally:
+            event.remove(bind, "before_cursor_execute", record)
+        return
+    import psycopg
+
+    real = psycopg.Cursor.execute
+
+    def execute(cursor, query, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if cursor.connection.info.dbname == bind.url.database:
+            statements.append(query if isinstance(query, str) else str(query))
+        return real(cursor, query, *args, **kwargs)
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield statements
+    finally:
+        psycopg.Cursor.execute = real  # type: ignore[method-assign]

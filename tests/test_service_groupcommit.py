@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
-from servicekit import CONFIG, fresh_database
+from servicekit import CONFIG, fresh_database, statements_run
 from sqlalchemy import Engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -78,20 +78,18 @@ def committer_held(bind: Engine, waiting: int) -> Iterator[appends.GroupCommit]:
 
 @contextmanager
 def counting(bind: Engine) -> Iterator[dict[str, int]]:
+    """The statements and commits run on `bind` inside the block."""
     counts = {"statements": 0, "commits": 0}
-
-    def statement(*_args) -> None:  # type: ignore[no-untyped-def]
-        counts["statements"] += 1
 
     def commit(*_args) -> None:  # type: ignore[no-untyped-def]
         counts["commits"] += 1
 
-    event.listen(bind, "before_cursor_execute", statement)
     event.listen(bind, "commit", commit)
     try:
-        yield counts
+        with statements_run(bind) as statements:
+            yield counts
+            counts["statements"] = len(statements)
     finally:
-        event.remove(bind, "before_cursor_execute", statement)
         event.remove(bind, "commit", commit)
 
 

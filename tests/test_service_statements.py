@@ -9,12 +9,8 @@ And the match update refuses to overwrite a row that moved on since it was read.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
-from servicekit import CONFIG, fresh_database
-from sqlalchemy import event
+from servicekit import CONFIG, fresh_database, statements_run
 
 import engine
 from services import actions, bots, games, matches
@@ -28,20 +24,9 @@ def database(request, tmp_path):
         yield db
 
 
-@contextmanager
-def counting(sessions) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+def counting(sessions):  # type: ignore[no-untyped-def]
     """The SQL statements run on the engine of `sessions` inside the block."""
-    statements: list[str] = []
-    bind = sessions.kw["bind"]
-
-    def record(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        statements.append(statement)
-
-    event.listen(bind, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(bind, "before_cursor_execute", record)
+    return statements_run(sessions.kw["bind"])
 
 
 def test_statements_per_action(database):
