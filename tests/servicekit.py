@@ -152,10 +152,16 @@ def statements_run(bind) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
         return
     import psycopg
 
+    def where(connection) -> tuple[str | None, str | None]:  # type: ignore[no-untyped-def]
+        parameters = connection.info.get_parameters()  # the database, and its schema's option
+        return parameters.get("dbname"), parameters.get("options")
+
+    with bind.connect() as connection:
+        ours = where(connection.connection.driver_connection)
     real = psycopg.Cursor.execute
 
     def execute(cursor, query, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if cursor.connection.info.dbname == bind.url.database:
+        if where(cursor.connection) == ours:
             statements.append(query if isinstance(query, str) else str(query))
         return real(cursor, query, *args, **kwargs)
 
