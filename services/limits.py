@@ -166,10 +166,15 @@ def _checked(requests: Iterator[Any], context: grpc.ServicerContext,
 
 
 async def _checked_async(requests: AsyncIterator[Any], context: Any,
-                         where: str) -> AsyncIterator[Any]:
+                         where: str, abort: bool = True) -> AsyncIterator[Any]:
+    """The requests, checked; a refused one aborts the call, or with `abort` false is raised
+    to the reader (a bidirectional handler reads in a task of its own while its writer may be
+    sending: the handler aborts from the writer, as two operations at once would fail)."""
     async for request in requests:
         refusal = _refusal(request)
         if refusal is not None:
+            if not abort:
+                raise refusal
             await status.abort_async(context, refusal, where)
         yield request
 
@@ -203,7 +208,8 @@ def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
             return behavior(request, context)
     elif inspect.isasyncgenfunction(behavior):
         async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
-            async for response in behavior(_checked_async(requests, context, where), context):
+            checked = _checked_async(requests, context, where, abort=False)
+            async for response in behavior(checked, context):
                 yield response
     elif inspect.iscoroutinefunction(behavior):
         async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]

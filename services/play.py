@@ -111,8 +111,11 @@ class PlaySession:
                     await self.answer(request.action)
         except asyncio.CancelledError:
             raise
+        except ServiceError as e:  # a refused request (services.limits): the writer aborts
+            self.events.put_nowait(e)
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot.id, e)
+            self.events.put_nowait(STOP)
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
@@ -188,6 +191,8 @@ class PlaySession:
                         full = True
                 elif event is STOP:
                     return
+                elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
+                    raise event
                 elif isinstance(event, notify.Change):
                     m = event.match
                     if self._newer(m, changes.get(m.id)):
