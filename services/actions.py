@@ -45,7 +45,7 @@ from db.models import (
 )
 from services import appends, metrics
 from services.bots import _sessions
-from services.clocks import after_commit, bank_left, forfeit, start_turn
+from services.clocks import after_commit, announce, bank_left, forfeit, hand_over, start_turn
 from services.config import Settings, settings
 from services.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
 from services.games import (
@@ -181,7 +181,9 @@ def submit_live(
             # goes on and is finished here all the same.
             outcome.set_running_or_notify_cancel()
 
-        def committed_or_not(done: appends.Outcome) -> None:
+        def committed_or_not(done: appends.Outcome) -> appends.Then:
+            """On the committer's thread: settle the live row, the cache and the lock; the
+            answer and the announcement follow on the caller's loop."""
             committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
             result: SubmitResult | None | BaseException = None
             try:
@@ -195,6 +197,10 @@ def submit_live(
                 result = e
             finally:
                 holder.lock.release()
+                for m, _, _ in committed:
+                    hand_over(site, m)
+
+            def answer() -> None:
                 # An asyncio future is cancelled when its waiter is (a Play stream that
                 # ended): the commit is finished and announced all the same.
                 if not outcome.done():
@@ -203,8 +209,10 @@ def submit_live(
                     else:
                         outcome.set_result(result)
                 for m, everyone, appended in committed:
-                    after_commit(site, m, everyone, appended)
+                    announce(site, m, everyone, appended)
                 metrics.action_seconds(started)
+
+            return answer
 
         appends.committer(bind).submit(applied, committed_or_not, loop)
     except BaseException:

@@ -17,11 +17,12 @@ its actions are committed one by one, each in its own transaction; the ones that
 answer False (the caller takes the old path, which reads the row and decides). An action is
 acknowledged (and its change pushed) only after its own commit.
 
-An action handed over from an event loop (a Play stream's answer) is finished on that loop: the
-committer wakes the loop once per batch and the loop runs the batch's callbacks (announcing
-the changes to the streams without a further hop), instead of one cross-thread wake-up per
-action. On PostgreSQL a batch is written with statements of fixed text that take one array per
-column (`write_arrays`).
+An action handed over from an event loop (a Play stream's answer) is settled on the committer's
+thread (the live row, the cache, the match's lock, the hooks) and answered on that loop: the
+committer wakes the loop once per batch and the loop answers and announces the batch's actions
+to the streams without a further hop, instead of one cross-thread wake-up per action. On
+PostgreSQL a batch is written with statements of fixed text that take one array per column
+(`write_arrays`).
 """
 
 from __future__ import annotations
@@ -226,7 +227,11 @@ def commit(bind: Engine, batch: list[Applied]) -> bool:
 
 
 Outcome = bool | BaseException  # committed, refused (see `commit`), or the database's error
-Done = Callable[[Outcome], object]
+Then = Callable[[], object]
+# Called on the committer's thread with the outcome (it must settle the state there: the live
+# row, the cache, the match's lock); what it returns, if anything, runs on the submitter's
+# event loop (answers and announcements), or on the committer's thread without a loop.
+Done = Callable[[Outcome], Then | None]
 
 
 class GroupCommit:
@@ -242,9 +247,10 @@ class GroupCommit:
 
     def submit(self, p: Applied, done: Done,
                loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Commit `p` soon, then call `done` with the outcome: on the committer's thread, or
-        with `loop`, on that event loop (the outcomes of one batch in one callback: one
-        wake-up of the loop per batch, not one per action)."""
+        """Commit `p` soon, then call `done` with the outcome on the committer's thread; what
+        it returns runs on `loop` (the returns of one batch in one callback: one wake-up of
+        the loop per batch, not one per action), or on the committer's thread without one.
+        A loop that has stopped loses only those: the state was settled by `done`."""
         with self.lock:
             self.pending.append((p, done, loop))
             if self.busy:
@@ -260,17 +266,20 @@ class GroupCommit:
                     self.busy = False
                     return
             outcomes = self._commit([p for p, _, _ in batch])
-            on_loops: dict[asyncio.AbstractEventLoop, list[tuple[Done, Outcome]]] = {}
+            on_loops: dict[asyncio.AbstractEventLoop, list[Then]] = {}
             for (_, done, loop), outcome in zip(batch, outcomes, strict=True):
+                then = _call(done, outcome)
+                if then is None:
+                    continue
                 if loop is None:
-                    _call(done, outcome)
+                    _call_all([then])
                 else:
-                    on_loops.setdefault(loop, []).append((done, outcome))
-            for loop, calls in on_loops.items():
+                    on_loops.setdefault(loop, []).append(then)
+            for loop, thens in on_loops.items():
                 try:
-                    loop.call_soon_threadsafe(_call_all, calls)
+                    loop.call_soon_threadsafe(_call_all, thens)
                 except RuntimeError:  # the loop is closed (the server stopped): here, then
-                    _call_all(calls)
+                    _call_all(thens)
 
     def _commit(self, batch: list[Applied]) -> list[Outcome]:
         if len(batch) > 1:
@@ -289,16 +298,20 @@ class GroupCommit:
         return outcomes
 
 
-def _call(done: Done, outcome: Outcome) -> None:
+def _call(done: Done, outcome: Outcome) -> Then | None:
     try:
-        done(outcome)
+        return done(outcome)
     except Exception:  # noqa: BLE001  (one waiter's failure must not stop the others')
         log.exception("a group commit's waiter failed")
+        return None
 
 
-def _call_all(calls: list[tuple[Done, Outcome]]) -> None:
-    for done, outcome in calls:
-        _call(done, outcome)
+def _call_all(thens: list[Then]) -> None:
+    for then in thens:
+        try:
+            then()
+        except Exception:  # noqa: BLE001  (as in `_call`)
+            log.exception("a group commit's waiter failed")
 
 
 _committers: dict[int, GroupCommit] = {}
@@ -323,6 +336,7 @@ def commit_one(bind: Engine, p: Applied) -> bool:
             future.set_exception(outcome)
         else:
             future.set_result(outcome)
+        return None
 
     committer(bind).submit(p, done)
     return future.result()

@@ -110,9 +110,21 @@ def after_commit(site: str, m: Match, everyone: bool = True,
     and hand the hooks to the dispatcher (never run on this thread). `action` (seat, action)
     is the action appended at `m.seq - 1`, if the change is one (other processes apply it to
     their cached game)."""
+    announce(site, m, everyone, action)
+    hand_over(site, m)
+
+
+def announce(site: str, m: Match, everyone: bool = True,
+             action: tuple[int, str] | None = None) -> None:
+    """`after_commit`'s first half: push the change to the streams, here and on the bus."""
     from services.matches import MatchState
 
     notify.publish(notify.Change(site, MatchState.of(m), everyone, action))
+
+
+def hand_over(site: str, m: Match) -> None:
+    """`after_commit`'s second half: hand the hooks to the dispatcher (a house bot's turn, a
+    match's end) and count a match's end."""
     if m.state == RUNNING and m.to_act is not None and m.bot(m.to_act).kind == HOUSE:
         dispatch.on_turn(m.id, m.to_act, m.seq, house_turn(site, m))
     if m.state != RUNNING:

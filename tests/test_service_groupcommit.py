@@ -392,3 +392,42 @@ def test_whole_matches_in_batches_store_every_hand_and_the_result(database):
                 assert first == m.seq
     finally:
         bind.dispose()
+
+
+def test_a_stopped_event_loop_loses_only_the_answer(database):
+    """The committer settles an action on its own thread (live row, cache, the match's lock,
+    the hooks): if the loop it was handed over from has stopped (a server stopped in this
+    process), only the answer and the streams' announcement are lost, and the match goes on
+    (before, its lock stayed taken and the next submit waited for ever)."""
+    import asyncio
+
+    from services import games
+
+    sessions = database.sessions()
+    bind = sessions.kw["bind"]
+    loop = asyncio.new_event_loop()  # never run: as a server's loop after it stopped
+    try:
+        (g,) = started(sessions, 1)
+        seat, action = g.next()
+        future = actions.submit_live(
+            g.match_id, seat, action, expected_seq=1, request_id=None, bot_id=g.bot_ids[seat],
+            site="test", sessions=sessions, config=CONFIG, loop=loop)
+        assert future is not None
+        g.game.apply(seat, action)
+        key = games.bind_key(bind, g.match_id)
+        limit = time.monotonic() + 10
+        while games.live_row(key, 2) is None:
+            assert time.monotonic() < limit, "the action was not settled"
+            time.sleep(0.01)
+        holder = games.try_lock(key)
+        assert holder is not None, "the match's lock is still taken"
+        holder.lock.release()
+        assert not future.done()  # its answer waits on the stopped loop
+        seat, action = g.next()  # the match goes on, on the fast path
+        with counting(bind) as counts:
+            result = actions.submit_action(g.match_id, seat, action, expected_seq=2,
+                                           sessions=sessions, config=CONFIG)
+        assert result.seq == 2 and counts == {"statements": 2, "commits": 1}, counts
+    finally:
+        loop.close()
+        bind.dispose()
