@@ -209,8 +209,11 @@ def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
     elif inspect.isasyncgenfunction(behavior):
         async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
             checked = _checked_async(requests, context, where, abort=False)
-            async for response in behavior(checked, context):
-                yield response
+            try:
+                async for response in behavior(checked, context):
+                    yield response
+            except InvalidArgument as e:  # a refusal the handler let through: abort here
+                await status.abort_async(context, e, where)
     elif inspect.iscoroutinefunction(behavior):
         async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
             return await behavior(_checked_async(requests, context, where), context)
