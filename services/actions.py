@@ -183,7 +183,7 @@ def submit_live(
 
         def committed_or_not(done: appends.Outcome) -> appends.Then:
             """On the committer's thread: settle the live row, the cache and the lock; the
-            answer and the announcement follow on the caller's loop."""
+            answer, the announcement and the hooks follow on the caller's loop."""
             committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
             result: SubmitResult | None | BaseException = None
             try:
@@ -197,8 +197,6 @@ def submit_live(
                 result = e
             finally:
                 holder.lock.release()
-                for m, _, _ in committed:
-                    hand_over(site, m)
 
             def answer() -> None:
                 # An asyncio future is cancelled when its waiter is (a Play stream that
@@ -210,6 +208,7 @@ def submit_live(
                         outcome.set_result(result)
                 for m, everyone, appended in committed:
                     announce(site, m, everyone, appended)
+                    hand_over(site, m)
                 metrics.action_seconds(started)
 
             return answer

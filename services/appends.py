@@ -18,7 +18,7 @@ answer False (the caller takes the old path, which reads the row and decides). A
 acknowledged (and its change pushed) only after its own commit.
 
 An action handed over from an event loop (a Play stream's answer) is settled on the committer's
-thread (the live row, the cache, the match's lock, the hooks) and answered on that loop: the
+thread (the live row, the cache, the match's lock) and answered on that loop: the
 committer wakes the loop once per batch and the loop answers and announces the batch's actions
 to the streams without a further hop, instead of one cross-thread wake-up per action. On
 PostgreSQL a batch is written with statements of fixed text that take one array per column
@@ -249,8 +249,8 @@ class GroupCommit:
                loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Commit `p` soon, then call `done` with the outcome on the committer's thread; what
         it returns runs on `loop` (the returns of one batch in one callback: one wake-up of
-        the loop per batch, not one per action), or on the committer's thread without one.
-        A loop that has stopped loses only those: the state was settled by `done`."""
+        the loop per batch, not one per action), or on the committer's thread without one or
+        when the loop is not running (a stopped server's)."""
         with self.lock:
             self.pending.append((p, done, loop))
             if self.busy:
@@ -276,9 +276,12 @@ class GroupCommit:
                 else:
                     on_loops.setdefault(loop, []).append(then)
             for loop, thens in on_loops.items():
+                if not loop.is_running():  # the server stopped: here, then
+                    _call_all(thens)
+                    continue
                 try:
                     loop.call_soon_threadsafe(_call_all, thens)
-                except RuntimeError:  # the loop is closed (the server stopped): here, then
+                except RuntimeError:  # closed meanwhile
                     _call_all(thens)
 
     def _commit(self, batch: list[Applied]) -> list[Outcome]:
