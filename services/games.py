@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from operator import attrgetter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # --- the rebuilt game states, per process ---------------------------------------------------
 # Keyed by (database engine, match id); the engines are kept so that their ids stay unique.
 _cache: dict[tuple[int, int], tuple[int, engine.Match]] = {}
+T = TypeVar("T")
 
 
 class _Lock:
@@ -129,17 +130,22 @@ def try_lock(key: tuple[int, int]) -> _Lock | None:
     return holder if holder.lock.acquire(blocking=False) else None
 
 
-def observe_cached(key: tuple[int, int], seq: int, seat: int) -> engine.Observation | None:
-    """`seat`'s observation of the cached game if it is at `seq` and nobody holds the match's
-    lock now; None otherwise (never waits: for the event loop)."""
+def _read_cached(key: tuple[int, int], seq: int, read: Callable[[engine.Match], T]) -> T | None:
+    """`read(game)` of the cached game if it is at `seq` and nobody holds the match's lock
+    now; None otherwise (never waits: for the event loop)."""
     holder = _holder(key)
     if not holder.lock.acquire(blocking=False):
         return None
     try:
         game = cached_game(key, seq)
-        return game.observe(seat) if game is not None else None
+        return read(game) if game is not None else None
     finally:
         holder.lock.release()
+
+
+def observe_cached(key: tuple[int, int], seq: int, seat: int) -> engine.Observation | None:
+    """`seat`'s observation of the cached game at `seq` (see `_read_cached`)."""
+    return _read_cached(key, seq, lambda game: game.observe(seat))
 
 
 def game_of(db: Session | Connection, m: Match | MatchState) -> engine.Match:
@@ -288,16 +294,8 @@ def finished(key: tuple[int, int], seq: int) -> tuple[Match, engine.Match] | Non
 
 
 def results_cached(key: tuple[int, int], seq: int) -> list[engine.HandResult] | None:
-    """The hand results of the cached game if it is at `seq` and nobody holds the match's
-    lock now; None otherwise (never waits: for the event loop)."""
-    holder = _holder(key)
-    if not holder.lock.acquire(blocking=False):
-        return None
-    try:
-        game = cached_game(key, seq)
-        return list(game.results) if game is not None else None
-    finally:
-        holder.lock.release()
+    """The hand results of the cached game at `seq` (see `_read_cached`)."""
+    return _read_cached(key, seq, lambda game: list(game.results))
 
 
 def forget_rows() -> None:

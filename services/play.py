@@ -248,7 +248,7 @@ class PlaySession:
         turns: set[int] = set()
         for m, seat, known, results, final in plans:
             if results is not None:
-                out.extend(hands_ended(m.id, results, known))
+                out.extend(hands_ended_from(m.id, results, known))
             if final is not None:
                 out.append(self._match_ended(m, seat, final))
             elif m.to_act == seat and self.sent.get(m.id) != m.seq:
@@ -314,11 +314,11 @@ class PlaySession:
         if m.state == RUNNING:
             results = games.results_cached(key, m.seq)
             if results is not None and len(results) == m.hand_number:
-                return hands_ended(m.id, results, known)
+                return hands_ended_from(m.id, results, known)
         else:
             ended = games.finished(key, m.seq)
             if ended is not None:
-                return hands_ended(m.id, ended[1].results, known)
+                return hands_ended_from(m.id, ended[1].results, known)
         hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
         return [bot_pb2.PlayResponse(hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
                 for hand in hands if hand.number >= known]
@@ -339,8 +339,8 @@ class PlaySession:
         )
 
 
-def hands_ended(match_id: int, results: list[engine.HandResult],
-                known: int) -> list[bot_pb2.PlayResponse]:
+def hands_ended_from(match_id: int, results: list[engine.HandResult],
+                     known: int) -> list[bot_pb2.PlayResponse]:
     """HandEnded of each of `results` (a match's, in order) numbered `known` or more."""
     counters = [7, 7]
     out = []
