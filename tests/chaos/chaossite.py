@@ -222,6 +222,27 @@ class Site:
                              f"seat {m.to_act} to act{due}")
         return "; ".join(parts) or "none"
 
+    def report(self, sim_id: int, lines: int = 25) -> str:
+        """The site's state and its processes' last log lines, for a failure message."""
+        with self.sessions() as s:
+            chunks = [(c.state, c.attempts) for c in s.scalars(
+                select(SimulationChunk).where(SimulationChunk.simulation_id == sim_id)
+                .order_by(SimulationChunk.id))]
+        parts = [f"running ladder matches: {len(self.running_ladder())}; running: "
+                 f"{self.describe()}", f"simulation {sim_id} chunks (state, attempts): {chunks}",
+                 "processes: " + ", ".join(
+                     f"{name} {'alive' if p.poll() is None else f'exited {p.returncode}'}"
+                     for name, p in (("service", self.service), ("worker", self.worker),
+                                     ("beat", self.beat), *self.bots.items())
+                     if p is not None)]
+        for log in ("service.log", "worker.log", "beat.log"):
+            tail = self.log(log).splitlines()[-lines:]
+            parts.append(f"--- last {len(tail)} lines of {log}:\n" + "\n".join(
+                line[:300] for line in tail))
+        ladder = [line[:300] for line in self.log("worker.log").splitlines() if "ladder" in line]
+        parts.append("--- the worker's last lines about the ladder:\n" + "\n".join(ladder[-10:]))
+        return "\n".join(parts)
+
     # -- invariants ------------------------------------------------------------------------
 
     def check(self, sim_id: int) -> str:

@@ -47,14 +47,17 @@ def scenario(site: Site, name: str, fault: Callable[[], None],
     measure recovery and check every invariant."""
     site.revive_bots()
     sim_id = site.start_simulation()
-    wait_until(lambda: site.running_ladder() and (ready() if ready is not None
-                                                  else site.chunk_running(sim_id)),
-               90, every=0.02, what=f"{name}: a busy site")
-    fault()
-    cleared = time.monotonic()
-    since = site.last_action()
-    moved = site.recovery(since, cleared)
-    print(f"\n{name}: recovered: {moved}; {site.check(sim_id)}")
+    try:
+        wait_until(lambda: site.running_ladder() and (ready() if ready is not None
+                                                      else site.chunk_running(sim_id)),
+                   90, every=0.02, what=f"{name}: a busy site")
+        fault()
+        cleared = time.monotonic()
+        since = site.last_action()
+        moved = site.recovery(since, cleared)
+        print(f"\n{name}: recovered: {moved}; {site.check(sim_id)}")
+    except AssertionError as e:  # what the site was doing, for a failure in CI
+        raise AssertionError(f"{e}\n{site.report(sim_id)}") from None
 
 
 def test_service_sigkill_and_restart(site):
