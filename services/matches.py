@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 import engine
 from db.base import utcnow
 from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match
+from db.ratings import LadderMatch
 from services.bots import _sessions
 from services.clocks import after_commit, start_turn, summarize
 from services.config import Settings, settings
@@ -40,6 +41,7 @@ MATCHES = Match.metadata.tables["matches"]
 MATCH_COLUMNS = [column.name for column in MATCHES.columns if column.name != "id"]
 ADD_MATCH = insert(MATCHES)
 ADD_HAND = insert(Hand.metadata.tables["hands"])
+ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
 MAX_PAGE = 100
 DEFAULT_PAGE = 20
 INT64_MAX = 2**63 - 1
@@ -54,13 +56,16 @@ def create_match(
     move_ms: int | None = None,
     bank_ms: int | None = None,
     max_illegal: int | None = None,
+    ladder: bool = False,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
     """Create a running match: `bot_ids[0]` sits in seat 0, `bot_ids[1]` in seat 1.
 
     `seed` (random if None) decides the first dealer and every deck (R2). The time control and
-    the illegal-action limit default to the settings. Raises InvalidArgument or NotFound.
+    the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
+    ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
+    rates it even if the caller never heard the answer. Raises InvalidArgument or NotFound.
     """
     config = config or settings()
     if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
@@ -103,6 +108,9 @@ def create_match(
             column: getattr(m, column) for column in MATCH_COLUMNS}).scalar_one()
         connection.execute(ADD_HAND, {"match_id": m.id, "number": 0,
                                       "dealer": game.hand.dealer, "first_seq": 0})
+        if ladder:
+            connection.execute(ADD_LADDER_MATCH, {"match_id": m.id, "profile": profile,
+                                                  "created_at": now, "rated_at": None})
     key = bind_key(bind, m.id)
     keep(key, 0, game)
     keep_row(key, m)  # its first action takes the fast path too (services.actions)

@@ -113,7 +113,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             profile=wire.PROFILE_NAMES.get(request.profile, "soft"),
             seed=request.seed if request.HasField("seed") else None,
             move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
-            max_illegal=tc.max_illegal or None,
+            max_illegal=tc.max_illegal or None, ladder=request.ladder,
             sessions=self.sessions, config=self.config)
         return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
 

@@ -58,6 +58,6 @@ def create_in_process(monkeypatch: pytest.MonkeyPatch, sessions: sessionmaker[Se
     from workers import ladder
 
     def create(bot_ids: tuple[int, int], profile: str) -> int:
-        return matches.create_match(bot_ids, profile=profile, sessions=sessions).id
+        return matches.create_match(bot_ids, profile=profile, ladder=True, sessions=sessions).id
 
     monkeypatch.setattr(ladder, "create_match", create)

@@ -115,6 +115,34 @@ def test_a_duplicate_house_task_is_a_no_op(service):
     assert moves.play_house_move(m.id, after.to_act, 1) is True
 
 
+def test_a_ladder_match_is_recorded_with_the_match_itself(service, monkeypatch):
+    """CreateMatch(ladder=true), as the ladder sends it with the house credential, writes the
+    match and its ladder row in one transaction: a worker that never hears the answer (a
+    time-out) leaves no match the ladder does not know; a failure writes neither."""
+    from sqlalchemy import func, text
+
+    from db.models import Match
+    from db.ratings import LadderMatch
+
+    a, b = house(service.sessions, "house-a"), house(service.sessions, "house-b", "bully")
+    client = service_module.service()
+    one_off = client.create_match((a, b), "soft")
+    ladder = client.create_match((b, a), "sharp", ladder=True)
+    with service.sessions() as s:
+        rows = [(r.match_id, r.profile, r.rated_at) for r in s.scalars(select(LadderMatch))]
+    assert rows == [(ladder, "sharp", None)]
+    assert one_off != ladder
+
+    # The ladder row cannot be written: neither is the match (no half-created match).
+    monkeypatch.setattr(matches, "ADD_LADDER_MATCH", text("SELECT no_such_function()"))
+    with service.sessions() as s:
+        before = s.scalar(select(func.count()).select_from(Match))
+    with pytest.raises(grpc.RpcError):
+        client.create_match((a, b), "soft", ladder=True)
+    with service.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Match)) == before
+
+
 def announced_house_turn(service, monkeypatch):  # type: ignore[no-untyped-def]
     """A match of a remote bot (seat 0) and a house `random` bot (seat 1, to act first), and
     the house turn the service announced for it: (match, HouseTurn)."""

@@ -173,11 +173,13 @@ def choose_pair(ratings: dict[int, Rating], playing_pairs: set[frozenset[int]],
 
 
 def create_match(bot_ids: tuple[int, int], profile: str) -> int:
-    """Create a match through the engine service (CreateMatch over gRPC with the house token,
-    `workers.service`); its id. The service announces its first turn."""
+    """Create a ladder match through the engine service (CreateMatch over gRPC with the house
+    token, `workers.service`); its id. The service records it as a ladder match in the same
+    transaction, so a match whose answer is lost (a time-out) is still rated and still counts
+    as running; the service announces its first turn."""
     from workers.service import service
 
-    return service().create_match(bot_ids, profile)
+    return service().create_match(bot_ids, profile, ladder=True)
 
 
 def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | None = None,
@@ -204,10 +206,7 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
         pair = choose_pair(ratings, playing, rng)
         if pair is None:
             break
-        match_id = create_match(pair, profile)
-        with sessions.begin() as s:
-            s.add(LadderMatch(match_id=match_id, profile=profile, created_at=now()))
-        created.append(match_id)
+        created.append(create_match(pair, profile))
         playing.add(frozenset(pair))
         for bot_id in pair:  # a remote bot plays one ladder match at a time
             if bot_id in remote:

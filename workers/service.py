@@ -48,15 +48,18 @@ class Service:
             self.strategies[key] = bot.house_strategy
         return self.strategies[key]
 
-    def create_match(self, bot_ids: tuple[int, int] | list[int], profile: str) -> int:
-        """Create a match (CreateMatch) between `bot_ids` in rules `profile`; its id."""
+    def create_match(self, bot_ids: tuple[int, int] | list[int], profile: str,
+                     ladder: bool = False) -> int:
+        """Create a match (CreateMatch) between `bot_ids` in rules `profile`, with `ladder` a
+        ladder match (recorded so by the service in the same transaction); its id."""
         from bummerl import wire
         from bummerl.v1 import match_pb2
 
         import engine
 
         request = match_pb2.CreateMatchRequest(
-            bot_ids=list(bot_ids), profile=wire.PROFILES[engine.Profile(profile)])
+            bot_ids=list(bot_ids), profile=wire.PROFILES[engine.Profile(profile)],
+            ladder=ladder)
         reply = self.matches.CreateMatch(request, metadata=self.auth, timeout=CALL_TIMEOUT)
         return int(reply.match.match_id)
 
