@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/service.py [--db sqlite|postgres] [-n 50] [--seconds 5]
     .venv/bin/python bench/service.py --house [--db ...] [--seconds 10]
+    .venv/bin/python bench/service.py --db postgres --replicas 2
 
 Default mode: N matches at once, 2N bot clients, each bot one Play stream (bidirectional), all
 clients asyncio (grpc.aio) in this process, each answering a turn with a random legal action.
@@ -28,6 +29,11 @@ of the time from the remote bot's answer to its next turn (the house move in bet
 worker's task, with the seat's observation in its message, choosing and calling SubmitAction;
 then the push), beside the same figure for a remote-vs-remote match
 on the same server in the same run (the peer).
+
+--replicas K runs K `bummerl serve` processes on the one address (gRPC listens with
+SO_REUSEPORT: the kernel spreads the bots' connections over them), sharing the database and the
+change bus on `--redis`; a match whose bots landed on different replicas is played across the
+bus. Its server CPU is the sum of the replicas'. The floor stays one process.
 
 --profile FILE runs the bummerl server under cProfile (every thread) and writes the merged
 statistics to FILE when it stops: `python -m pstats FILE`, then e.g. `sort tottime`, `stats 30`.
@@ -129,17 +135,21 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
 
 
-async def measure(clock: Clock, seconds: float, server_pid: int,
+async def measure(clock: Clock, seconds: float, server_pids: list[int],
                   db_pids: list[int] | None = None) -> Figures:
-    """Record for `seconds` (the clients keep playing meanwhile)."""
+    """Record for `seconds` (the clients keep playing meanwhile); the server's CPU is that of
+    all the `server_pids` (replicas)."""
     clock.recording, clock.answers = True, 0
     clock.gaps.clear()
-    started, cpu0, own0 = time.perf_counter(), cpu_seconds(server_pid), own_cpu()
+    def server_cpu_now() -> float:
+        return sum(cpu_seconds(pid) for pid in server_pids)
+
+    started, cpu0, own0 = time.perf_counter(), server_cpu_now(), own_cpu()
     db0 = {p: cpu_seconds(p) for p in db_pids or []}
     await asyncio.sleep(seconds)
     clock.recording = False
     elapsed = time.perf_counter() - started
-    server_cpu, own = cpu_seconds(server_pid) - cpu0, own_cpu() - own0
+    server_cpu, own = server_cpu_now() - cpu0, own_cpu() - own0
     # a backend that ended meanwhile (its connection closed) is left out, not counted as nan
     db = sum(cpu_seconds(p) - before for p, before in db0.items()
              if not math.isnan(cpu_seconds(p) - before)) if db_pids else float("nan")
@@ -179,7 +189,7 @@ async def play(address: str, token: str, clock: Clock, seed: int,
 
 
 async def run_bots(bots: list[tuple[str, str, int]], clock: Clock, warmup: float,
-                   seconds: float, server_pid: int, db_pids=None, on_match_end=None,  # type: ignore[no-untyped-def]
+                   seconds: float, server_pids: list[int], db_pids=None, on_match_end=None,  # type: ignore[no-untyped-def]
                    min_turns: int = 0) -> Figures:
     """Run every (address, token, seed) bot; measure after `warmup` seconds and, if more, after
     `min_turns` turns (at most a minute more: e.g. a worker's first task, which imports)."""
@@ -194,7 +204,7 @@ async def run_bots(bots: list[tuple[str, str, int]], clock: Clock, warmup: float
         failed = [t for t in tasks if t.done()]
         for t in failed[:3]:
             clock.errors.append(f"a bot stream ended: {t.exception()!r}")
-        return await measure(clock, seconds, server_pid, db_pids() if db_pids else None)
+        return await measure(clock, seconds, server_pids, db_pids() if db_pids else None)
     finally:
         for t in tasks:
             t.cancel()
@@ -276,8 +286,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(command: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
-    """Start a server process (`command` gets the address appended); wait until it serves."""
+def start(command: list[str], env: dict[str, str], log: Path, address: str | None = None
+          ) -> tuple[subprocess.Popen, str]:
+    """Start a server process (`command` gets the address appended); wait until it serves.
+    Another replica on the same `address` (gRPC listens with SO_REUSEPORT, so the kernel
+    spreads new connections over the replicas) is waited for until its log says it listens."""
+    if address is not None:
+        with open(log, "ab") as out:
+            proc = subprocess.Popen([*command, address], cwd=ROOT, stdout=out, stderr=out,
+                                    env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+        for _ in range(1200):
+            if "listening on" in log.read_text(errors="replace"):
+                return proc, address
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        proc.kill()
+        raise SystemExit(f"a replica did not start; see {log}")
     address = f"127.0.0.1:{free_port()}"
     with open(log, "ab") as out:
         proc = subprocess.Popen([*command, address], cwd=ROOT, stdout=out, stderr=out,
@@ -358,7 +383,7 @@ async def floor_run(n: int, seconds: float, warmup: float, log: Path) -> Figures
         clock = Clock()
         bots = [(address, f"{pair}:{seat}", pair * 2 + seat)
                 for pair in range(n) for seat in (0, 1)]
-        figures = await run_bots(bots, clock, warmup, seconds, proc.pid)
+        figures = await run_bots(bots, clock, warmup, seconds, [proc.pid])
     finally:
         stop(proc)
     if clock.errors:
@@ -408,8 +433,13 @@ def rematch(address: str):  # type: ignore[no-untyped-def]
 
 
 async def bummerl_run(url: str, n: int, seconds: float, warmup: float, log: Path,
-                      profile: str | None, kind: str) -> tuple[Figures, list[str]]:
-    proc, address = start(bummerl_command(profile), bummerl_env(url), log)
+                      profile: str | None, kind: str, replicas: int = 1, redis: str = ""
+                      ) -> tuple[Figures, list[str]]:
+    # More than one replica: the same address, and the change bus on Redis between them.
+    env = bummerl_env(url, {"BUMMERL_BUS_URL": redis} if replicas > 1 else None)
+    proc, address = start(bummerl_command(profile), env, log)
+    procs = [proc] + [start(bummerl_command(profile), env, log.with_suffix(f".{i}.log"),
+                            address)[0] for i in range(1, replicas)]
     on_match_end, channel = rematch(address)
     try:
         _, bots = await register_pairs(address, n, f"b{n}")
@@ -420,11 +450,12 @@ async def bummerl_run(url: str, n: int, seconds: float, warmup: float, log: Path
                   "(from /proc)")
             return pids
 
-        figures = await run_bots(bots, clock, warmup, seconds, proc.pid,
+        figures = await run_bots(bots, clock, warmup, seconds, [p.pid for p in procs],
                                  db_pids if kind == "postgres" else None, on_match_end)
     finally:
         await channel.close()
-        stop(proc)
+        for p in procs:
+            stop(p)
     lost, played = forfeits(url)
     problems = list(clock.errors)
     if lost:
@@ -461,11 +492,11 @@ async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: s
         sessions.kw["bind"].dispose()
         _, remote = await register_pairs(address, 1, "house-peer", house.id)
         clock = Clock()
-        figures = await run_bots(remote, clock, warmup, seconds, proc.pid,
+        figures = await run_bots(remote, clock, warmup, seconds, [proc.pid],
                                  on_match_end=on_match_end, min_turns=20)
         _, pair = await register_pairs(address, 1, "remote-peer")
         peer_clock = Clock()
-        peer = await run_bots(pair, peer_clock, min(warmup, 1.0), seconds, proc.pid,
+        peer = await run_bots(pair, peer_clock, min(warmup, 1.0), seconds, [proc.pid],
                               on_match_end=on_match_end)
     finally:
         await channel.close()
@@ -488,8 +519,10 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.3g}x" if b and b == b and a == a else "-"
 
 
-def print_table(n: int, floor: Figures, ours: Figures, kind: str) -> None:
-    print(f"\nN = {n} matches ({2 * n} bot streams), bummerl on {kind}")
+def print_table(n: int, floor: Figures, ours: Figures, kind: str, replicas: int = 1) -> None:
+    on = f"{replicas} replicas of bummerl (one address, change bus on Redis)" \
+        if replicas > 1 else "bummerl"
+    print(f"\nN = {n} matches ({2 * n} bot streams), {on} on {kind}; the floor is one process")
     print(f"{'':<9} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'samples':>8} "
           f"{'server CPU ms/action':>21} {'client CPU ms/action':>21} {'client cores':>13}"
           + (f" {'db CPU ms/action':>17}" if kind == "postgres" else ""))
@@ -552,8 +585,9 @@ async def main_async(args: argparse.Namespace) -> int:
         else:
             floor = await floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
             ours, problems = await bummerl_run(url, args.n, args.seconds, args.warmup,
-                                               tmp / "server.log", args.profile, args.db)
-            print_table(args.n, floor, ours, args.db)
+                                               tmp / "server.log", args.profile, args.db,
+                                               args.replicas, args.redis)
+            print_table(args.n, floor, ours, args.db, args.replicas)
         if problems:
             print("problems:", *problems, sep="\n  ")
             return 1
@@ -577,7 +611,10 @@ def main() -> int:
                         help="remote bot vs house bot on a real worker (needs Redis)")
     parser.add_argument("--redis", default=os.environ.get(
         "BUMMERL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"),
-        help="Redis for --house (keys under a unique prefix)")
+        help="Redis for --house (keys under a unique prefix) and the change bus of --replicas")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="bummerl service processes on the one address (default 1; more "
+                        "share the database and talk over the change bus on --redis)")
     parser.add_argument("--profile", metavar="FILE", default=None,
                         help="run the bummerl server under cProfile; write its stats to FILE")
     args = parser.parse_args()
