@@ -111,8 +111,13 @@ class Players:
                 log.warning("play streams' safety-net read failed: %s", e)
                 continue
             self.rounds += 1
+            by_bot: dict[int, list[Any]] = {}  # each stream looks at its bot's rows only
+            for row in rows:
+                by_bot.setdefault(row.bot0_id, []).append(row)
+                if row.bot1_id != row.bot0_id:
+                    by_bot.setdefault(row.bot1_id, []).append(row)
             for stream in streams:
-                if stream in self.streams and stream.missed(rows):
+                if stream in self.streams and stream.missed(by_bot.get(stream.bot.id, [])):
                     stream.wake()
 
     def _read(self, bots: list[int], followed: list[int]) -> list[Any]:
