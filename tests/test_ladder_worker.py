@@ -75,3 +75,16 @@ def test_ladder_keeps_matches_going_and_rates_each_once(postgres_sessions, redis
     assert {st.name for st in table} == {"house-random", "house-bully", "house-rdeep"}
     assert all(st.provisional == (st.matches < ladder.PROVISIONAL_MATCHES) for st in table)
     assert all(st.sigma < 25 / 3 for st in table if st.matches)
+
+
+def test_the_periodic_steps_expire_within_their_period(monkeypatch):
+    """A ladder tick or sweep that could not start within its period (busy workers, a broker
+    away) is dropped, not run late in a backlog: each beat entry expires after its period."""
+    from workers.app import make_app
+
+    monkeypatch.setenv("BUMMERL_LADDER_EVERY", "7")
+    monkeypatch.setenv("BUMMERL_SWEEP_EVERY", "11")
+    schedule = make_app("memory://").conf.beat_schedule
+    assert {name: (entry["task"], entry["schedule"], entry["options"]["expires"])
+            for name, entry in schedule.items()} == {
+        "ladder": ("bummerl.ladder_tick", 7.0, 7.0), "sweep": ("bummerl.sweep", 11.0, 11.0)}

@@ -71,6 +71,11 @@ def is_embedded() -> bool:
     return broker_url().startswith("bummerlfs")
 
 
+def _periodic(task: str, every: float) -> dict[str, object]:
+    """A beat entry: `task` every `every` seconds, expiring if not started within them."""
+    return {"task": task, "schedule": every, "options": {"expires": every}}
+
+
 def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
     """The Celery app for broker `url` (default: `broker_url()`); Redis keys get `prefix`
     (default: `BUMMERL_BROKER_PREFIX`), so several sites (or test runs) can share a Redis."""
@@ -131,11 +136,12 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         worker_hijack_root_logger=False,
         beat_schedule_filename=os.environ.get("BUMMERL_BEAT_SCHEDULE")
         or str(ROOT / "var" / "celerybeat-schedule"),
+        # A periodic step that did not start within its period (the workers were busy or
+        # their broker away) expires: the next one does the same work, and a backlog of stale
+        # steps would hold the latency-bound queue's workers after an outage.
         beat_schedule={
-            "ladder": {"task": "bummerl.ladder_tick",
-                       "schedule": _env_float("BUMMERL_LADDER_EVERY", 5.0)},
-            "sweep": {"task": "bummerl.sweep",
-                      "schedule": _env_float("BUMMERL_SWEEP_EVERY", 10.0)},
+            "ladder": _periodic("bummerl.ladder_tick", _env_float("BUMMERL_LADDER_EVERY", 5.0)),
+            "sweep": _periodic("bummerl.sweep", _env_float("BUMMERL_SWEEP_EVERY", 10.0)),
         },
     )
     from workers.liveness import BrokerCheck
