@@ -5,7 +5,8 @@
   Connected bots accept challenges: there is no asking step (a bot that wants none disconnects).
 - Suspended bots neither challenge nor are challenged. A challenger may have at most
   `MAX_RUNNING` challenge matches running at once.
-- The matches are recorded with `origin = 'challenge'` and `rated = False`. The ladder counts and
+- The matches are created with `origin = 'challenge'` and `rated = False` (in the INSERT itself,
+  so no failure can leave one looking like an ordinary match). The ladder counts and
   rates only its own matches (`ladder_matches`), so it never blocks a challenge and a challenge
   never blocks (nor moves) the ladder.
 """
@@ -13,7 +14,7 @@
 from __future__ import annotations
 
 from bummerl.v1 import bot_pb2, common_pb2
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
@@ -75,13 +76,9 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
     created = []
     for i in range(count):
         seats = [challenger.id, other.id] if i % 2 == 0 else [other.id, challenger.id]
-        m = matches.create_match(seats, profile=profile, move_ms=move_ms, bank_ms=bank_ms,
-                                 sessions=sessions, config=config)
-        with _sessions(sessions).begin() as s:
-            s.execute(update(Match).where(Match.id == m.id)
-                      .values(origin=ORIGIN_CHALLENGE, rated=False))
-        m.origin, m.rated = ORIGIN_CHALLENGE, False
-        created.append(m)
+        created.append(matches.create_match(
+            seats, profile=profile, move_ms=move_ms, bank_ms=bank_ms, origin=ORIGIN_CHALLENGE,
+            rated=False, sessions=sessions, config=config))
     return created
 
 

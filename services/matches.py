@@ -57,6 +57,8 @@ def create_match(
     bank_ms: int | None = None,
     max_illegal: int | None = None,
     ladder: bool = False,
+    origin: str | None = None,
+    rated: bool = True,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
@@ -65,7 +67,8 @@ def create_match(
     `seed` (random if None) decides the first dealer and every deck (R2). The time control and
     the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
     ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
-    rates it even if the caller never heard the answer. Raises InvalidArgument or NotFound.
+    rates it even if the caller never heard the answer. `origin` and `rated` go in the same
+    INSERT (a challenge's: 'challenge', unrated). Raises InvalidArgument or NotFound.
     """
     config = config or settings()
     if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
@@ -98,7 +101,7 @@ def create_match(
             bot0_id=bot_ids[0], bot1_id=bot_ids[1], profile=profile, seed=seed,
             state=RUNNING, seq=0, move_ms=move_ms, bank_ms=bank_ms, max_illegal=max_illegal,
             bank0_ms=bank_ms, bank1_ms=bank_ms, illegal0=0, illegal1=0, created_at=now,
-            counter0=7, counter1=7, schneider=False, rated=True, origin=None, winner=None,
+            counter0=7, counter1=7, schneider=False, rated=rated, origin=origin, winner=None,
             end_reason=None, end_detail=None, forfeit_seat=None, finished_at=None,
         )
         m.bot0, m.bot1 = bots[0], bots[1]

@@ -130,3 +130,25 @@ def test_bad_challenges_are_refused_and_change_nothing(service, opponent, matche
     assert info.value.code() == code and text in info.value.details()
     with service.sessions() as s:
         assert s.scalar(select(func.count()).select_from(Match)) == 0
+
+
+def test_a_challenge_match_is_written_as_one_from_the_start(service):
+    """A challenge's match is inserted unrated, with its origin, in the one transaction that
+    creates it: no later UPDATE that a failure between the two could leave undone, and the
+    service's own copy of the row (what it announces and ends from) says so too."""
+    from servicekit import statements_run
+
+    from services import challenges
+    from services.games import bind_key, bound_engine, live_row
+
+    _, a_token = service.register("challenger")
+    bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully",
+                      sessions=service.sessions)
+    bind = bound_engine(service.sessions)
+    with statements_run(bind) as statements:
+        [m] = challenges.challenge(a_token, "house-bully", sessions=service.sessions,
+                                   config=service.config)
+    assert not [s for s in statements if s.lstrip().upper().startswith("UPDATE")]
+    assert [(r.origin, r.rated) for r in match_rows(service)] == [(ORIGIN_CHALLENGE, False)]
+    row = live_row(bind_key(bind, m.id), 0)
+    assert row is not None and (row.origin, row.rated) == (ORIGIN_CHALLENGE, False)
