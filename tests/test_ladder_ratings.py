@@ -95,3 +95,29 @@ def test_remote_bots_join_when_connected_one_match_at_a_time(sessions):
                   .values(connected_since=moment, last_seen_at=moment))
     started = ladder.start_matches("soft", 3, sessions, random.Random(2))
     assert len(started) == 1  # the remote bot plays one at a time; no other pair
+
+
+def test_a_match_that_cannot_be_rated_stops_neither_the_others_nor_the_ladder(sessions,
+                                                                               monkeypatch,
+                                                                               caplog):
+    for strategy in ("random", "bully", "rdeep"):
+        bots.register_bot(strategy, kind=HOUSE, house_strategy=strategy, sessions=sessions)
+    first, second = ladder.start_matches("soft", 2, sessions, random.Random(2))
+    finish(sessions, first, 0)
+    finish(sessions, second, 1)
+    real = ladder.rate_match
+
+    def broken(match_id: int, factory=None) -> bool:  # type: ignore[no-untyped-def]
+        if match_id == first:
+            raise RuntimeError("a poisoned match")
+        return real(match_id, factory)
+
+    monkeypatch.setattr(ladder, "rate_match", broken)
+    started = ladder.tick(sessions)
+    assert started == {"soft": started["soft"]} and len(started["soft"]) == 2  # topped up
+    with sessions() as s:
+        assert s.get(LadderMatch, second).rated_at is not None
+        assert s.get(LadderMatch, first).rated_at is None  # left for the next tick
+    assert f"rating match {first} failed" in caplog.text
+    monkeypatch.setattr(ladder, "rate_match", real)
+    assert ladder.rate_finished(sessions) == 1  # the next tick rates it

@@ -118,14 +118,21 @@ def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> 
 
 
 def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
-    """Rate every finished, unrated ladder match; how many."""
+    """Rate every finished, unrated ladder match; how many. A match that cannot be rated is
+    logged and left for the next tick: it never stops the others, nor the tick's pairing."""
     sessions = sessions or session_factory()
     with sessions() as s:
         ids = list(s.scalars(select(LadderMatch.match_id)
                              .join(Match, Match.id == LadderMatch.match_id)
                              .where(LadderMatch.rated_at.is_(None), Match.state == FINISHED)
                              .order_by(LadderMatch.match_id)))
-    return sum(rate_match(match_id, sessions) for match_id in ids)
+    rated = 0
+    for match_id in ids:
+        try:
+            rated += rate_match(match_id, sessions)
+        except Exception:  # noqa: BLE001  (its own problem; the next tick tries it again)
+            log.exception("ladder: rating match %s failed; the next tick retries", match_id)
+    return rated
 
 
 # --- standings -------------------------------------------------------------------------------
