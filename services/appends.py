@@ -175,6 +175,21 @@ _END_COLUMNS = ("hand_match", "hand_number", "winner", "game_points", "reason", 
 _NEW_COLUMNS = ("match_id", "number", "dealer", "first_seq")
 
 
+class _AbortedPipelineNoise(logging.Filter):
+    """psycopg logs a WARNING when a pipeline ends while an error is raised from it ("error
+    ignored terminating ... pipeline aborted"): here that error is a refused batch (a unique
+    key: a retried request), raised to `commit` and answered; the line would only alarm an
+    operator. Every other psycopg log line passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("error ignored terminating")
+                    and message.endswith("pipeline aborted"))
+
+
+logging.getLogger("psycopg").addFilter(_AbortedPipelineNoise())
+
+
 def write_arrays(connection: Connection, batch: list[Applied]) -> int:
     """`write` on PostgreSQL: four statements of fixed text at most, whatever the batch's
     size, sent in one pipeline (one round trip with the transaction's BEGIN); returns the
