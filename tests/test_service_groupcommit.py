@@ -434,3 +434,36 @@ def test_a_stopped_event_loop_does_not_stop_the_match(database):
     finally:
         loop.close()
         bind.dispose()
+
+
+def test_the_array_literals_of_a_postgres_batch_round_trip_exactly(request, tmp_path):
+    """What the PostgreSQL batch sends as array literals (`appends._array`) reads back as the
+    values themselves: texts with quotes, backslashes, braces, commas, spaces and non-ASCII;
+    NULLs; booleans; times to the microsecond (naive ones taken as UTC), through the same
+    expression the statements use."""
+    from datetime import UTC, datetime
+
+    texts = ['pl"ain', "back\\slash", "{braces}", "a,b", " spaced ", "NULL", "", "Schnapsen ♠ü",
+             None]
+    times = [datetime(2026, 12, 1, 13, 50, 16, 123456, tzinfo=UTC),
+             datetime(1999, 1, 2, 3, 4, 5, 1, tzinfo=UTC), None,
+             datetime(2030, 6, 7, 8, 9, 10, 999999)]
+    with fresh_database("postgres", request, tmp_path) as database:
+        bind = database.sessions().kw["bind"]
+        with bind.connect() as c:
+            got_texts = c.execute(text("SELECT unnest(CAST(:a AS varchar[]))"),
+                                  {"a": appends._array("text", texts)}).scalars().all()
+            got_times = c.execute(text(
+                "SELECT " + appends._TIME.format("t") + " FROM unnest(CAST(:a AS bigint[])) AS t"),
+                {"a": appends._array("time", times)}).scalars().all()
+            got_bools = c.execute(text("SELECT unnest(CAST(:a AS boolean[]))"),
+                                  {"a": appends._array("bool", [True, False, None])}
+                                  ).scalars().all()
+            got_ints = c.execute(text("SELECT unnest(CAST(:a AS integer[]))"),
+                                 {"a": appends._array("int", [3, None, -7])}).scalars().all()
+        bind.dispose()
+    assert got_texts == texts
+    assert got_times == [None if t is None else t if t.tzinfo else t.replace(tzinfo=UTC)
+                         for t in times]
+    assert got_bools == [True, False, None]
+    assert got_ints == [3, None, -7]
