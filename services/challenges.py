@@ -73,13 +73,11 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
         raise TooManyChallenges(
             f"{running} challenge matches of {challenger.name} are running; at most "
             f"{MAX_RUNNING} at once: wait for some to end")
-    created = []
-    for i in range(count):
-        seats = [challenger.id, other.id] if i % 2 == 0 else [other.id, challenger.id]
-        created.append(matches.create_match(
-            seats, profile=profile, move_ms=move_ms, bank_ms=bank_ms, origin=ORIGIN_CHALLENGE,
-            rated=False, sessions=sessions, config=config))
-    return created
+    seatings = [[challenger.id, other.id] if i % 2 == 0 else [other.id, challenger.id]
+                for i in range(count)]
+    return matches.create_matches(  # all of them, or none
+        seatings, profile=profile, move_ms=move_ms, bank_ms=bank_ms, origin=ORIGIN_CHALLENGE,
+        rated=False, sessions=sessions, config=config)
 
 
 def challenge_rpc(request: bot_pb2.ChallengeRequest, token: str | None,

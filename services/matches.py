@@ -70,17 +70,40 @@ def create_match(
     rates it even if the caller never heard the answer. `origin` and `rated` go in the same
     INSERT (a challenge's: 'challenge', unrated). Raises InvalidArgument or NotFound.
     """
+    [m] = create_matches(
+        [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
+        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, sessions=sessions,
+        config=config)
+    return m
+
+
+def create_matches(
+    seatings: Sequence[Sequence[int]],
+    *,
+    profile: str = "soft",
+    seed: int | None = None,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+    max_illegal: int | None = None,
+    ladder: bool = False,
+    origin: str | None = None,
+    rated: bool = True,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+) -> list[Match]:
+    """`create_match` for each of `seatings` (the bot ids of seat 0 and seat 1), all in one
+    transaction: every match is created, or none (a challenge of several matches). A given
+    `seed` is every match's; without one each gets its own."""
     config = config or settings()
-    if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
-        raise InvalidArgument(
-            f"a match needs exactly two different bot ids, got {quote(list(bot_ids))}")
+    for bot_ids in seatings:
+        if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
+            raise InvalidArgument(
+                f"a match needs exactly two different bot ids, got {quote(list(bot_ids))}")
     try:
         profile = engine.Profile(profile or "soft").value
     except ValueError:
         raise InvalidArgument(f"unknown profile {quote(profile)}: 'soft' or 'sharp' (R9)") from None
-    if seed is None:
-        seed = secrets.randbits(62)
-    elif not 0 <= seed <= INT64_MAX:
+    if seed is not None and not 0 <= seed <= INT64_MAX:
         raise InvalidArgument(f"seed must be between 0 and {INT64_MAX}")
     move_ms = move_ms or config.move_ms
     bank_ms = config.bank_ms if bank_ms is None else bank_ms
@@ -90,35 +113,41 @@ def create_match(
     in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
     in_range("time_control.max_illegal", max_illegal, 1, MAX_ILLEGAL,
              f"0: the default {config.max_illegal}")
-    game = engine.Match(seed, profile)
     now = utcnow()
     bind = bound_engine(sessions)
+    made: list[tuple[Match, engine.Match]] = []
     # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
     # the bots (kept by the process once read), one INSERT of the match, one of its first hand.
     with writing(bind), bind.begin() as connection:
-        bots = [bot_of(connection, bot_id) for bot_id in bot_ids]
-        m = Match(
-            bot0_id=bot_ids[0], bot1_id=bot_ids[1], profile=profile, seed=seed,
-            state=RUNNING, seq=0, move_ms=move_ms, bank_ms=bank_ms, max_illegal=max_illegal,
-            bank0_ms=bank_ms, bank1_ms=bank_ms, illegal0=0, illegal1=0, created_at=now,
-            counter0=7, counter1=7, schneider=False, rated=rated, origin=origin, winner=None,
-            end_reason=None, end_detail=None, forfeit_seat=None, finished_at=None,
-        )
-        m.bot0, m.bot1 = bots[0], bots[1]
-        summarize(m, game)
-        start_turn(m, now, config)
-        m.id = connection.execute(ADD_MATCH.returning(MATCHES.c.id), {
-            column: getattr(m, column) for column in MATCH_COLUMNS}).scalar_one()
-        connection.execute(ADD_HAND, {"match_id": m.id, "number": 0,
-                                      "dealer": game.hand.dealer, "first_seq": 0})
-        if ladder:
-            connection.execute(ADD_LADDER_MATCH, {"match_id": m.id, "profile": profile,
-                                                  "created_at": now, "rated_at": None})
-    key = bind_key(bind, m.id)
-    keep(key, 0, game)
-    keep_row(key, m)  # its first action takes the fast path too (services.actions)
-    after_commit(site_of(bind), m)
-    return m
+        for bot_ids in seatings:
+            match_seed = secrets.randbits(62) if seed is None else seed
+            game = engine.Match(match_seed, profile)
+            bots = [bot_of(connection, bot_id) for bot_id in bot_ids]
+            m = Match(
+                bot0_id=bot_ids[0], bot1_id=bot_ids[1], profile=profile, seed=match_seed,
+                state=RUNNING, seq=0, move_ms=move_ms, bank_ms=bank_ms,
+                max_illegal=max_illegal, bank0_ms=bank_ms, bank1_ms=bank_ms, illegal0=0,
+                illegal1=0, created_at=now, counter0=7, counter1=7, schneider=False,
+                rated=rated, origin=origin, winner=None, end_reason=None, end_detail=None,
+                forfeit_seat=None, finished_at=None,
+            )
+            m.bot0, m.bot1 = bots[0], bots[1]
+            summarize(m, game)
+            start_turn(m, now, config)
+            m.id = connection.execute(ADD_MATCH.returning(MATCHES.c.id), {
+                column: getattr(m, column) for column in MATCH_COLUMNS}).scalar_one()
+            connection.execute(ADD_HAND, {"match_id": m.id, "number": 0,
+                                          "dealer": game.hand.dealer, "first_seq": 0})
+            if ladder:
+                connection.execute(ADD_LADDER_MATCH, {"match_id": m.id, "profile": profile,
+                                                      "created_at": now, "rated_at": None})
+            made.append((m, game))
+    for m, game in made:
+        key = bind_key(bind, m.id)
+        keep(key, 0, game)
+        keep_row(key, m)  # its first action takes the fast path too (services.actions)
+        after_commit(site_of(bind), m)
+    return [m for m, _ in made]
 
 
 def _match(session: Session, match_id: int) -> Match:

@@ -152,3 +152,32 @@ def test_a_challenge_match_is_written_as_one_from_the_start(service):
     assert [(r.origin, r.rated) for r in match_rows(service)] == [(ORIGIN_CHALLENGE, False)]
     row = live_row(bind_key(bind, m.id), 0)
     assert row is not None and (row.origin, row.rated) == (ORIGIN_CHALLENGE, False)
+
+
+def test_a_challenge_of_several_matches_starts_all_or_none(service, monkeypatch):
+    """The matches of one challenge are created in one transaction: a failure while writing the
+    third leaves none of them (the caller is told it failed, and nothing runs behind its back)."""
+    from services import challenges
+    from services import matches as module
+
+    _, a_token = service.register("challenger")
+    bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully",
+                      sessions=service.sessions)
+    real = module.bot_of
+    calls = []
+
+    def failing(connection, bot_id):  # type: ignore[no-untyped-def]
+        calls.append(bot_id)
+        if len(calls) == 5:  # the third match's first bot
+            raise RuntimeError("the database went away")
+        return real(connection, bot_id)
+
+    monkeypatch.setattr(module, "bot_of", failing)
+    with pytest.raises(RuntimeError, match="went away"):
+        challenges.challenge(a_token, "house-bully", 3, sessions=service.sessions,
+                             config=service.config)
+    assert match_rows(service) == []
+    monkeypatch.setattr(module, "bot_of", real)
+    started = challenges.challenge(a_token, "house-bully", 3, sessions=service.sessions,
+                                   config=service.config)
+    assert [m.id for m in started] == [m.id for m in match_rows(service)]
