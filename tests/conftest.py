@@ -64,3 +64,14 @@ def postgres_sessions(postgres_url: str):
         create_all(sessions)
         yield url, sessions
         sessions.kw["bind"].dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    """A fresh, empty database of each kind (`servicekit.fresh_database`: an SQLite file, or
+    a new PostgreSQL database dropped after); a service started on it migrates it. A module
+    whose tests use it without a service overrides it with one that makes the tables."""
+    from servicekit import fresh_database
+
+    with fresh_database(request.param, request, tmp_path) as db:
+        yield db

@@ -24,11 +24,10 @@ from services import actions, appends, bots, matches
 from services.errors import Aborted, InvalidArgument
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        db.create_tables()
-        yield db
+@pytest.fixture
+def database(database):  # the conftest's, with every table made (no service here)
+    database.create_tables()
+    return database
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from servicekit import CONFIG, fresh_database
+from servicekit import CONFIG
 from sqlalchemy import event
 
 import engine
@@ -19,11 +19,10 @@ from services import actions, bots, games, matches
 from services.play import PlaySession
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        db.create_tables()
-        yield db
+@pytest.fixture
+def database(database):  # the conftest's, with every table made (no service here)
+    database.create_tables()
+    return database
 
 
 @contextmanager

@@ -10,9 +10,8 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from bummerl.v1 import bot_pb2
-from servicekit import CONFIG, auth, fresh_database, running_service
+from servicekit import CONFIG, auth, running_service
 
 from db.base import aware as db_aware
 from db.models import Bot
@@ -20,12 +19,6 @@ from services.presence import STALE_BEATS, Presence, is_connected
 
 HEARTBEAT = 0.2
 FAST = dataclasses.replace(CONFIG, heartbeat_s=HEARTBEAT)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        yield db
 
 
 def row(sessions, bot_id: int) -> Bot:

@@ -12,7 +12,7 @@ import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import match_pb2, match_pb2_grpc
-from servicekit import CONFIG, auth, fresh_database, running_service
+from servicekit import CONFIG, auth, running_service
 from serviceprocs import PlayStream
 from sqlalchemy import event
 
@@ -20,12 +20,6 @@ import engine
 from services import actions, bots, dispatch, hooks
 from services import matches as plain
 from services.errors import Aborted
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        yield db
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import bot_pb2, match_pb2
-from servicekit import auth, fresh_database, play_in_threads, running_service
+from servicekit import auth, play_in_threads, running_service
 
 import engine
 from examples.random_bot import RandomBot
@@ -18,12 +18,6 @@ from services import actions, clocks
 from services import games as game_states
 from services import matches as plain
 from services.config import Settings
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        yield db
 
 
 def test_restart_mid_match_resumes_exactly(database):

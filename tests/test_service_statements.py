@@ -10,18 +10,17 @@ And the match update refuses to overwrite a row that moved on since it was read.
 from __future__ import annotations
 
 import pytest
-from servicekit import CONFIG, fresh_database, statements_run
+from servicekit import CONFIG, statements_run
 
 import engine
 from services import actions, bots, games, matches
 from services.errors import Aborted
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    with fresh_database(request.param, request, tmp_path) as db:
-        db.create_tables()
-        yield db
+@pytest.fixture
+def database(database):  # the conftest's, with every table made (no service here)
+    database.create_tables()
+    return database
 
 
 def counting(sessions):  # type: ignore[no-untyped-def]
