@@ -256,6 +256,9 @@ def create_all(url_or_factory: str | sessionmaker[Session] | None = None) -> Non
     Base.metadata.create_all(engine)
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # what protobuf timestamps and the batches count from
+
+
 def utcnow() -> datetime:
     """Now, as an aware UTC datetime (the default of every timestamp column)."""
     return datetime.now(UTC)

@@ -33,13 +33,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, insert, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 import engine
+from db.base import EPOCH, aware
 from db.models import ActionLog, Hand, Match
 from services.clocks import charge_time, start_turn, summarize
 from services.config import Settings
@@ -184,7 +185,6 @@ _END_COLUMNS = ("hand_match", "hand_number", "winner", "game_points", "reason", 
                 "points1", "tricks0", "tricks1", "last_seq", "finished_at")
 _END_KINDS = ("int", "int", "int", "int", "text", "int", "int", "int", "int", "int", "time")
 _NEW_COLUMNS = ("match_id", "number", "dealer", "first_seq")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -193,9 +193,7 @@ def _quoted(text: str) -> str:
 
 
 def _micros(moment: datetime) -> str:
-    if moment.tzinfo is None:  # the database's times are UTC
-        moment = moment.replace(tzinfo=UTC)
-    return str((moment - _EPOCH) // _MICROSECOND)
+    return str((aware(moment) - EPOCH) // _MICROSECOND)
 
 
 def _array(kind: str, values: list[Any]) -> str:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from bummerl import wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
 import engine
-from db.base import aware
+from db.base import EPOCH, aware
 from db.models import (
     ABORTED,
     ABORTED_BY_OPERATOR,
@@ -34,9 +34,6 @@ END_REASONS = {
     FORFEIT_ILLEGAL: match_pb2.END_REASON_FORFEIT_ILLEGAL,
     ABORTED_BY_OPERATOR: match_pb2.END_REASON_ABORTED,
 }
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def timestamp(moment: datetime | None) -> Timestamp | None:
