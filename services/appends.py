@@ -21,8 +21,8 @@ An action handed over from an event loop (a Play stream's answer) is settled on 
 thread (the live row, the cache, the match's lock) and answered on that loop: the
 committer wakes the loop once per batch and the loop answers and announces the batch's actions
 to the streams without a further hop, instead of one cross-thread wake-up per action. On
-PostgreSQL a batch is written with statements of fixed text that take one array per column
-(`write_arrays`).
+PostgreSQL a batch is one statement of fixed text that takes one array per column and commits
+itself (`write_arrays`).
 """
 
 from __future__ import annotations
@@ -130,20 +130,18 @@ def write_rows(connection: Connection, batch: list[Applied]) -> None:
 def write(connection: Connection, batch: list[Applied]) -> None:
     """The statements of `batch` (actions of different matches) in the connection's
     transaction: the log rows, the hands that end and begin, the guarded updates of the match
-    rows; Aborted if any match row was not as read (nothing of it may be committed then)."""
-    if connection.dialect.name == "postgresql":
-        saved = write_arrays(connection, batch)
-    else:
-        write_rows(connection, batch)
-        saved = connection.execute(SAVE_LIVE, _many([
-            save_params(p.m, p.seq, p.read_illegal) for p in batch])).rowcount
+    rows; Aborted if any match row was not as read (nothing of it may be committed then).
+    (PostgreSQL has its own: `write_arrays`.)"""
+    write_rows(connection, batch)
+    saved = connection.execute(SAVE_LIVE, _many([
+        save_params(p.m, p.seq, p.read_illegal) for p in batch])).rowcount
     if saved != len(batch):
         raise Aborted("a match changed while acting on it: get the observation again")
 
 
-# PostgreSQL: each statement takes the batch as one array per column, so its text is the same
-# whatever the batch's size (prepared once by the server, planned once), and the driver sends
-# a handful of parameters instead of one set per row (one round trip per statement). Each array
+# PostgreSQL: each part of the batch's statement takes the batch as one array per column, so
+# its text is the same whatever the batch's size (prepared once by the server, planned once),
+# and the driver sends a few dozen parameters instead of one set per row. Each array
 # goes as one string, an array literal built here (`_array`): psycopg's own list dumpers handle
 # every element in Python, and took 0.7 ms of the committer's CPU (and of the GIL) per batch of
 # 22 actions against about 0.2 ms for the literals. Times go as integer microseconds since the
@@ -212,63 +210,65 @@ def _array(kind: str, values: list[Any]) -> str:
     return "{" + ",".join(items) + "}"
 
 
-class _AbortedPipelineNoise(logging.Filter):
-    """psycopg logs a WARNING when a pipeline ends while an error is raised from it ("error
-    ignored terminating ... pipeline aborted"): here that error is a refused batch (a unique
-    key: a retried request), raised to `commit` and answered; the line would only alarm an
-    operator. Every other psycopg log line passes."""
+# The whole batch in one statement, run in autocommit mode: one round trip, and the commit is
+# the statement's own (PostgreSQL commits it before it answers). The committer thread gives up
+# the GIL at every wait for the server and may wait milliseconds to get it back from a busy
+# event loop: one wait per batch instead of one per statement, BEGIN and COMMIT (the batch's
+# wall time went from about 7 to 3 ms; see docs/scaling.md). The updates of the match rows are
+# guarded as before; if any row was not as read, the final SELECT fails the statement (a text
+# that is no integer: MOVED_ON), so nothing of the batch is committed and its actions are
+# committed one by one, as after any refused batch.
+MOVED_ON = "bummerl: a match row moved on"
+PG_BATCH = (
+    f"WITH saved AS ({PG_SAVE} RETURNING m.id), logged AS ({PG_ADD_ACTIONS}), "
+    f"ended AS ({PG_END_HANDS}), begun AS ({PG_NEW_HANDS}) "
+    f"SELECT CAST(CASE WHEN count(*) = %s THEN '0' ELSE '{MOVED_ON}' END AS integer) "
+    "FROM saved")
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not (message.startswith("error ignored terminating")
-                    and message.endswith("pipeline aborted"))
 
-
-logging.getLogger("psycopg").addFilter(_AbortedPipelineNoise())
-
-
-def write_arrays(connection: Connection, batch: list[Applied]) -> int:
-    """`write` on PostgreSQL: four statements of fixed text at most, whatever the batch's
-    size, sent in one pipeline (one round trip with the transaction's BEGIN); returns the
-    number of match rows updated."""
+def write_arrays(connection: Connection, batch: list[Applied]) -> None:
+    """`write` on PostgreSQL, on a connection in autocommit mode: the batch's one statement
+    (`PG_BATCH`), which commits it; Aborted (nothing committed) if a match row was not as
+    read."""
     import psycopg as driver_errors
 
     driver = connection.connection.driver_connection
     assert driver is not None
     try:
         with driver.cursor() as cursor:
-            with driver.pipeline():
-                _write_arrays(cursor.execute, batch)
-            return int(cursor.rowcount)  # the last statement's: the match rows'
+            cursor.execute(PG_BATCH, _batch_arrays(batch))
+    except driver_errors.errors.InvalidTextRepresentation as e:
+        if MOVED_ON in str(e):
+            raise Aborted("a match changed while acting on it: get the observation again") \
+                from None
+        raise DBAPIError.instance(PG_BATCH, None, e, driver_errors.Error) from e
     except driver_errors.Error as e:  # as SQLAlchemy's own statements would raise it
         invalidated = bool(driver.closed or getattr(driver, "broken", False))
         if invalidated:
             connection.invalidate()  # past SQLAlchemy's own detection: tell its pool here
-        raise DBAPIError.instance(PG_SAVE, None, e, driver_errors.Error,
+        raise DBAPIError.instance(PG_BATCH, None, e, driver_errors.Error,
                                   connection_invalidated=invalidated) from e
 
 
-def _write_arrays(execute: Callable[..., Any], batch: list[Applied]) -> None:
-    execute(PG_ADD_ACTIONS, (
-        _array("int", [p.m.id for p in batch]), _array("int", [p.seq for p in batch]),
-        _array("int", [p.seat for p in batch]), _array("text", [str(p.action) for p in batch]),
-        _array("text", [p.request_id for p in batch]),
-        _array("time", [p.now for p in batch])))
-    ends = [p.hand_end for p in batch if p.hand_end is not None]
-    if ends:
-        execute(PG_END_HANDS, tuple(_array(kind, [e[c] for e in ends])
-                                    for c, kind in zip(_END_COLUMNS, _END_KINDS, strict=True)))
-    begins = [p.new_hand for p in batch if p.new_hand is not None]
-    if begins:
-        execute(PG_NEW_HANDS, tuple(_array("int", [b[c] for b in begins])
-                                    for c in _NEW_COLUMNS))
+def _batch_arrays(batch: list[Applied]) -> tuple[object, ...]:
+    """The parameters of `PG_BATCH`, in the order of its parts."""
     ms = [p.m for p in batch]
-    execute(PG_SAVE, (
+    ends = [p.hand_end for p in batch if p.hand_end is not None]
+    begins = [p.new_hand for p in batch if p.new_hand is not None]
+    return (
         _array("int", [m.id for m in ms]), _array("int", [p.seq for p in batch]),
         _array("int", [p.read_illegal[0] for p in batch]),
         _array("int", [p.read_illegal[1] for p in batch]),
         *(_array(kind, [getattr(m, c) for m in ms])
-          for c, kind in zip(CHANGING, _SAVE_KINDS, strict=True))))
+          for c, kind in zip(CHANGING, _SAVE_KINDS, strict=True)),
+        _array("int", [m.id for m in ms]), _array("int", [p.seq for p in batch]),
+        _array("int", [p.seat for p in batch]), _array("text", [str(p.action) for p in batch]),
+        _array("text", [p.request_id for p in batch]),
+        _array("time", [p.now for p in batch]),
+        *(_array(kind, [e[c] for e in ends])
+          for c, kind in zip(_END_COLUMNS, _END_KINDS, strict=True)),
+        *(_array("int", [b[c] for b in begins]) for c in _NEW_COLUMNS),
+        len(batch))
 
 
 def commit(bind: Engine, batch: list[Applied]) -> bool:
@@ -276,8 +276,12 @@ def commit(bind: Engine, batch: list[Applied]) -> bool:
     a unique key (a concurrent or repeated submit), a match row that moved on (another
     process)."""
     try:
-        with writing(bind), bind.begin() as connection:
-            write(connection, batch)
+        if bind.dialect.name == "postgresql":
+            with bind.connect() as connection:
+                write_arrays(connection.execution_options(isolation_level="AUTOCOMMIT"), batch)
+        else:
+            with writing(bind), bind.begin() as connection:
+                write(connection, batch)
     except (IntegrityError, Aborted):
         return False
     return True

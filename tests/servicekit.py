@@ -135,7 +135,7 @@ def play_in_threads(service: Service, players: list[tuple[Bot, str]], matches: i
 @contextmanager
 def statements_run(bind) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
     """The SQL statements run on the engine `bind` inside the block (any thread). On PostgreSQL
-    they are taken at the driver: the group commit sends its batches on the driver's pipeline,
+    they are taken at the driver: the group commit sends its batches on the driver's connection,
     past SQLAlchemy's events (its BEGIN and COMMIT are not statements here)."""
     from sqlalchemy import event
 
