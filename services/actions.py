@@ -43,7 +43,7 @@ from db.models import (
     Match,
     Refusal,
 )
-from services import appends, metrics
+from services import appends, committers, metrics
 from services.bots import _sessions
 from services.clocks import after_commit, announce, bank_left, forfeit, hand_over, start_turn
 from services.config import Settings, settings
@@ -120,7 +120,7 @@ def submit_action(
             applied = _apply_live(key, seat, action, expected_seq, request_id, bot_id, config)
             if applied is not None:
                 try:
-                    ok = appends.commit_one(bind, applied)
+                    ok = committers.commit_one(bind, applied)
                 except BaseException:
                     drop(key)
                     raise
@@ -181,7 +181,7 @@ def submit_live(
             # goes on and is finished here all the same.
             outcome.set_running_or_notify_cancel()
 
-        def committed_or_not(done: appends.Outcome) -> appends.Then:
+        def committed_or_not(done: committers.Outcome) -> committers.Then:
             """On the committer's thread: settle the live row, the cache and the lock; the
             answer, the announcement and the hooks follow on the caller's loop."""
             committed: list[tuple[Match, bool, tuple[int, str] | None]] = []
@@ -213,7 +213,7 @@ def submit_live(
 
             return answer
 
-        appends.committer(bind).submit(applied, committed_or_not, loop)
+        committers.committer(bind).submit(applied, committed_or_not, loop)
     except BaseException:
         drop(key)
         holder.lock.release()
@@ -232,7 +232,7 @@ def _apply_live(
 ) -> appends.Applied | None:
     """The fast path, under the match's lock: a legal action on time at the seq this process
     last committed for the match, checked against the live row and game in memory and applied
-    to both (to be committed by `services.appends`: the append and the update of the match
+    to both (to be committed by `services.committers`: the append and the update of the match
     row, guarded by its seq, state and illegal counts). None when anything is out of the
     ordinary (nothing changed): then `_submit` reads the row and decides, as it always did."""
     m = live_row(key, expected_seq)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import ActionLog, Match
-from services import actions, appends, bots, matches
+from services import actions, appends, bots, committers, matches
 from services.errors import Aborted, InvalidArgument
 
 
@@ -60,10 +60,10 @@ def started(sessions: sessionmaker[Session], count: int) -> list[Game]:
 
 
 @contextmanager
-def committer_held(bind: Engine, waiting: int) -> Iterator[appends.GroupCommit]:
+def committer_held(bind: Engine, waiting: int) -> Iterator[committers.GroupCommit]:
     """Keep the committer busy until `waiting` actions are handed to it (as when they arrive
     while it commits), then let it go: they make one batch."""
-    committer = appends.committer(bind)
+    committer = committers.committer(bind)
     go = threading.Event()
     committer.executor.submit(go.wait)
     try:

@@ -1,10 +1,11 @@
 """The database work per action stays small: a submit at the seq this process committed last
 runs two statements (append the action, update the match guarded by its seq) plus its commit
-(on PostgreSQL one statement that does both and commits itself), from the first action on in the process that created the match; elsewhere (another replica,
-after a restart) the first one also reads and locks the match; a Play stream's look runs one; a
-turn's observation comes from the cached game without any. Regression guard of the bench.
-(Concurrent submits of different matches share those two statements and the commit: the group
-commit, tests/test_service_groupcommit.py.)
+(on PostgreSQL one statement that does both and commits itself), from the first action on in
+the process that created the match; elsewhere (another replica, after a restart) the first one
+also reads and locks the match; a Play stream's look runs one; a turn's observation comes from
+the cached game without any. Regression guard of the bench. (Concurrent submits of different
+matches share those statements and the commit: the group commit,
+tests/test_service_groupcommit.py.)
 And the match update refuses to overwrite a row that moved on since it was read."""
 
 from __future__ import annotations
