@@ -177,6 +177,21 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
     return engine
 
 
+def driver_params(engine: Engine) -> tuple[dict[str, str], float]:
+    """The libpq parameters of `engine`'s PostgreSQL connections (host, database, user and
+    password, and the timeouts of `DbTimeouts`) and their answer bound in seconds (0: none),
+    read off a pooled connection: for a connection of the driver's own (an asyncio one)."""
+    with engine.connect() as connection:
+        driver = connection.connection.driver_connection
+        assert driver is not None
+        params = dict(driver.info.get_parameters())
+        password = driver.info.password
+        answer_s = float(getattr(driver, "answer_s", 0.0))
+    if password:
+        params["password"] = password
+    return params, answer_s
+
+
 # A pooled connection used within this many seconds is handed out without a round trip.
 IDLE_CHECK_S = 1.0
 

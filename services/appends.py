@@ -214,27 +214,33 @@ def write_arrays(connection: Connection, batch: list[Applied]) -> None:
     """`write` on PostgreSQL, on a connection in autocommit mode: the batch's one statement
     (`PG_BATCH`), which commits it; Aborted (nothing committed) if a match row was not as
     read."""
-    import psycopg as driver_errors
+    import psycopg
 
     driver = connection.connection.driver_connection
     assert driver is not None
     try:
         with driver.cursor() as cursor:
-            cursor.execute(PG_BATCH, _batch_arrays(batch))
-    except driver_errors.errors.InvalidTextRepresentation as e:
-        if MOVED_ON in str(e):
-            raise Aborted("a match changed while acting on it: get the observation again") \
-                from None
-        raise DBAPIError.instance(PG_BATCH, None, e, driver_errors.Error) from e
-    except driver_errors.Error as e:  # as SQLAlchemy's own statements would raise it
+            cursor.execute(PG_BATCH, batch_parameters(batch))
+    except psycopg.Error as e:
         invalidated = bool(driver.closed or getattr(driver, "broken", False))
         if invalidated:
             connection.invalidate()  # past SQLAlchemy's own detection: tell its pool here
-        raise DBAPIError.instance(PG_BATCH, None, e, driver_errors.Error,
-                                  connection_invalidated=invalidated) from e
+        raise batch_error(e, invalidated) from e
 
 
-def _batch_arrays(batch: list[Applied]) -> tuple[object, ...]:
+def batch_error(error: Exception, invalidated: bool) -> Exception:
+    """What the driver's `error` of a `PG_BATCH` statement means: Aborted if its guard refused
+    the batch, else the error as SQLAlchemy's own statements would raise it (an IntegrityError
+    for a unique key; `invalidated`: the connection is gone)."""
+    import psycopg
+
+    if isinstance(error, psycopg.errors.InvalidTextRepresentation) and MOVED_ON in str(error):
+        return Aborted("a match changed while acting on it: get the observation again")
+    return DBAPIError.instance(PG_BATCH, None, error, psycopg.Error,
+                               connection_invalidated=invalidated)
+
+
+def batch_parameters(batch: list[Applied]) -> tuple[object, ...]:
     """The parameters of `PG_BATCH`, in the order of its parts."""
     ms = [p.m for p in batch]
     ends = [p.hand_end for p in batch if p.hand_end is not None]

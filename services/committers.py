@@ -17,6 +17,12 @@ An action handed over from an event loop (a Play stream's answer) is settled on 
 committer's thread (the live row, the cache, the match's lock) and answered on that loop: the
 committer wakes the loop once per batch and the loop answers and announces the batch's actions
 to the streams without a further hop, instead of one cross-thread wake-up per action.
+
+On PostgreSQL such an action is committed by that loop itself (`LoopCommit`), with no thread:
+the committer thread gives up the GIL while it waits for the database and had to win it back
+from the busy loop, which took milliseconds per batch under load (a batch's wall time is the
+latency of every action in it). The loop sends the batch's one statement on an asyncio
+connection of its own and goes on serving; the answer comes with the loop's own poll.
 """
 
 from __future__ import annotations
@@ -24,12 +30,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from services.appends import Applied, commit
+from db.base import AnswerTimeout, driver_params
+from services.appends import PG_BATCH, Applied, batch_error, batch_parameters, commit
+from services.errors import Aborted
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +49,8 @@ Outcome = bool | BaseException  # committed, refused (see `commit`), or the data
 Then = Callable[[], object]
 # Called on the committer's thread with the outcome (it must settle the state there: the live
 # row, the cache, the match's lock); what it returns, if anything, runs on the submitter's
-# event loop (answers and announcements), or on the committer's thread without a loop.
+# event loop (answers and announcements), or on the committer's thread without a loop. (A
+# loop's own committer, `LoopCommit`, calls both on the loop.)
 Done = Callable[[Outcome], Then | None]
 
 
@@ -52,13 +64,19 @@ class GroupCommit:
         self.busy = False
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bummerl-commit")
         self.batches = 0  # transactions of more than one action (tests and metrics)
+        self.loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopCommit] = \
+            weakref.WeakKeyDictionary()
 
     def submit(self, p: Applied, done: Done,
                loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Commit `p` soon, then call `done` with the outcome on the committer's thread; what
         it returns runs on `loop` (the returns of one batch in one callback: one wake-up of
         the loop per batch, not one per action), or on the committer's thread without one or
-        when the loop is not running (a stopped server's)."""
+        when the loop is not running (a stopped server's). On PostgreSQL, called on `loop`
+        (a Play stream's answer), it is that loop's own committer's (`LoopCommit`)."""
+        if loop is not None and self.bind.dialect.name == "postgresql" and _on(loop):
+            self.on_loop(loop).submit(p, done)
+            return
         with self.lock:
             self.pending.append((p, done, loop))
             if self.busy:
@@ -92,6 +110,14 @@ class GroupCommit:
                 except RuntimeError:  # closed meanwhile
                     _call_all(thens)
 
+    def on_loop(self, loop: asyncio.AbstractEventLoop) -> LoopCommit:
+        """The committer of `loop` for this database."""
+        with self.lock:
+            found = self.loops.get(loop)
+            if found is None:
+                found = self.loops[loop] = LoopCommit(self.bind)
+            return found
+
     def _commit(self, batch: list[Applied]) -> list[Outcome]:
         if len(batch) > 1:
             try:
@@ -123,6 +149,135 @@ def _call_all(thens: list[Then]) -> None:
             then()
         except Exception:  # noqa: BLE001  (as in `_call`)
             log.exception("a group commit's waiter failed")
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this is `loop`'s thread and it is running."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+class LoopCommit:
+    """The group commit of one event loop on PostgreSQL: what `submit` was given is committed
+    in batches by a task of the loop, on an asyncio connection of its own (in autocommit mode:
+    each batch is one statement, `appends.PG_BATCH`, which commits itself).
+
+    The answers are those of the thread's commit: a refused batch is committed one by one;
+    a failed one (the database down, or no answer within the engine's bound) gives each of
+    its actions the error, and the connection is dropped and opened again for the next."""
+
+    def __init__(self, bind: Engine) -> None:
+        self.bind = bind
+        self.pending: list[tuple[Applied, Done]] = []
+        self.task: asyncio.Task[None] | None = None
+        self.connection: Any = None  # a psycopg.AsyncConnection, once opened
+        self.params: tuple[dict[str, str], float] | None = None  # db.base.driver_params
+        self.batches = 0  # statements of more than one action (tests)
+
+    def submit(self, p: Applied, done: Done) -> None:
+        """Commit `p` soon (call on the loop), then call `done` with the outcome and what it
+        returns, on the loop."""
+        self.pending.append((p, done))
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                try:
+                    outcomes = await self._commit([p for p, _ in batch])
+                except BaseException as e:  # cancelled (the loop is closing): all hear of it
+                    _call_all([then for (_, done) in batch if (then := _call(done, e))])
+                    raise
+                _call_all([then for (_, done), outcome in zip(batch, outcomes, strict=True)
+                           if (then := _call(done, outcome)) is not None])
+        finally:
+            self.task = None
+
+    async def _commit(self, batch: list[Applied]) -> list[Outcome]:
+        try:
+            await self._execute(batch)
+        except (IntegrityError, Aborted):
+            if len(batch) == 1:
+                return [False]
+        except Exception as e:  # noqa: BLE001  (the database failed: all hear of it)
+            return [e] * len(batch)
+        else:
+            if len(batch) > 1:
+                self.batches += 1
+            return [True] * len(batch)
+        outcomes: list[Outcome] = []
+        for p in batch:  # a refused batch: one by one, each as if alone
+            try:
+                await self._execute([p])
+                outcomes.append(True)
+            except (IntegrityError, Aborted):
+                outcomes.append(False)
+            except Exception as e:  # noqa: BLE001  (its own error, as if alone)
+                outcomes.append(e)
+        return outcomes
+
+    async def _execute(self, batch: list[Applied]) -> None:
+        import psycopg
+
+        connection = await self._connection()
+        _, answer_s = self.params or ({}, 0.0)
+        try:
+            async with asyncio.timeout(answer_s or None):
+                async with connection.cursor() as cursor:
+                    await cursor.execute(PG_BATCH, batch_parameters(batch))
+        except TimeoutError:
+            self._drop()  # its state is unknown: never use it again
+            raise DBAPIError.instance(
+                PG_BATCH, None, AnswerTimeout(
+                    f"the database did not answer within {answer_s:g} s"),
+                psycopg.Error, connection_invalidated=True) from None
+        except psycopg.Error as e:
+            invalidated = bool(connection.closed or connection.broken)
+            if invalidated:
+                self._drop()
+            raise batch_error(e, invalidated) from e
+
+    async def _connection(self) -> Any:
+        import psycopg
+
+        if self.connection is not None and not (self.connection.closed or
+                                                self.connection.broken):
+            return self.connection
+        self._drop()
+        try:
+            if self.params is None:  # read off the engine's pool, once (blocking: a thread)
+                self.params = await asyncio.to_thread(driver_params, self.bind)
+            self.connection = await psycopg.AsyncConnection.connect(
+                psycopg.conninfo.make_conninfo("", **self.params[0]), autocommit=True)
+        except psycopg.Error as e:
+            raise DBAPIError.instance(PG_BATCH, None, e, psycopg.Error,
+                                      connection_invalidated=True) from e
+        return self.connection
+
+    def _drop(self) -> None:
+        if self.connection is not None:
+            self.connection.pgconn.finish()  # no round trip: it may be dead
+            self.connection = None
+
+    async def close(self) -> None:
+        """Finish the batches handed over (within the answer bound), then close the
+        connection (a server that stops)."""
+        task = self.task
+        if task is not None:
+            _, answer_s = self.params or ({}, 0.0)
+            await asyncio.wait([task], timeout=(answer_s or 10.0) + 1)
+        self._drop()
+
+
+async def close_loop(bind: Engine) -> None:
+    """Close the committer of the running loop for `bind`'s database, if it has one."""
+    found = committer(bind).loops.get(asyncio.get_running_loop())
+    if found is not None:
+        await found.close()
 
 
 _committers: dict[int, GroupCommit] = {}

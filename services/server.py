@@ -28,7 +28,17 @@ from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import actions, admin_servicer, bus, hooks, limits, revocation, status, tls
+from services import (
+    actions,
+    admin_servicer,
+    bus,
+    committers,
+    hooks,
+    limits,
+    revocation,
+    status,
+    tls,
+)
 from services.config import Settings, settings
 from services.games import bound_engine
 from services.health import DatabaseHealth
@@ -126,6 +136,7 @@ class Server:
         self._call(self.health.enter_graceful_shutdown())
         self._stop.set()
         self._call(self.grpc.stop(grace))
+        self._call(committers.close_loop(bound_engine(self.sessions)))  # its batches finished
         revocation.forget(self.sessions)  # streams that did not get to end themselves
         self.bots.presence.stop()
         if self._referee.is_alive():

@@ -177,3 +177,56 @@ def test_healthz_answers_within_its_bound_and_recovers(outage, monkeypatch):
     while client.get("/healthz").status_code != 200:
         assert time.monotonic() < deadline, "the dashboard did not recover"
         time.sleep(0.2)
+
+
+@pytest.mark.parametrize("fault", ["down", BLACKHOLE])
+def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fault, caplog):
+    """An answer on a Play stream takes the fast path: the event loop commits it on its own
+    connection (services.committers.LoopCommit). With the database refusing (its connections
+    reset) or black-holed, the bot hears UNAVAILABLE within the bound (its answer rejected, or
+    its stream ended), nothing of the answer is applied, and once the database is back the same
+    answer, sent again on a new stream, is accepted and the match goes on."""
+    from bummerl import wire
+    from serviceprocs import PlayStream
+
+    caplog.set_level(logging.INFO)
+    o = outage
+    streams = {seat: PlayStream(o.channel, o.tokens[seat]) for seat in (0, 1)}
+    try:
+        turn = streams[o.seat].next("turn").turn
+        streams[o.seat].answer(o.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="first")
+        seat = 1 - o.seat  # the other seat follows: the loop's connection is open by now
+        turn = streams[seat].next("turn").turn
+        action = wire.action_from_pb(turn.observation.legal_actions[0])
+        if fault == "down":
+            o.proxy.down()
+        else:
+            o.proxy.set(fault)
+        start = time.monotonic()
+        streams[seat].answer(o.match_id, turn.seq, action, request_id="second")
+        try:
+            rejected = streams[seat].next("rejected", timeout=PROMPT_S).rejected
+            assert rejected.code == "UNAVAILABLE", rejected
+            assert rejected.message == UNAVAILABLE_MESSAGE, rejected.message
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+        assert time.monotonic() - start < PROMPT_S
+        o.proxy.restore()
+        wait_until_recovered(o)
+        got = o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id)).match
+        assert got.seq == turn.seq  # nothing of the refused answer was applied
+        streams[seat].close()
+        streams[seat] = PlayStream(o.channel, o.tokens[seat])  # the bot reconnects
+        again = streams[seat].next("turn").turn
+        assert again.seq == turn.seq
+        streams[seat].answer(o.match_id, again.seq, action, request_id="second")
+        limit = time.monotonic() + PROMPT_S
+        while o.matches.GetMatch(match_pb2.GetMatchRequest(
+                match_id=o.match_id)).match.seq == turn.seq:
+            assert time.monotonic() < limit, "the answer was not applied after the outage"
+            time.sleep(0.05)
+        assert_no_traceback(caplog)
+    finally:
+        for stream in streams.values():
+            stream.close()
