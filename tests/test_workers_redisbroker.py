@@ -35,3 +35,34 @@ def test_one_client_per_channel_carries_every_publish_and_ack(redis_url):
             assert queue.get(timeout=5).payload == {"n": 5}
         finally:
             queue.close()
+
+
+def test_a_channel_closed_after_its_connection_puts_its_unacked_messages_back(redis_url):
+    """kombu may close a channel after its transport let go of the connection (the consumer
+    dropping a lost broker connection): its unacknowledged messages still go back to their
+    queue, and the close does not fail (it killed the worker: "'NoneType' object has no
+    attribute 'hostname'")."""
+    app, _ = redis_site(redis_url)
+    with app.connection_for_write() as connection:
+        queue = connection.SimpleQueue("redisbroker-restore-test")
+        try:
+            queue.put({"n": 1})
+            message = queue.get(timeout=5)  # delivered, never acknowledged
+            assert message.payload == {"n": 1}
+            channel = queue.channel
+            transport = channel.connection
+            client, transport.client = transport.client, None  # as kombu leaves it
+            try:
+                channel.close()  # puts the unacknowledged message back
+            finally:
+                transport.client = client
+        finally:
+            queue.close()
+    with app.connection_for_write() as connection:
+        again = connection.SimpleQueue("redisbroker-restore-test")
+        try:
+            message = again.get(timeout=5)
+            assert message.payload == {"n": 1}
+            message.ack()
+        finally:
+            again.close()

@@ -8,6 +8,12 @@ connection from the channel's pool for each command (it is thread-safe), so one 
 the same work; it is dropped with the channel's pools (after a fork, on reconnecting). Everything
 else is kombu's.
 
+It also keeps the channel's connection parameters once read. When the consumer drops a lost
+connection, kombu may close a channel whose transport has already let go of its connection: the
+channel's unacknowledged messages are then put back over a new pool, whose parameters kombu reads
+from that connection, and the worker died of "'NoneType' object has no attribute 'hostname'"
+(seen in the chaos suite, after a Redis pause). With the parameters kept, they are put back.
+
 Celery uses it for `redis://` and `rediss://` brokers (`broker_transport`, set in workers.app).
 """
 
@@ -20,6 +26,15 @@ from kombu.transport import redis
 
 class Channel(redis.Channel):
     _plain_client: Any = None
+    _params: dict[bool, dict[str, Any]] | None = None  # _connparams, by `asynchronous`
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        known = self._params if self._params is not None else {}
+        if self.connection.client is None and asynchronous in known:
+            return dict(known[asynchronous])  # the connection is gone: as it was
+        params = super()._connparams(asynchronous=asynchronous)
+        self._params = {**known, asynchronous: dict(params)}
+        return params
 
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:
