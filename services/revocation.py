@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import Bot
-from services import metrics
+from services import metrics, status
 from services.errors import FailedPrecondition, PermissionDenied, ServiceError
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,10 @@ def _run() -> None:
         _wake.clear()
         try:
             check()
-        except Exception:  # noqa: BLE001  (keep watching; the next round retries)
-            log.warning("checking open Play streams failed; retrying", exc_info=True)
+        except Exception as e:  # noqa: BLE001  (keep watching; the next round retries)
+            # an outage is a rate-limited line without a traceback; a bug
+            # gets its traceback (services.status)
+            status.log_failure("checking open Play streams (retried next round)", e)
 
 
 def check() -> int:
