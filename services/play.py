@@ -55,6 +55,7 @@ class PlaySession:
         self.known: dict[int, int] = {}  # match id -> hand number last reported
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
+        self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: notify.Change | None) -> None:
@@ -118,23 +119,54 @@ class PlaySession:
             self.events.put_nowait(STOP)
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
+        """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
+        on reading; the commit's outcome comes back as a callback: `_settled`); otherwise it
+        waits for the pool, one answer at a time."""
         try:
             live = self.submit_live(answer)
-            if live is None or await live is None:
-                await self.run(self.submit, answer)
+            if live is not None:
+                live.add_done_callback(lambda done: self._settled(answer, done))
+                return
+            await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
-            if isinstance(e, ValueError):
-                e = InvalidArgument(str(e))
-            failure = status.failure_of(e, "Play answer")  # the safe code and message
-            code = failure.code
-            rejected = bot_pb2.ActionRejected(
-                match_id=answer.match_id, seq=answer.seq, code=code, message=failure.message,
-                rule=failure.rule or "")
-            if isinstance(e, ServiceError):
-                left = e.details.get("illegal_left")
-                rejected.illegal_left = int(left) if isinstance(left, int) else 0
-            resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
-            self.events.put_nowait((rejected, resend))
+            self.refuse(answer, e)
+
+    def _settled(self, answer: bot_pb2.TurnAnswer,
+                 live: asyncio.Future[actions.SubmitResult | None]) -> None:
+        """The outcome of a fast-path answer (on the loop): committed (the turns follow from
+        the commit's announcement), refused (the pool decides, as for any other answer), or
+        failed (the bot hears why)."""
+        if live.cancelled():
+            return
+        error = live.exception()
+        if error is not None:
+            self.refuse(answer, error)
+        elif live.result() is None:
+            slow = self.loop.create_task(self._submit_slowly(answer))
+            self.slow.add(slow)
+            slow.add_done_callback(self.slow.discard)
+
+    async def _submit_slowly(self, answer: bot_pb2.TurnAnswer) -> None:
+        try:
+            await self.run(self.submit, answer)
+        except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
+            self.refuse(answer, e)
+
+    def refuse(self, answer: bot_pb2.TurnAnswer, e: BaseException) -> None:
+        """Tell the bot why `answer` was not applied (an ActionRejected with the safe code and
+        message), and send the current turn again unless it is stale."""
+        if isinstance(e, ValueError):
+            e = InvalidArgument(str(e))
+        failure = status.failure_of(e, "Play answer")  # the safe code and message
+        code = failure.code
+        rejected = bot_pb2.ActionRejected(
+            match_id=answer.match_id, seq=answer.seq, code=code, message=failure.message,
+            rule=failure.rule or "")
+        if isinstance(e, ServiceError):
+            left = e.details.get("illegal_left")
+            rejected.illegal_left = int(left) if isinstance(left, int) else 0
+        resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
+        self.events.put_nowait((rejected, resend))
 
     def submit_live(self, answer: bot_pb2.TurnAnswer
                     ) -> asyncio.Future[actions.SubmitResult | None] | None:

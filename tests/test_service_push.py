@@ -241,6 +241,36 @@ def test_the_fast_path_notices_a_row_changed_by_another_process(database):
         there.kw["bind"].dispose()
 
 
+def test_a_play_answer_refused_at_its_commit_is_decided_again_and_applied(service):
+    """A Play answer takes the fast path against the live row, but another process changed
+    the row meanwhile (it counted an illegal action): the commit refuses it, the stream (which
+    does not wait for the commit) hands the answer to the old path, which reads the row and
+    applies it. The opponent gets its turn; the other process's count is kept."""
+    from sqlalchemy import text
+
+    a_id, a_token = service.register("a")
+    b_id, b_token = service.register("b")
+    seed = first_to_act(0)
+    m = plain.create_match([a_id, b_id], seed=seed, sessions=service.sessions,
+                           config=service.config)
+    streams = [PlayStream(service.channel, token) for token in (a_token, b_token)]
+    other = service.database.sessions()  # another process, on the same database
+    try:
+        turn = streams[0].next("turn").turn
+        with other.kw["bind"].begin() as c:  # the live row of this process is stale now
+            c.execute(text("UPDATE matches SET illegal0 = illegal0 + 1 WHERE id = :id"),
+                      {"id": m.id})
+        streams[0].answer(m.id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="x0")
+        assert streams[1].next("turn", timeout=10).turn.seq == 1
+        row = plain.get_match(m.id, sessions=other)
+        assert row.seq == 1 and row.illegal0 == 1
+    finally:
+        for stream in streams:
+            stream.close()
+        other.kw["bind"].dispose()
+
+
 def test_a_play_stream_with_an_unknown_token_is_unauthenticated(service):
     stream = PlayStream(service.channel, "not-a-token")
     with pytest.raises(grpc.RpcError) as info:
