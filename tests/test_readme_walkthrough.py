@@ -31,7 +31,9 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     port = free_port()
     script = script.replace("127.0.0.1:50051", f"127.0.0.1:{port}")
     script = script.replace("mybot.py:MyBot", f"{tmp_path / 'mybot.py'}:MyBot")
-    script = "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + script  # no server left behind
+    # no server left behind; `|| true`: the server may be gone, though still listed, by then (its
+    # kill then fails, and under -e that failure was the script's exit status: a flaky test)
+    script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'walk.sqlite3'}", BUMMERL_HOOKS="")
     # files, not pipes: the server in the background must not hold the test's pipes open
