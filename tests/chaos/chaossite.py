@@ -174,6 +174,9 @@ class Site:
         with self.sessions() as s:
             return s.scalar(select(func.max(ActionLog.id))) or 0
 
+    def simulation_done(self, sim_id: int) -> bool:
+        return bool(simulations.progress(sim_id, self.sessions)["state"] == "done")
+
     def chunk_running(self, sim_id: int) -> bool:
         with self.sessions() as s:
             return any(c.attempts and c.state != CHUNK_DONE for c in s.scalars(

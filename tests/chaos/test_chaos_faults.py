@@ -47,10 +47,18 @@ def scenario(site: Site, name: str, fault: Callable[[], None],
     measure recovery and check every invariant."""
     site.revive_bots()
     sim_id = site.start_simulation()
+
+    def busy() -> bool:
+        # A simulation that finished before the ladder had matches running again (after the
+        # previous scenario's fault) is followed by another: the fault must meet both at work.
+        nonlocal sim_id
+        if ready is None and site.simulation_done(sim_id):
+            sim_id = site.start_simulation()
+        return bool(site.running_ladder()) and (ready() if ready is not None
+                                                else site.chunk_running(sim_id))
+
     try:
-        wait_until(lambda: site.running_ladder() and (ready() if ready is not None
-                                                      else site.chunk_running(sim_id)),
-                   90, every=0.02, what=f"{name}: a busy site")
+        wait_until(busy, 90, every=0.02, what=f"{name}: a busy site")
         fault()
         cleared = time.monotonic()
         since = site.last_action()
