@@ -30,15 +30,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from db.base import AnswerTimeout, driver_params
+from db.base import IDLE_CHECK_S, AnswerTimeout, driver_params
 from services.appends import PG_BATCH, Applied, batch_error, batch_parameters, commit
 from services.errors import Aborted
 
@@ -166,7 +167,9 @@ class LoopCommit:
 
     The answers are those of the thread's commit: a refused batch is committed one by one;
     a failed one (the database down, or no answer within the engine's bound) gives each of
-    its actions the error, and the connection is dropped and opened again for the next."""
+    its actions the error, and the connection is dropped and opened again for the next. A
+    connection idle for more than `db.base.IDLE_CHECK_S` is pinged before a batch, as the
+    engine's pool does (a restarted server, a dropped network: the batch goes on a new one)."""
 
     def __init__(self, bind: Engine) -> None:
         self.bind = bind
@@ -174,6 +177,7 @@ class LoopCommit:
         self.task: asyncio.Task[None] | None = None
         self.connection: Any = None  # a psycopg.AsyncConnection, once opened
         self.params: tuple[dict[str, str], float] | None = None  # db.base.driver_params
+        self.used = 0.0  # time.monotonic() of the connection's last answer
         self.batches = 0  # statements of more than one action (tests)
 
     def submit(self, p: Applied, done: Done) -> None:
@@ -224,16 +228,13 @@ class LoopCommit:
         import psycopg
 
         connection = await self._connection()
-        _, answer_s = self.params or ({}, 0.0)
         try:
-            async with asyncio.timeout(answer_s or None):
-                async with connection.cursor() as cursor:
-                    await cursor.execute(PG_BATCH, batch_parameters(batch))
+            await self._bounded(connection.execute(PG_BATCH, batch_parameters(batch)))
+            self.used = time.monotonic()
         except TimeoutError:
-            self._drop()  # its state is unknown: never use it again
             raise DBAPIError.instance(
                 PG_BATCH, None, AnswerTimeout(
-                    f"the database did not answer within {answer_s:g} s"),
+                    f"the database did not answer within {self._answer_s():g} s"),
                 psycopg.Error, connection_invalidated=True) from None
         except psycopg.Error as e:
             invalidated = bool(connection.closed or connection.broken)
@@ -246,7 +247,14 @@ class LoopCommit:
 
         if self.connection is not None and not (self.connection.closed or
                                                 self.connection.broken):
-            return self.connection
+            if time.monotonic() - self.used < IDLE_CHECK_S:
+                return self.connection
+            try:  # idle for a while: the server may have restarted, the network dropped it
+                await self._bounded(self.connection.execute("SELECT 1"))
+                self.used = time.monotonic()
+                return self.connection
+            except (psycopg.Error, TimeoutError):
+                pass  # a new one, then
         self._drop()
         try:
             if self.params is None:  # read off the engine's pool, once (blocking: a thread)
@@ -258,6 +266,26 @@ class LoopCommit:
                                       connection_invalidated=True) from e
         return self.connection
 
+    async def _bounded(self, operation: Coroutine[Any, Any, Any]) -> None:
+        """Await `operation` on the connection within the engine's answer bound; past it, the
+        connection is closed, then the operation stopped, and TimeoutError raised. (Cancelled
+        while its query is out, psycopg would ask the server to cancel it and wait again, up
+        to 10 s more, over what may be a dead network; on a closed connection it does not.)"""
+        task = asyncio.ensure_future(operation)
+        await asyncio.wait([task], timeout=self._answer_s() or None)
+        if task.done():
+            task.result()
+            return
+        self._drop()
+        task.cancel()
+        await asyncio.wait([task])  # quick now; its error is the time-out's
+        if not task.cancelled():
+            task.exception()  # (retrieved: not logged as never retrieved)
+        raise TimeoutError
+
+    def _answer_s(self) -> float:
+        return self.params[1] if self.params is not None else 0.0
+
     def _drop(self) -> None:
         if self.connection is not None:
             self.connection.pgconn.finish()  # no round trip: it may be dead
@@ -268,8 +296,7 @@ class LoopCommit:
         connection (a server that stops)."""
         task = self.task
         if task is not None:
-            _, answer_s = self.params or ({}, 0.0)
-            await asyncio.wait([task], timeout=(answer_s or 10.0) + 1)
+            await asyncio.wait([task], timeout=(self._answer_s() or 10.0) + 1)
         self._drop()
 
 

@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import pytest
@@ -179,6 +180,36 @@ def test_healthz_answers_within_its_bound_and_recovers(outage, monkeypatch):
         time.sleep(0.2)
 
 
+def turn_at(streams: dict, seq: int, timeout: float = 10.0) -> tuple[int, Any]:
+    """(seat, Turn) of the turn at `seq`, from whichever of the two Play streams gets it."""
+    import queue
+
+    limit = time.monotonic() + timeout
+    while True:
+        for seat, stream in streams.items():
+            try:
+                item = stream.responses.get(timeout=0.02)
+            except queue.Empty:
+                continue
+            if isinstance(item, grpc.RpcError):
+                raise item
+            if item.WhichOneof("message") == "turn" and item.turn.seq == seq:
+                return seat, item.turn
+        assert time.monotonic() < limit, f"no turn at seq {seq}"
+
+
+def play_two(o: Outage, streams: dict) -> tuple[int, Any]:
+    """Answer the first two turns (the second on the fast path, committed on the event loop's
+    own connection, which is open from then on); the seat and Turn at seq 2."""
+    from bummerl import wire
+
+    for seq in (0, 1):
+        seat, turn = turn_at(streams, seq)
+        streams[seat].answer(o.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id=f"t{seq}")
+    return turn_at(streams, 2)
+
+
 @pytest.mark.parametrize("fault", ["down", BLACKHOLE])
 def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fault, caplog):
     """An answer on a Play stream takes the fast path: the event loop commits it on its own
@@ -193,11 +224,7 @@ def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fau
     o = outage
     streams = {seat: PlayStream(o.channel, o.tokens[seat]) for seat in (0, 1)}
     try:
-        turn = streams[o.seat].next("turn").turn
-        streams[o.seat].answer(o.match_id, turn.seq, wire.action_from_pb(
-            turn.observation.legal_actions[0]), request_id="first")
-        seat = 1 - o.seat  # the other seat follows: the loop's connection is open by now
-        turn = streams[seat].next("turn").turn
+        seat, turn = play_two(o, streams)  # the loop's connection is open by now
         action = wire.action_from_pb(turn.observation.legal_actions[0])
         if fault == "down":
             o.proxy.down()
@@ -227,6 +254,38 @@ def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fau
             assert time.monotonic() < limit, "the answer was not applied after the outage"
             time.sleep(0.05)
         assert_no_traceback(caplog)
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def test_a_play_answer_after_the_database_dropped_its_connections_is_accepted(outage):
+    """The database drops every connection (as when it restarts) while the loop's connection
+    for Play answers is idle: the next answer is still accepted (that connection is pinged
+    after a second idle, as the engine's pool does, and replaced), not refused UNAVAILABLE."""
+    from bummerl import wire
+    from serviceprocs import PlayStream
+
+    from db.base import IDLE_CHECK_S
+
+    o = outage
+    streams = {seat: PlayStream(o.channel, o.tokens[seat]) for seat in (0, 1)}
+    try:
+        seat, turn = play_two(o, streams)  # the loop's connection is open by now
+        o.proxy.cut()  # every open connection reset; new ones pass
+        time.sleep(IDLE_CHECK_S + 0.3)
+        streams[seat].answer(o.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="second")
+        limit = time.monotonic() + PROMPT_S
+        while o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id),
+                                 timeout=PROMPT_S).match.seq == turn.seq:
+            assert time.monotonic() < limit, "the answer was not applied"
+            time.sleep(0.05)
+        pending = []
+        while not streams[seat].responses.empty():
+            pending.append(streams[seat].responses.get_nowait())
+        assert not [r for r in pending if not isinstance(r, grpc.RpcError)
+                    and r.WhichOneof("message") == "rejected"], pending
     finally:
         for stream in streams.values():
             stream.close()
