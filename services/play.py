@@ -124,12 +124,13 @@ class PlaySession:
         waits for the pool, one answer at a time."""
         try:
             live = self.submit_live(answer)
-            if live is not None:
-                live.add_done_callback(lambda done: self._settled(answer, done))
-                return
-            await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             self.refuse(answer, e)
+            return
+        if live is None:
+            await self._submit_on_pool(answer)
+        else:
+            live.add_done_callback(lambda done: self._settled(answer, done))
 
     def _settled(self, answer: bot_pb2.TurnAnswer,
                  live: asyncio.Future[actions.SubmitResult | None]) -> None:
@@ -142,11 +143,11 @@ class PlaySession:
         if error is not None:
             self.refuse(answer, error)
         elif live.result() is None:
-            slow = self.loop.create_task(self._submit_slowly(answer))
+            slow = self.loop.create_task(self._submit_on_pool(answer))
             self.slow.add(slow)
             slow.add_done_callback(self.slow.discard)
 
-    async def _submit_slowly(self, answer: bot_pb2.TurnAnswer) -> None:
+    async def _submit_on_pool(self, answer: bot_pb2.TurnAnswer) -> None:
         try:
             await self.run(self.submit, answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)

@@ -198,6 +198,16 @@ def turn_at(streams: dict, seq: int, timeout: float = 10.0) -> tuple[int, Any]:
         assert time.monotonic() < limit, f"no turn at seq {seq}"
 
 
+def wait_applied(o: Outage, seq: int, what: str) -> None:
+    """Wait until the match is past `seq` (an answer at `seq` applied); AssertionError `what`
+    after PROMPT_S."""
+    limit = time.monotonic() + PROMPT_S
+    while o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id),
+                             timeout=PROMPT_S).match.seq == seq:
+        assert time.monotonic() < limit, what
+        time.sleep(0.05)
+
+
 def play_two(o: Outage, streams: dict) -> tuple[int, Any]:
     """Answer the first two turns (the second on the fast path, committed on the event loop's
     own connection, which is open from then on); the seat and Turn at seq 2."""
@@ -248,11 +258,7 @@ def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fau
         again = streams[seat].next("turn").turn
         assert again.seq == turn.seq
         streams[seat].answer(o.match_id, again.seq, action, request_id="second")
-        limit = time.monotonic() + PROMPT_S
-        while o.matches.GetMatch(match_pb2.GetMatchRequest(
-                match_id=o.match_id)).match.seq == turn.seq:
-            assert time.monotonic() < limit, "the answer was not applied after the outage"
-            time.sleep(0.05)
+        wait_applied(o, turn.seq, "the answer was not applied after the outage")
         assert_no_traceback(caplog)
     finally:
         for stream in streams.values():
@@ -276,11 +282,7 @@ def test_a_play_answer_after_the_database_dropped_its_connections_is_accepted(ou
         time.sleep(IDLE_CHECK_S + 0.3)
         streams[seat].answer(o.match_id, turn.seq, wire.action_from_pb(
             turn.observation.legal_actions[0]), request_id="second")
-        limit = time.monotonic() + PROMPT_S
-        while o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id),
-                                 timeout=PROMPT_S).match.seq == turn.seq:
-            assert time.monotonic() < limit, "the answer was not applied"
-            time.sleep(0.05)
+        wait_applied(o, turn.seq, "the answer was not applied")
         pending = []
         while not streams[seat].responses.empty():
             pending.append(streams[seat].responses.get_nowait())
