@@ -5,11 +5,13 @@ and the engine). Actions are submitted through `services.actions`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, insert, or_, select
+from sqlalchemy import Connection, bindparam, insert, literal, or_, select
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
@@ -42,6 +44,19 @@ MATCH_COLUMNS = [column.name for column in MATCHES.columns if column.name != "id
 ADD_MATCH = insert(MATCHES)
 ADD_HAND = insert(Hand.metadata.tables["hands"])
 ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
+# PostgreSQL: a new match in one statement (its row, its first hand, and as a ladder match its
+# ladder row), so that one match in autocommit mode is one round trip instead of four (BEGIN,
+# two INSERTs, COMMIT): each is a wait of the pool's thread, which then takes the GIL back
+# from the event loop (see docs/scaling.md).
+NEW_MATCH = (insert(MATCHES).values({c: bindparam(c) for c in MATCH_COLUMNS})
+              .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
+_FIRST_HAND = ("match_id", "number", "dealer", "first_seq")
+PG_ADD_MATCH = (insert(Hand.metadata.tables["hands"]).from_select(_FIRST_HAND, select(
+    NEW_MATCH.c.id, literal(0), bindparam("dealer"), literal(0))).returning(
+    Hand.metadata.tables["hands"].c.match_id))
+PG_ADD_LADDER_MATCH = PG_ADD_MATCH.add_cte(insert(LadderMatch.metadata.tables["ladder_matches"])
+    .from_select(("match_id", "profile", "created_at"), select(
+        NEW_MATCH.c.id, NEW_MATCH.c.profile, NEW_MATCH.c.created_at)).cte("ladder_match"))
 MAX_PAGE = 100
 DEFAULT_PAGE = 20
 INT64_MAX = 2**63 - 1
@@ -117,8 +132,10 @@ def create_matches(
     bind = bound_engine(sessions)
     made: list[tuple[Match, engine.Match]] = []
     # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
-    # the bots (kept by the process once read), one INSERT of the match, one of its first hand.
-    with writing(bind), bind.begin() as connection:
+    # the bots (kept by the process once read), then the match's rows (`_add`). One match on
+    # PostgreSQL is one statement in autocommit mode; several are one transaction.
+    alone = bind.dialect.name == "postgresql" and len(seatings) == 1
+    with writing(bind), (_autocommit(bind) if alone else bind.begin()) as connection:
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -134,13 +151,7 @@ def create_matches(
             m.bot0, m.bot1 = bots[0], bots[1]
             summarize(m, game)
             start_turn(m, now, config)
-            m.id = connection.execute(ADD_MATCH.returning(MATCHES.c.id), {
-                column: getattr(m, column) for column in MATCH_COLUMNS}).scalar_one()
-            connection.execute(ADD_HAND, {"match_id": m.id, "number": 0,
-                                          "dealer": game.hand.dealer, "first_seq": 0})
-            if ladder:
-                connection.execute(ADD_LADDER_MATCH, {"match_id": m.id, "profile": profile,
-                                                      "created_at": now, "rated_at": None})
+            m.id = _add(connection, m, game.hand.dealer, ladder)
             made.append((m, game))
     for m, game in made:
         key = bind_key(bind, m.id)
@@ -148,6 +159,28 @@ def create_matches(
         keep_row(key, m)  # its first action takes the fast path too (services.actions)
         after_commit(site_of(bind), m)
     return [m for m, _ in made]
+
+
+@contextmanager
+def _autocommit(bind: Engine) -> Iterator[Connection]:
+    with bind.connect() as connection:
+        yield connection.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
+    """Insert the new match `m`, its first hand (dealt by `dealer`) and, with `ladder`, its
+    ladder row; its id."""
+    row = {column: getattr(m, column) for column in MATCH_COLUMNS}
+    if connection.dialect.name == "postgresql":
+        statement = PG_ADD_LADDER_MATCH if ladder else PG_ADD_MATCH
+        return connection.execute(statement, {**row, "dealer": dealer}).scalar_one()
+    match_id: int = connection.execute(ADD_MATCH.returning(MATCHES.c.id), row).scalar_one()
+    connection.execute(ADD_HAND, {"match_id": match_id, "number": 0, "dealer": dealer,
+                                  "first_seq": 0})
+    if ladder:
+        connection.execute(ADD_LADDER_MATCH, {"match_id": match_id, "profile": m.profile,
+                                              "created_at": m.created_at, "rated_at": None})
+    return match_id
 
 
 def _match(session: Session, match_id: int) -> Match:

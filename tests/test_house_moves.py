@@ -119,7 +119,7 @@ def test_a_ladder_match_is_recorded_with_the_match_itself(service, monkeypatch):
     """CreateMatch(ladder=true), as the ladder sends it with the house credential, writes the
     match and its ladder row in one transaction: a worker that never hears the answer (a
     time-out) leaves no match the ladder does not know; a failure writes neither."""
-    from sqlalchemy import func, text
+    from sqlalchemy import func, insert, text
 
     from db.models import Match
     from db.ratings import LadderMatch
@@ -133,8 +133,13 @@ def test_a_ladder_match_is_recorded_with_the_match_itself(service, monkeypatch):
     assert rows == [(ladder, "sharp", None)]
     assert one_off != ladder
 
-    # The ladder row cannot be written: neither is the match (no half-created match).
+    # The ladder row cannot be written: neither is the match (no half-created match). On
+    # PostgreSQL the match, its hand and its ladder row are one statement: its ladder part fails.
     monkeypatch.setattr(matches, "ADD_LADDER_MATCH", text("SELECT no_such_function()"))
+    ladder_matches = LadderMatch.metadata.tables["ladder_matches"]
+    monkeypatch.setattr(matches, "PG_ADD_LADDER_MATCH", matches.PG_ADD_MATCH.add_cte(
+        insert(ladder_matches).from_select(("match_id", "profile"), select(
+            matches.NEW_MATCH.c.id, func.no_such_function())).cte("ladder_match")))
     with service.sessions() as s:
         before = s.scalar(select(func.count()).select_from(Match))
     with pytest.raises(grpc.RpcError):
