@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import overload
 
-from sqlalchemy import Engine, MetaData, create_engine, event, text
+from sqlalchemy import Engine, MetaData, create_engine, event, make_url, text
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 try:
@@ -154,7 +154,7 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
                 connect_args: dict[str, object] | None = None) -> Engine:
     """A new SQLAlchemy engine for `url` (default: `database_url()`); on PostgreSQL with
     `timeouts` (default: `DbTimeouts.from_env()`) and any extra psycopg `connect_args` (an
-    `options` string is added to the timeouts' one)."""
+    `options` string, the URL's or given here, is added to the timeouts' one)."""
     url = url or database_url()
     # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
     # often in use at once, and each one over `pool_size` is opened (and, for SQLite, set up
@@ -167,7 +167,11 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
         return engine
     timeouts = timeouts or DbTimeouts.from_env()
     args = timeouts.connect_args()
-    for key, value in (connect_args or {}).items():
+    # The URL's own `options` (e.g. `?options=-csearch_path%3Dladder`) come after the timeouts'
+    # (a later -c wins), instead of being replaced by them.
+    given = make_url(url).query.get("options")
+    extra = [("options", " ".join(given) if isinstance(given, tuple) else given)] if given else []
+    for key, value in [*extra, *(connect_args or {}).items()]:
         args[key] = f"{args[key]} {value}" if key == "options" and key in args else value
     engine = create_engine(url, connect_args=args, pool_timeout=timeouts.pool_s or None, **pool)
     _check_idle_connections(engine)

@@ -59,3 +59,34 @@ def test_the_client_stops_waiting_and_recovers(postgres_url):
     with engine.connect() as connection:  # a new connection
         assert connection.execute(text("SELECT 1")).scalar() == 1
     engine.dispose()
+
+
+def test_the_urls_own_options_are_kept_beside_the_timeouts(postgres_url):
+    """A DATABASE_URL's `options` (here an operator's choice of asynchronous commit) reach
+    every connection of the service, the event loop's committer's too, instead of being
+    replaced by the statement time-out's."""
+    import asyncio
+
+    from services.committers import LoopCommit
+
+    separator = "&" if "?" in postgres_url else "?"
+    url = f"{postgres_url}{separator}options=-csynchronous_commit%3Doff"
+    engine = make_engine(url, timeouts=DbTimeouts(statement_ms=700))
+    with engine.connect() as connection:
+        assert connection.execute(text("SHOW synchronous_commit")).scalar() == "off"
+        assert connection.execute(text("SHOW statement_timeout")).scalar() == "700ms"
+
+    async def on_the_loop() -> tuple[str, str]:
+        commit = LoopCommit(engine)
+        connection = await commit._connection()
+        try:
+            values = []
+            for name in ("synchronous_commit", "statement_timeout"):
+                cursor = await connection.execute(f"SHOW {name}")
+                values.append((await cursor.fetchone())[0])
+            return values[0], values[1]
+        finally:
+            await connection.close()
+
+    assert asyncio.run(on_the_loop()) == ("off", "700ms")
+    engine.dispose()
