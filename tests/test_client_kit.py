@@ -42,6 +42,30 @@ def test_observations_and_actions_survive_the_wire():
             match.apply(match.to_act, rng.choice(match.legal_actions()))
 
 
+def test_an_observation_written_into_a_turn_is_its_own():
+    """`fill_observation` writes into a Turn's own message (no copy of a whole observation);
+    the tricks, marriages and exchanges it reuses are copied in, so changing one turn's
+    message changes no other."""
+    from bummerl.v1 import bot_pb2
+
+    rng, seen = random.Random(5), 0
+    for seed in range(12):
+        match = engine.Match(seed, "sharp" if seed % 2 else "soft")
+        while not match.is_over:
+            obs = match.observe(match.to_act)
+            turn = bot_pb2.Turn()
+            wire.fill_observation(turn.observation, obs)
+            assert wire.observation_from_pb(turn.observation) == obs
+            for part in (turn.observation.tricks, turn.observation.marriages,
+                         turn.observation.exchanges):
+                if part:
+                    seen += 1
+                    part[0].Clear()  # this turn's copy
+            assert wire.observation_from_pb(wire.observation_to_pb(obs)) == obs
+            match.apply(match.to_act, rng.choice(match.legal_actions()))
+    assert seen > 100  # (the parts it reuses were there to change)
+
+
 def test_example_bots_play_whole_matches():
     for seed in range(10):
         match = play_locally([SimpleBot(), RandomBot(seed)], seed)

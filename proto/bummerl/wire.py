@@ -62,36 +62,70 @@ def _seat(value: int | None) -> int:
 
 
 def observation_to_pb(obs: engine.Observation) -> pb.Observation:
-    return pb.Observation(
-        seat=obs.seat,
-        profile=PROFILES[obs.profile],
-        hand_number=obs.hand_number,
-        dealer=obs.dealer,
-        to_act=_seat(obs.to_act),
-        hand=[str(c) for c in obs.hand],
-        trump_suit=obs.trump_suit.value,
-        trump_card=str(obs.trump_card),
-        trump_card_face_up=obs.trump_card_face_up,
-        stock_size=obs.stock_size,
-        closed_by=_seat(obs.closed_by),
-        leader=obs.leader,
-        lead_card="" if obs.lead_card is None else str(obs.lead_card),
-        tricks=[
-            pb.Trick(leader=t.leader, lead=str(t.lead), follow=str(t.follow), winner=t.winner)
-            for t in obs.tricks
-        ],
-        marriages=[pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
-                   for m in obs.marriages],
-        exchanges=[pb.Exchange(seat=e.seat, taken=str(e.taken)) for e in obs.exchanges],
-        points=obs.points,
-        pending_points=obs.pending_points,
-        tricks_won=obs.tricks_won,
-        opponent_tricks_won=obs.opponent_tricks_won,
-        counters=list(obs.counters),
-        legal_actions=[_shared_action_pb(a) for a in obs.legal_actions],
-        opponent_hand_size=obs.opponent_hand_size,
-        closed_after=_seat(obs.closed_after),
-    )
+    return fill_observation(pb.Observation(), obs)
+
+
+# The parts of an observation that repeat from turn to turn (a hand's tricks, marriages and
+# exchanges) take few distinct values: each message is built once and copied from then on.
+_TRICKS: dict[engine.Trick, pb.Trick] = {}
+_MARRIAGES: dict[engine.Marriage, pb.Marriage] = {}
+_EXCHANGES: dict[engine.Exchange, pb.Exchange] = {}
+
+
+def _trick_pb(t: engine.Trick) -> pb.Trick:
+    message = _TRICKS.get(t)
+    if message is None:
+        message = _TRICKS[t] = pb.Trick(leader=t.leader, lead=str(t.lead),
+                                        follow=str(t.follow), winner=t.winner)
+    return message
+
+
+def _marriage_pb(m: engine.Marriage) -> pb.Marriage:
+    message = _MARRIAGES.get(m)
+    if message is None:
+        message = _MARRIAGES[m] = pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
+    return message
+
+
+def _exchange_pb(e: engine.Exchange) -> pb.Exchange:
+    message = _EXCHANGES.get(e)
+    if message is None:
+        message = _EXCHANGES[e] = pb.Exchange(seat=e.seat, taken=str(e.taken))
+    return message
+
+
+def fill_observation(target: pb.Observation, obs: engine.Observation) -> pb.Observation:
+    """Write `obs` into the empty message `target` (e.g. a Turn's own observation: no copy of
+    a whole observation) and return it."""
+    target.seat = obs.seat
+    target.profile = PROFILES[obs.profile]
+    target.hand_number = obs.hand_number
+    target.dealer = obs.dealer
+    target.to_act = _seat(obs.to_act)
+    target.hand.extend([str(c) for c in obs.hand])
+    target.trump_suit = obs.trump_suit.value
+    target.trump_card = str(obs.trump_card)
+    target.trump_card_face_up = obs.trump_card_face_up
+    target.stock_size = obs.stock_size
+    target.closed_by = _seat(obs.closed_by)
+    target.leader = obs.leader
+    if obs.lead_card is not None:
+        target.lead_card = str(obs.lead_card)
+    if obs.tricks:
+        target.tricks.extend([_trick_pb(t) for t in obs.tricks])
+    if obs.marriages:
+        target.marriages.extend([_marriage_pb(m) for m in obs.marriages])
+    if obs.exchanges:
+        target.exchanges.extend([_exchange_pb(e) for e in obs.exchanges])
+    target.points = obs.points
+    target.pending_points = obs.pending_points
+    target.tricks_won = obs.tricks_won
+    target.opponent_tricks_won = obs.opponent_tricks_won
+    target.counters.extend(obs.counters)
+    target.legal_actions.extend([_shared_action_pb(a) for a in obs.legal_actions])
+    target.opponent_hand_size = obs.opponent_hand_size
+    target.closed_after = _seat(obs.closed_after)
+    return target
 
 
 def _none(value: int) -> int | None:
