@@ -2,7 +2,8 @@
 
 `RequestGuard` (a server interceptor) answers INVALID_ARGUMENT, with a message naming the field
 and its limit, when a request cannot be parsed, has a string or a repeated field over its limit,
-or an enum number its enum does not define. A request over `MAX_REQUEST_BYTES` is refused by
+an enum number its enum does not define, or an id (a `..._id` or `..._ids` field) above the
+largest the database stores. A request over `MAX_REQUEST_BYTES` is refused by
 gRPC itself with RESOURCE_EXHAUSTED. The plain functions still check what the values mean (a
 name's characters, a time control's range); these limits keep any request, and so any error
 message and any log line, small.
@@ -39,6 +40,8 @@ FIELD_LIMITS = {
     "bummerl.v1.ListMatchesRequest.page_token": 20,
     "bummerl.v1.CreateMatchRequest.bot_ids": 2,
 }
+# The largest id of a bot or a match (the database's integer keys; the protos' ids are int64).
+MAX_ID = 2**31 - 1
 # Ranges of values (checked by the plain functions, e.g. services.matches.create_match).
 MAX_TIME_MS = 24 * 3600 * 1000  # a time control's move time and bank: one day
 MAX_ILLEGAL = 1000  # a time control's illegal actions that forfeit a match
@@ -70,11 +73,14 @@ class _Rule:
     items: int  # the most items (repeated fields)
     size: int  # the most characters or bytes of a string or bytes field; 0: not one
     enum: frozenset[int] | None  # the numbers an enum field may hold
+    most: int | None  # the largest value of an id field
     message: bool  # a message field: checked in turn
     skip: bool  # a map (no request has one)
 
 
 _rules: dict[FieldDescriptor, _Rule] = {}
+_INTEGERS = (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_UINT64,
+             FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SINT32)
 
 
 def _rule(field: FieldDescriptor) -> _Rule:
@@ -85,6 +91,8 @@ def _rule(field: FieldDescriptor) -> _Rule:
             repeated=bool(field.is_repeated), items=limit_of(field),
             size=(MAX_STRING if field.is_repeated else limit_of(field)) if textual else 0,
             enum=frozenset(field.enum_type.values_by_number) if field.enum_type else None,
+            most=MAX_ID if field.type in _INTEGERS and field.name.endswith(("_id", "_ids"))
+            else None,
             message=field.message_type is not None,
             skip=field.message_type is not None and field.message_type.GetOptions().map_entry)
     return rule
@@ -112,6 +120,9 @@ def check(message: Message, path: str = "") -> None:
                 known = ", ".join(f"{v.name}={v.number}" for v in enum.values)
                 raise InvalidArgument(f"{path}{field.name}: {item} is not a {enum.full_name} "
                                       f"value ({status.cut(known, 300)})")
+            if rule.most is not None and item > rule.most:
+                raise InvalidArgument(f"{path}{field.name}: {item} is not a valid id (ids are "
+                                      f"at most {rule.most})")
             if rule.message:
                 check(item, f"{path}{field.name}.")
 

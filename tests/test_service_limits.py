@@ -103,6 +103,30 @@ def test_five_thousand_bot_ids_is_invalid_argument(service):
     assert details == "bot_ids has 5000 items; at most 2 allowed"
 
 
+def test_an_id_beyond_the_databases_keys_is_invalid_argument_naming_it(service):
+    """The protos' ids are int64, the database's keys 32-bit: a larger id is refused by the
+    guard, naming the field, before any query (it was a generic 'out of range' from the
+    database, or a stream's end); an id in range that nobody has stays NOT_FOUND."""
+    a, token = service.register("erin")
+    huge = limits.MAX_ID + 1
+    code, details = refused(create, service, bot_ids=[a, huge])
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details == f"bot_ids: {huge} is not a valid id (ids are at most {limits.MAX_ID})"
+    for call, request in (
+            (service.matches.GetMatch, match_pb2.GetMatchRequest(match_id=INT64_MAX)),
+            (service.matches.SubmitAction, match_pb2.SubmitActionRequest(
+                match_id=huge, seat=0, action=common_pb2.Action(
+                    kind=common_pb2.ACTION_KIND_PLAY, card="TH")))):
+        code, details = refused(call, request, metadata=auth(token))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("match_id: ")
+    code, details = refused(service.matches.GetMatch,
+                            match_pb2.GetMatchRequest(match_id=limits.MAX_ID))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = refused(service.matches.CreateMatch, match_pb2.CreateMatchRequest(
+        bot_ids=[a, limits.MAX_ID]), metadata=auth(OPERATOR))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
 def test_huge_card_is_invalid_argument(service):
     _, token = service.register("carol")
     request = match_pb2.SubmitActionRequest(match_id=1, seat=0, action=common_pb2.Action(
