@@ -49,7 +49,7 @@ ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
 # two INSERTs, COMMIT): each is a wait of the pool's thread, which then takes the GIL back
 # from the event loop (see docs/scaling.md).
 NEW_MATCH = (insert(MATCHES).values({c: bindparam(c) for c in MATCH_COLUMNS})
-              .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
+             .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
 _FIRST_HAND = ("match_id", "number", "dealer", "first_seq")
 PG_ADD_MATCH = (insert(Hand.metadata.tables["hands"]).from_select(_FIRST_HAND, select(
     NEW_MATCH.c.id, literal(0), bindparam("dealer"), literal(0))).returning(
