@@ -3,6 +3,7 @@
     .venv/bin/python bench/service.py [--db sqlite|postgres] [-n 50] [--seconds 5]
     .venv/bin/python bench/service.py --house [--db ...] [--seconds 10]
     .venv/bin/python bench/service.py --db postgres --replicas 2
+    .venv/bin/python bench/service.py --db postgres --seconds 10 --rounds 5
 
 Default mode: N matches at once, 2N bot clients, each bot one Play stream (bidirectional), all
 clients asyncio (grpc.aio) in this process, each answering a turn with a random legal action.
@@ -38,6 +39,9 @@ bus. Its server CPU is the sum of the replicas'. The floor stays one process.
 --profile FILE runs the bummerl server under cProfile (every thread) and writes the merged
 statistics to FILE when it stops: `python -m pstats FILE`, then e.g. `sort tottime`, `stats 30`.
 The machine's other load shows in every figure: compare the ratios, not the absolute numbers.
+--rounds K repeats the pair of runs K times, the floor first in odd rounds and bummerl first in
+even ones, each round on a fresh database, and prints the median ratios: on a shared machine the
+floor moves by a third from minute to minute, and one pair of runs can miss that.
 """
 
 from __future__ import annotations
@@ -566,7 +570,48 @@ def serve_profiled(path: str, address: str) -> int:
     return 0
 
 
+async def one_round(args: argparse.Namespace, tmp: Path, url: str, floor_first: bool
+                    ) -> tuple[Figures, Figures, list[str]]:
+    """The floor's run and bummerl's, in that order or the other."""
+    async def run_floor() -> Figures:
+        return await floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
+
+    floor = await run_floor() if floor_first else None
+    ours, problems = await bummerl_run(url, args.n, args.seconds, args.warmup,
+                                       tmp / "server.log", args.profile, args.db,
+                                       args.replicas, args.redis)
+    return floor or await run_floor(), ours, problems
+
+
+def print_rounds(rounds: list[tuple[Figures, Figures]]) -> None:
+    """The ratios of each round and their medians: on a shared machine the floor moves from
+    minute to minute, and the median of rounds taken in alternating order is steadier than one
+    round."""
+    rates = [ours.rate / floor.rate for floor, ours in rounds]
+    p99s = [ours.p99 / floor.p99 for floor, ours in rounds]
+    print(f"\n{len(rounds)} rounds (floor and bummerl in alternating order): actions/s "
+          + ", ".join(f"{r:.3g}x" for r in rates) + "; p99 " + ", ".join(f"{r:.3g}x" for r in p99s))
+    print(f"median of {len(rounds)} rounds: {statistics.median(rates):.3g}x actions/s, "
+          f"{statistics.median(p99s):.3g}x p99 (targets: actions/s >= 0.25x, p99 <= 4x)",
+          flush=True)
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    if not args.house and args.rounds > 1:
+        rounds: list[tuple[Figures, Figures]] = []
+        for number in range(args.rounds):
+            with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
+                print(f"service bench, round {number + 1} of {args.rounds}: {args.seconds:g} s "
+                      f"measured after {args.warmup:g} s warm-up; bummerl on {args.db}",
+                      flush=True)
+                floor, ours, problems = await one_round(args, Path(name), url, number % 2 == 0)
+                print_table(args.n, floor, ours, args.db, args.replicas)
+                if problems:
+                    print("problems:", *problems, sep="\n  ")
+                    return 1
+                rounds.append((floor, ours))
+        print_rounds(rounds)
+        return 0
     with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
         tmp = Path(name)
         print(f"service bench: {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
@@ -583,10 +628,7 @@ async def main_async(args: argparse.Namespace) -> int:
             print(f"house/peer median {ratio(ours.p50, peer.p50)} (target: house median "
                   "<= 20 ms)")
         else:
-            floor = await floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
-            ours, problems = await bummerl_run(url, args.n, args.seconds, args.warmup,
-                                               tmp / "server.log", args.profile, args.db,
-                                               args.replicas, args.redis)
+            floor, ours, problems = await one_round(args, tmp, url, True)
             print_table(args.n, floor, ours, args.db, args.replicas)
         if problems:
             print("problems:", *problems, sep="\n  ")
@@ -615,6 +657,9 @@ def main() -> int:
     parser.add_argument("--replicas", type=int, default=1,
                         help="bummerl service processes on the one address (default 1; more "
                         "share the database and talk over the change bus on --redis)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of the floor's run and bummerl's, in alternating order, "
+                        "each on a fresh database; prints each and the medians (default 1)")
     parser.add_argument("--profile", metavar="FILE", default=None,
                         help="run the bummerl server under cProfile; write its stats to FILE")
     args = parser.parse_args()
