@@ -1,10 +1,11 @@
 """The Kubernetes manifests (k8s/) and the Dockerfile: every overlay renders with `kubectl
 kustomize`, every object is valid against the Kubernetes schemas (kubernetes-validate; KEDA's
-ScaledObject has no schema there and is checked field by field below), and the wiring holds:
+ScaledObjects against KEDA's own, from its CRDs: tools/validate-keda.mjs), and the wiring holds:
 environment variables, Services, probes and ports, and the commands of every role."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from npmkit import need_npm, npm_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "k8s"
@@ -140,6 +142,31 @@ def test_every_object_is_valid(overlay):
             if doc["apiVersion"].startswith("keda.sh/"):
                 continue  # no schema in kubernetes-validate: test_keda_scaled_objects
             kubernetes_validate.validate(doc, version, strict=True)
+
+
+def validate_keda(objects: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    """tools/validate-keda.mjs on `objects` (KEDA's schemas, @kubernetes-models/keda)."""
+    need_npm()
+    npm_ci(ROOT / "tools")
+    return subprocess.run(["node", str(ROOT / "tools" / "validate-keda.mjs")],
+                          input=json.dumps(objects), capture_output=True, text=True,
+                          timeout=120, cwd=ROOT / "tools")
+
+
+def test_keda_objects_are_valid_against_kedas_schemas():
+    objects = [doc for overlay in OVERLAYS for doc in render(overlay)
+               if doc["apiVersion"].startswith("keda.sh/")]
+    assert objects, "no KEDA object in the overlays"
+    done = validate_keda(objects)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("ok ScaledObject/") == len(objects), done.stdout
+    # the check can fail: a count that is not a number, a trigger without its type
+    wrong = json.loads(json.dumps(objects[0]))
+    wrong["spec"]["minReplicaCount"] = "one"
+    del wrong["spec"]["triggers"][0]["type"]
+    done = validate_keda([wrong])
+    assert done.returncode == 1 and "minReplicaCount must be integer" in done.stdout, \
+        done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
