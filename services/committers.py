@@ -40,6 +40,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from db.base import IDLE_CHECK_S, AnswerTimeout, driver_params
+from services import metrics
 from services.appends import PG_BATCH, Applied, batch_error, batch_parameters, commit
 from services.errors import Aborted
 
@@ -120,6 +121,13 @@ class GroupCommit:
             return found
 
     def _commit(self, batch: list[Applied]) -> list[Outcome]:
+        started = time.perf_counter()
+        try:
+            return self._commit_batch(batch)
+        finally:
+            metrics.committed(len(batch), started)
+
+    def _commit_batch(self, batch: list[Applied]) -> list[Outcome]:
         if len(batch) > 1:
             try:
                 if commit(self.bind, batch):
@@ -202,6 +210,13 @@ class LoopCommit:
             self.task = None
 
     async def _commit(self, batch: list[Applied]) -> list[Outcome]:
+        started = time.perf_counter()
+        try:
+            return await self._commit_batch(batch)
+        finally:
+            metrics.committed(len(batch), started)
+
+    async def _commit_batch(self, batch: list[Applied]) -> list[Outcome]:
         try:
             await self._execute(batch)
         except (IntegrityError, Aborted):

@@ -5,6 +5,8 @@ them: `start_from_env()` serves /metrics on `BUMMERL_METRICS_PORT` (unset: not s
 |---|---|---|
 | `bummerl_actions_applied_total` | counter | actions applied to matches (appended to the log) |
 | `bummerl_action_seconds` | histogram | time to handle one submitted action (applied or refused) |
+| `bummerl_commit_seconds` | histogram | one group commit: its batch sent until all are answered |
+| `bummerl_commit_actions` | histogram | actions per group commit |
 | `bummerl_illegal_actions_total` | counter | actions refused as illegal by the rules |
 | `bummerl_turns_pushed_total` | counter | turns sent to bots on Play streams |
 | `bummerl_matches_finished_total{reason}` | counter | matches this process ended, by end reason |
@@ -35,6 +37,12 @@ ACTIONS_APPLIED = Counter("bummerl_actions_applied_total", "Actions applied to m
 ACTION_SECONDS = Histogram(
     "bummerl_action_seconds", "Time to handle one submitted action (applied or refused)",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0))
+COMMIT_SECONDS = Histogram(
+    "bummerl_commit_seconds", "Time of one group commit: a batch of actions sent to the "
+    "database until each has its answer",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0))
+COMMIT_ACTIONS = Histogram("bummerl_commit_actions", "Actions per group commit",
+                           buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500))
 ILLEGAL_ACTIONS = Counter("bummerl_illegal_actions_total", "Actions refused as illegal")
 TURNS_PUSHED = Counter("bummerl_turns_pushed_total", "Turns sent to bots on Play streams")
 MATCHES_FINISHED = Counter("bummerl_matches_finished_total",
@@ -48,6 +56,12 @@ CONNECTED_BOTS = Gauge("bummerl_connected_bots",
 def action_seconds(started: float) -> None:
     """Record the time since `started` (time.perf_counter()) as one action's latency."""
     ACTION_SECONDS.observe(time.perf_counter() - started)
+
+
+def committed(actions: int, started: float) -> None:
+    """Record one group commit of `actions` actions begun at `started` (time.perf_counter())."""
+    COMMIT_SECONDS.observe(time.perf_counter() - started)
+    COMMIT_ACTIONS.observe(actions)
 
 
 def match_ended(reason: str | None) -> None:

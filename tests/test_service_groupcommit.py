@@ -342,13 +342,20 @@ def test_on_the_event_loop_a_batch_is_finished_with_one_wake_up(database):
     the loop commits the batch itself (committers.LoopCommit): one statement, no wake-up."""
     import asyncio
 
+    from prometheus_client import REGISTRY
+
     from services import notify
+
+    def commit_metrics() -> tuple[float, float]:  # (group commits, their actions) so far
+        return (REGISTRY.get_sample_value("bummerl_commit_actions_count") or 0.0,
+                REGISTRY.get_sample_value("bummerl_commit_actions_sum") or 0.0)
 
     sessions = database.sessions()
     bind = sessions.kw["bind"]
     on_loop = bind.dialect.name == "postgresql"
     try:
         games = started(sessions, 4)
+        before = commit_metrics()
         loop = asyncio.new_event_loop()
         wakeups = 0
         threadsafe = loop.call_soon_threadsafe
@@ -401,6 +408,10 @@ def test_on_the_event_loop_a_batch_is_finished_with_one_wake_up(database):
             loop.close()
         assert all(r is not None and r.seq == 1 for r in results)
         assert wakeups == (0 if on_loop else 1)
+        # each group commit is timed and counted (bummerl_commit_seconds, _actions)
+        commits, committed = (a - b for a, b in zip(commit_metrics(), before, strict=True))
+        assert (commits, committed) == ((2, 4) if on_loop else (1, 4))
+        assert (REGISTRY.get_sample_value("bummerl_commit_seconds_count") or 0) >= commits
         assert sorted(m for m, _ in heard) == sorted(g.match_id for g in games)
         assert {t for _, t in heard} == {loop_thread}
         for g in games:
