@@ -573,14 +573,16 @@ def serve_profiled(path: str, address: str) -> int:
 async def one_round(args: argparse.Namespace, tmp: Path, url: str, floor_first: bool
                     ) -> tuple[Figures, Figures, list[str]]:
     """The floor's run and bummerl's, in that order or the other."""
-    async def run_floor() -> Figures:
-        return await floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
-
-    floor = await run_floor() if floor_first else None
-    ours, problems = await bummerl_run(url, args.n, args.seconds, args.warmup,
-                                       tmp / "server.log", args.profile, args.db,
-                                       args.replicas, args.redis)
-    return floor or await run_floor(), ours, problems
+    floor = floor_run(args.n, args.seconds, args.warmup, tmp / "floor.log")
+    ours = bummerl_run(url, args.n, args.seconds, args.warmup, tmp / "server.log",
+                       args.profile, args.db, args.replicas, args.redis)
+    if floor_first:
+        floor_figures = await floor
+        ours_figures, problems = await ours
+    else:
+        ours_figures, problems = await ours
+        floor_figures = await floor
+    return floor_figures, ours_figures, problems
 
 
 def print_rounds(rounds: list[tuple[Figures, Figures]]) -> None:
@@ -597,26 +599,11 @@ def print_rounds(rounds: list[tuple[Figures, Figures]]) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    if not args.house and args.rounds > 1:
-        rounds: list[tuple[Figures, Figures]] = []
-        for number in range(args.rounds):
-            with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
-                print(f"service bench, round {number + 1} of {args.rounds}: {args.seconds:g} s "
-                      f"measured after {args.warmup:g} s warm-up; bummerl on {args.db}",
-                      flush=True)
-                floor, ours, problems = await one_round(args, Path(name), url, number % 2 == 0)
-                print_table(args.n, floor, ours, args.db, args.replicas)
-                if problems:
-                    print("problems:", *problems, sep="\n  ")
-                    return 1
-                rounds.append((floor, ours))
-        print_rounds(rounds)
-        return 0
-    with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
-        tmp = Path(name)
-        print(f"service bench: {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
-              f"bummerl on {args.db}; server logs in {tmp} (deleted after)", flush=True)
-        if args.house:
+    if args.house:
+        with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
+            tmp = Path(name)
+            print(f"service bench: {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
+                  f"bummerl on {args.db}; server logs in {tmp} (deleted after)", flush=True)
             ours, peer, problems = await house_run(url, args.seconds, args.warmup, tmp,
                                                    args.redis)
             print("\nremote random bot vs house random bot (real Celery worker on Redis, "
@@ -627,12 +614,26 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"{peer.samples:>8}")
             print(f"house/peer median {ratio(ours.p50, peer.p50)} (target: house median "
                   "<= 20 ms)")
-        else:
-            floor, ours, problems = await one_round(args, tmp, url, True)
+            if problems:
+                print("problems:", *problems, sep="\n  ")
+                return 1
+        return 0
+    rounds: list[tuple[Figures, Figures]] = []
+    for number in range(args.rounds):
+        with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
+            tmp = Path(name)
+            of = f", round {number + 1} of {args.rounds}" if args.rounds > 1 else ""
+            print(f"service bench{of}: {args.seconds:g} s measured after {args.warmup:g} s "
+                  f"warm-up; bummerl on {args.db}; server logs in {tmp} (deleted after)",
+                  flush=True)
+            floor, ours, problems = await one_round(args, tmp, url, number % 2 == 0)
             print_table(args.n, floor, ours, args.db, args.replicas)
-        if problems:
-            print("problems:", *problems, sep="\n  ")
-            return 1
+            if problems:
+                print("problems:", *problems, sep="\n  ")
+                return 1
+            rounds.append((floor, ours))
+    if len(rounds) > 1:
+        print_rounds(rounds)
     return 0
 
 

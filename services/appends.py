@@ -29,7 +29,7 @@ from db.models import ActionLog, Hand, Match
 from services.clocks import charge_time, start_turn, summarize
 from services.config import Settings
 from services.errors import Aborted
-from services.games import CHANGING, SAVE_LIVE, save_params, writing
+from services.games import CHANGING, SAVE_LIVE, autocommit, save_params, writing
 
 log = logging.getLogger(__name__)
 ADD_ACTION = insert(ActionLog.metadata.tables["actions"])
@@ -267,8 +267,8 @@ def commit(bind: Engine, batch: list[Applied]) -> bool:
     process)."""
     try:
         if bind.dialect.name == "postgresql":
-            with bind.connect() as connection:
-                write_arrays(connection.execution_options(isolation_level="AUTOCOMMIT"), batch)
+            with autocommit(bind) as connection:
+                write_arrays(connection, batch)
         else:
             with writing(bind), bind.begin() as connection:
                 write(connection, batch)

@@ -93,7 +93,9 @@ class GroupCommit:
                 if not batch:
                     self.busy = False
                     return
+            started = time.perf_counter()
             outcomes = self._commit([p for p, _, _ in batch])
+            metrics.committed(len(batch), started)
             on_loops: dict[asyncio.AbstractEventLoop, list[Then]] = {}
             for (_, done, loop), outcome in zip(batch, outcomes, strict=True):
                 then = _call(done, outcome)
@@ -121,13 +123,6 @@ class GroupCommit:
             return found
 
     def _commit(self, batch: list[Applied]) -> list[Outcome]:
-        started = time.perf_counter()
-        try:
-            return self._commit_batch(batch)
-        finally:
-            metrics.committed(len(batch), started)
-
-    def _commit_batch(self, batch: list[Applied]) -> list[Outcome]:
         if len(batch) > 1:
             try:
                 if commit(self.bind, batch):
@@ -199,24 +194,19 @@ class LoopCommit:
         try:
             while self.pending:
                 batch, self.pending = self.pending, []
+                started = time.perf_counter()
                 try:
                     outcomes = await self._commit([p for p, _ in batch])
                 except BaseException as e:  # cancelled (the loop is closing): all hear of it
                     _call_all([then for (_, done) in batch if (then := _call(done, e))])
                     raise
+                metrics.committed(len(batch), started)
                 _call_all([then for (_, done), outcome in zip(batch, outcomes, strict=True)
                            if (then := _call(done, outcome)) is not None])
         finally:
             self.task = None
 
     async def _commit(self, batch: list[Applied]) -> list[Outcome]:
-        started = time.perf_counter()
-        try:
-            return await self._commit_batch(batch)
-        finally:
-            metrics.committed(len(batch), started)
-
-    async def _commit_batch(self, batch: list[Applied]) -> list[Outcome]:
         try:
             await self._execute(batch)
         except (IntegrityError, Aborted):

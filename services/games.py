@@ -59,15 +59,24 @@ def bind_key(bind: object, match_id: int) -> tuple[int, int]:
 
 
 @contextmanager
+def autocommit(bind: Engine) -> Iterator[Connection]:
+    """A connection in autocommit mode: each statement commits itself, without the BEGIN and
+    COMMIT (or ROLLBACK) round trips (PostgreSQL: a read, or a write of one statement)."""
+    with bind.connect() as connection:
+        yield connection.execution_options(isolation_level="AUTOCOMMIT")
+
+
+@contextmanager
 def reading(bind: Engine) -> Iterator[Connection]:
     """A connection for a read of one statement, in autocommit mode: one statement sees one
     consistent snapshot anyway, and PostgreSQL is spared the BEGIN and ROLLBACK round trips.
     (The SQLite driver runs a lone SELECT outside a transaction already.)"""
-    with bind.connect() as connection:
-        if bind.dialect.name == "sqlite":
+    if bind.dialect.name == "sqlite":
+        with bind.connect() as connection:
             yield connection
-        else:
-            yield connection.execution_options(isolation_level="AUTOCOMMIT")
+    else:
+        with autocommit(bind) as connection:
+            yield connection
 
 
 def bound_engine(sessions: sessionmaker[Session] | None) -> Engine:

@@ -5,13 +5,11 @@ and the engine). Actions are submitted through `services.actions`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, insert, literal, or_, select
-from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
@@ -23,6 +21,7 @@ from services.clocks import after_commit, start_turn, summarize
 from services.config import Settings, settings
 from services.errors import InvalidArgument, NotFound, PermissionDenied
 from services.games import (
+    autocommit,
     bind_key,
     bot_of,
     bound_engine,
@@ -135,7 +134,7 @@ def create_matches(
     # the bots (kept by the process once read), then the match's rows (`_add`). One match on
     # PostgreSQL is one statement in autocommit mode; several are one transaction.
     alone = bind.dialect.name == "postgresql" and len(seatings) == 1
-    with writing(bind), (_autocommit(bind) if alone else bind.begin()) as connection:
+    with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -159,12 +158,6 @@ def create_matches(
         keep_row(key, m)  # its first action takes the fast path too (services.actions)
         after_commit(site_of(bind), m)
     return [m for m, _ in made]
-
-
-@contextmanager
-def _autocommit(bind: Engine) -> Iterator[Connection]:
-    with bind.connect() as connection:
-        yield connection.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:

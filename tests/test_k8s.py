@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from npmkit import need_npm, npm_ci
+from npmkit import npm_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "k8s"
@@ -146,7 +146,6 @@ def test_every_object_is_valid(overlay):
 
 def validate_keda(objects: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
     """tools/validate-keda.mjs on `objects` (KEDA's schemas, @kubernetes-models/keda)."""
-    need_npm()
     npm_ci(ROOT / "tools")
     return subprocess.run(["node", str(ROOT / "tools" / "validate-keda.mjs")],
                           input=json.dumps(objects), capture_output=True, text=True,

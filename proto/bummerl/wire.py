@@ -6,7 +6,8 @@ It lives beside the contracts (`from bummerl import wire`), below both of them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bummerl.v1 import common_pb2 as pb
 
@@ -32,16 +33,21 @@ def action_to_pb(action: engine.Action) -> pb.Action:
     )
 
 
-_ACTIONS: dict[engine.Action, pb.Action] = {}
+K = TypeVar("K")
+M = TypeVar("M")
 
 
-def _shared_action_pb(action: engine.Action) -> pb.Action:
-    """`action_to_pb(action)`, built once per distinct action, for messages that take a copy
-    of it (never changed, never handed out)."""
-    message = _ACTIONS.get(action)
+def _shared(cache: dict[K, M], value: K, build: Callable[[K], M]) -> M:
+    """`build(value)`, built once per distinct value, for messages that take a copy of it
+    (never changed, never handed out): a Turn's legal actions, tricks, marriages and exchanges
+    take few distinct values."""
+    message = cache.get(value)
     if message is None:
-        message = _ACTIONS[action] = action_to_pb(action)
+        message = cache[value] = build(value)
     return message
+
+
+_ACTIONS: dict[engine.Action, pb.Action] = {}
 
 
 def action_from_pb(message: pb.Action) -> engine.Action:
@@ -65,33 +71,21 @@ def observation_to_pb(obs: engine.Observation) -> pb.Observation:
     return fill_observation(pb.Observation(), obs)
 
 
-# The parts of an observation that repeat from turn to turn (a hand's tricks, marriages and
-# exchanges) take few distinct values: each message is built once and copied from then on.
 _TRICKS: dict[engine.Trick, pb.Trick] = {}
 _MARRIAGES: dict[engine.Marriage, pb.Marriage] = {}
 _EXCHANGES: dict[engine.Exchange, pb.Exchange] = {}
 
 
 def _trick_pb(t: engine.Trick) -> pb.Trick:
-    message = _TRICKS.get(t)
-    if message is None:
-        message = _TRICKS[t] = pb.Trick(leader=t.leader, lead=str(t.lead),
-                                        follow=str(t.follow), winner=t.winner)
-    return message
+    return pb.Trick(leader=t.leader, lead=str(t.lead), follow=str(t.follow), winner=t.winner)
 
 
 def _marriage_pb(m: engine.Marriage) -> pb.Marriage:
-    message = _MARRIAGES.get(m)
-    if message is None:
-        message = _MARRIAGES[m] = pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
-    return message
+    return pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
 
 
 def _exchange_pb(e: engine.Exchange) -> pb.Exchange:
-    message = _EXCHANGES.get(e)
-    if message is None:
-        message = _EXCHANGES[e] = pb.Exchange(seat=e.seat, taken=str(e.taken))
-    return message
+    return pb.Exchange(seat=e.seat, taken=str(e.taken))
 
 
 def fill_observation(target: pb.Observation, obs: engine.Observation) -> pb.Observation:
@@ -112,17 +106,20 @@ def fill_observation(target: pb.Observation, obs: engine.Observation) -> pb.Obse
     if obs.lead_card is not None:
         target.lead_card = str(obs.lead_card)
     if obs.tricks:
-        target.tricks.extend([_trick_pb(t) for t in obs.tricks])
+        target.tricks.extend([_shared(_TRICKS, t, _trick_pb) for t in obs.tricks])
     if obs.marriages:
-        target.marriages.extend([_marriage_pb(m) for m in obs.marriages])
+        target.marriages.extend([_shared(_MARRIAGES, m, _marriage_pb)
+                                 for m in obs.marriages])
     if obs.exchanges:
-        target.exchanges.extend([_exchange_pb(e) for e in obs.exchanges])
+        target.exchanges.extend([_shared(_EXCHANGES, e, _exchange_pb)
+                                 for e in obs.exchanges])
     target.points = obs.points
     target.pending_points = obs.pending_points
     target.tricks_won = obs.tricks_won
     target.opponent_tricks_won = obs.opponent_tricks_won
     target.counters.extend(obs.counters)
-    target.legal_actions.extend([_shared_action_pb(a) for a in obs.legal_actions])
+    target.legal_actions.extend([_shared(_ACTIONS, a, action_to_pb)
+                                 for a in obs.legal_actions])
     target.opponent_hand_size = obs.opponent_hand_size
     target.closed_after = _seat(obs.closed_after)
     return target
