@@ -18,7 +18,10 @@ clients asyncio (grpc.aio) in this process, each answering a turn with a random 
 For each it prints: actions/s (answers sent; each one applied / forwarded), p50 and p99 of the
 time from an answer to the next turn of that match (any seat), the server process's CPU per
 action (from /proc), the bench clients' own CPU per action (if that nears one core, the
-clients are the bottleneck), and the ratios bummerl/floor. On PostgreSQL it also prints the CPU
+clients are the bottleneck), the share of the time the server's busiest thread (its event loop)
+ran and was ready but waited for a CPU (/proc schedstat: on a machine whose cores the bots and
+the database share, the loop waits for a core, not only for work), and the ratios
+bummerl/floor. On PostgreSQL it also prints the CPU
 of the database server processes serving the bench's database (if /proc shows them), and after
 the run the matches forfeited (time-out or illegal) and the answers refused: any makes the bench
 exit with status 1.
@@ -93,6 +96,31 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_times(pids: list[int]) -> dict[str, tuple[int, int]]:
+    """(ns running, ns runnable but waiting for a CPU) of every thread of `pids`, by its
+    /proc path (Linux schedstat; empty where it is not available)."""
+    times: dict[str, tuple[int, int]] = {}
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                running, waiting, _ = map(int, (task / "schedstat").read_text().split())
+            except (OSError, ValueError):
+                continue
+            times[str(task)] = (running, waiting)
+    return times
+
+
+def busiest(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
+            elapsed: float) -> tuple[float, float]:
+    """(running, waiting for a CPU), as shares of `elapsed`, of the thread that ran most
+    between the two `thread_times` (the server's event loop); nan without schedstat."""
+    deltas = [(after[k][0] - v[0], after[k][1] - v[1]) for k, v in before.items() if k in after]
+    if not deltas or elapsed <= 0:
+        return float("nan"), float("nan")
+    running, waiting = max(deltas)
+    return running / 1e9 / elapsed, waiting / 1e9 / elapsed
+
+
 def own_cpu() -> float:
     times = os.times()
     return times.user + times.system
@@ -133,6 +161,10 @@ class Figures:
     client_ms: float  # bench clients' CPU ms per action
     client_load: float  # bench clients' CPU seconds per second (1.0 = one core)
     db_ms: float = float("nan")  # database server CPU ms per action (PostgreSQL)
+    # the server's busiest thread (its event loop): shares of the time it ran, and it was
+    # ready to run but waited for a CPU (the machine's cores were taken)
+    loop_running: float = float("nan")
+    loop_waiting: float = float("nan")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -149,11 +181,13 @@ async def measure(clock: Clock, seconds: float, server_pids: list[int],
         return sum(cpu_seconds(pid) for pid in server_pids)
 
     started, cpu0, own0 = time.perf_counter(), server_cpu_now(), own_cpu()
+    threads0 = thread_times(server_pids)
     db0 = {p: cpu_seconds(p) for p in db_pids or []}
     await asyncio.sleep(seconds)
     clock.recording = False
     elapsed = time.perf_counter() - started
     server_cpu, own = server_cpu_now() - cpu0, own_cpu() - own0
+    loop_running, loop_waiting = busiest(threads0, thread_times(server_pids), elapsed)
     # a backend that ended meanwhile (its connection closed) is left out, not counted as nan
     db = sum(cpu_seconds(p) - before for p, before in db0.items()
              if not math.isnan(cpu_seconds(p) - before)) if db_pids else float("nan")
@@ -161,7 +195,8 @@ async def measure(clock: Clock, seconds: float, server_pids: list[int],
     n = clock.answers or 1
     return Figures(clock.answers / elapsed, percentile(gaps, 0.5) * 1000,
                    percentile(gaps, 0.99) * 1000, percentile(gaps, 0.95) * 1000, len(gaps),
-                   server_cpu / n * 1000, own / n * 1000, own / elapsed, db / n * 1000)
+                   server_cpu / n * 1000, own / n * 1000, own / elapsed, db / n * 1000,
+                   loop_running, loop_waiting)
 
 
 # --- the bot clients (asyncio, shared by the floor and bummerl) -------------------------------
@@ -535,6 +570,9 @@ def print_table(n: int, floor: Figures, ours: Figures, kind: str, replicas: int 
               f"{f.server_ms:>21.3f} {f.client_ms:>21.3f} {f.client_load:>13.2f}"
               + (f" {f.db_ms:>17.3f}" if kind == "postgres" and name == "bummerl" else
                  f" {'':>17}" if kind == "postgres" else ""))
+    print("server's busiest thread (its event loop): " + "; ".join(
+        f"{name} running {f.loop_running:.2f}, waiting for a CPU {f.loop_waiting:.2f}"
+        for name, f in (("floor", floor), ("bummerl", ours))) + " of the time")
     print(f"{'bummerl/floor':<9} {ratio(ours.rate, floor.rate):>6} actions/s, "
           f"{ratio(ours.p50, floor.p50)} p50, {ratio(ours.p99, floor.p99)} p99, "
           f"{ratio(ours.server_ms, floor.server_ms)} server CPU per action "

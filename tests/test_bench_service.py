@@ -37,3 +37,17 @@ def test_rounds_alternate_and_report_their_medians():
 def test_one_round_by_default():
     out = bench()
     assert out.count("N = 4 matches") == 1 and "median of" not in out
+
+
+def test_it_reports_how_the_servers_event_loop_shared_the_cores():
+    """The busiest server thread's running and waiting-for-a-CPU shares (schedstat): each a
+    fraction of the measured time, so a reader can tell a loop short of work from one short of
+    a core."""
+    out = bench()
+    line = re.search(r"^server's busiest thread \(its event loop\): floor running ([0-9.]+), "
+                     r"waiting for a CPU ([0-9.]+); bummerl running ([0-9.]+), waiting for a "
+                     r"CPU ([0-9.]+) of the time$", out, re.M)
+    assert line, out
+    shares = [float(x) for x in line.groups()]
+    assert all(0 <= x <= 1.05 for x in shares), shares  # clock ticks may round over 1
+    assert shares[0] > 0 and shares[2] > 0  # each loop ran
