@@ -21,10 +21,9 @@ action (from /proc), the bench clients' own CPU per action (if that nears one co
 clients are the bottleneck), the share of the time the server's busiest thread (its event loop)
 ran and was ready but waited for a CPU (/proc schedstat: on a machine whose cores the bots and
 the database share, the loop waits for a core, not only for work), and the ratios
-bummerl/floor. On PostgreSQL it also prints the CPU
-of the database server processes serving the bench's database (if /proc shows them), and after
-the run the matches forfeited (time-out or illegal) and the answers refused: any makes the bench
-exit with status 1.
+bummerl/floor. On PostgreSQL it also prints the CPU of the database server processes serving
+the bench's database (if /proc shows them), and after the run the matches forfeited (time-out
+or illegal) and the answers refused: any makes the bench exit with status 1.
 
 --house: a remote `random` bot (asyncio client) against a house `random` bot played by a real
 Celery worker on Redis (`--redis`, default redis://127.0.0.1:6379/0, keys under a unique
