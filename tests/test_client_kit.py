@@ -80,3 +80,41 @@ def test_the_bot_of_the_guide_plays():
     bot = namespace["MyBot"]()
     for seed in range(5):
         assert play_locally([bot, RandomBot(seed)], seed).is_over
+
+
+def test_an_observation_is_the_message_built_field_by_field():
+    """`fill_observation` merges the encodings of the repeated fields' items, made once per
+    value: the message is the one built field by field, items in the same order."""
+    from bummerl.v1 import common_pb2 as pb
+
+    def plain(obs: engine.Observation) -> pb.Observation:
+        seat = (lambda v: -1 if v is None else v)  # noqa: E731
+        return pb.Observation(
+            seat=obs.seat, profile=wire.PROFILES[obs.profile], hand_number=obs.hand_number,
+            dealer=obs.dealer, to_act=seat(obs.to_act), hand=[str(c) for c in obs.hand],
+            trump_suit=obs.trump_suit.value, trump_card=str(obs.trump_card),
+            trump_card_face_up=obs.trump_card_face_up, stock_size=obs.stock_size,
+            closed_by=seat(obs.closed_by), leader=obs.leader,
+            lead_card=str(obs.lead_card) if obs.lead_card is not None else "",
+            tricks=[pb.Trick(leader=t.leader, lead=str(t.lead), follow=str(t.follow),
+                             winner=t.winner) for t in obs.tricks],
+            marriages=[pb.Marriage(seat=m.seat, suit=m.suit.value, trick=m.trick)
+                       for m in obs.marriages],
+            exchanges=[pb.Exchange(seat=e.seat, taken=str(e.taken)) for e in obs.exchanges],
+            points=obs.points, pending_points=obs.pending_points, tricks_won=obs.tricks_won,
+            opponent_tricks_won=obs.opponent_tricks_won, counters=list(obs.counters),
+            legal_actions=[wire.action_to_pb(a) for a in obs.legal_actions],
+            opponent_hand_size=obs.opponent_hand_size, closed_after=seat(obs.closed_after))
+
+    rng, parts = random.Random(11), 0
+    for seed in range(16):
+        match = engine.Match(seed, "sharp" if seed % 2 else "soft")
+        while not match.is_over:
+            for seat in (0, 1):
+                obs = match.observe(seat)
+                built = wire.observation_to_pb(obs)
+                assert built == plain(obs)
+                assert built.SerializeToString() == plain(obs).SerializeToString()
+                parts += len(obs.tricks) > 1 and bool(obs.marriages or obs.exchanges)
+            match.apply(match.to_act, rng.choice(match.legal_actions()))
+    assert parts > 50  # (observations with several items of the repeated fields were seen)
