@@ -41,7 +41,7 @@ RETRY_SECONDS = 1.0
 
 def encode(change: Change, origin: str) -> str:
     m = change.match
-    fields: dict[str, Any] = dict(m.__dict__)
+    fields: dict[str, Any] = m._asdict()
     if m.deadline_at is not None:
         fields["deadline_at"] = m.deadline_at.isoformat()
     return json.dumps({"origin": origin, "everyone": change.everyone, "match": fields,

@@ -39,8 +39,15 @@ END_REASONS = {
 def timestamp(moment: datetime | None) -> Timestamp | None:
     if moment is None:
         return None
+    return fill_timestamp(Timestamp(), moment)
+
+
+def fill_timestamp(target: Timestamp, moment: datetime) -> Timestamp:
+    """Write `moment` into `target` (e.g. a Turn's own deadline: no copy) and return it."""
     since = aware(moment) - EPOCH  # (Timestamp.FromDatetime does the same, slower)
-    return Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
+    target.seconds = since.days * 86400 + since.seconds
+    target.nanos = since.microseconds * 1000
+    return target
 
 
 def observation_response(obs: engine.Observation, seq: int,

@@ -20,8 +20,9 @@ import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from services import bus
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
     from services.matches import MatchState
 
 
-@dataclass(frozen=True)
-class Change:
-    """A committed change of a match: its state after it, and where it happened."""
+class Change(NamedTuple):
+    """A committed change of a match: its state after it, and where it happened (a named
+    tuple: one is made for every action)."""
 
     site: str  # the database (see `site_of`)
     match: MatchState  # the match's summary after the change
@@ -123,7 +124,5 @@ def resync() -> None:
 
 def publish(change: Change) -> None:
     """Deliver a change committed in this process here and, if configured, on the bus."""
-    from services import bus
-
     deliver(change)
     bus.publish(change)

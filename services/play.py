@@ -43,6 +43,7 @@ class PlaySession:
     def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
                  config: Settings | None, run: Callable[..., Any]) -> None:
         self.bot = bot
+        self.bot_id: int = bot.id  # read on every action: a plain int, not the ORM attribute
         self.sessions = sessions
         self.config = config or settings()
         self.run = run  # runs a blocking function on the server's pool: `await run(f, *args)`
@@ -80,7 +81,7 @@ class PlaySession:
         new match of its bot, a turn, a hand's or a match's end. Rows older than what the
         stream handled since are skipped (it moved on meanwhile)."""
         for row in rows:
-            seat = 0 if row.bot0_id == self.bot.id else 1 if row.bot1_id == self.bot.id else None
+            seat = 0 if row.bot0_id == self.bot_id else 1 if row.bot1_id == self.bot_id else None
             if seat is None:
                 continue
             over = row.state != RUNNING
@@ -115,7 +116,7 @@ class PlaySession:
         except ServiceError as e:  # a refused request (services.limits): the writer aborts
             self.events.put_nowait(e)
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
-            log.debug("play stream of bot %d ended: %r", self.bot.id, e)
+            log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
@@ -183,27 +184,27 @@ class PlaySession:
             return None
         return actions.submit_live(
             answer.match_id, seat, action, expected_seq=answer.seq,
-            request_id=answer.request_id or None, bot_id=self.bot.id, site=self.site,
+            request_id=answer.request_id or None, bot_id=self.bot_id, site=self.site,
             sessions=self.sessions, config=self.config, loop=self.loop)  # type: ignore[return-value]
 
     def submit(self, answer: bot_pb2.TurnAnswer) -> None:
         seat = self.seats.get(answer.match_id)
         if seat is None:
             match = matches.get_match(answer.match_id, sessions=self.sessions)
-            seat = match.seat_of(self.bot.id)
+            seat = match.seat_of(self.bot_id)
         if seat is None:
             raise PermissionDenied(
-                f"bot {self.bot.id} does not play in match {answer.match_id}: answer only "
+                f"bot {self.bot_id} does not play in match {answer.match_id}: answer only "
                 "the turns you were sent")
         action = wire.action_from_pb(answer.action)
         actions.submit_action(
             answer.match_id, seat, action, expected_seq=answer.seq,
-            request_id=answer.request_id or None, bot_id=self.bot.id,
+            request_id=answer.request_id or None, bot_id=self.bot_id,
             sessions=self.sessions, config=self.config)
 
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
-        running = await self.run(matches.match_states_of, self.bot.id, (),
+        running = await self.run(matches.match_states_of, self.bot_id, (),
                                  sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
@@ -216,7 +217,11 @@ class PlaySession:
             full = False
             changes: dict[int, matches.MatchState] = {}
             for event in events:
-                if isinstance(event, tuple):  # a refused answer
+                if isinstance(event, notify.Change):
+                    m = event.match
+                    if self._newer(m, changes.get(m.id)):
+                        changes[m.id] = m
+                elif isinstance(event, tuple):  # a refused answer
                     rejected, resend = event
                     yield bot_pb2.PlayResponse(rejected=rejected)
                     if resend:
@@ -226,14 +231,10 @@ class PlaySession:
                     return
                 elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
                     raise event
-                elif isinstance(event, notify.Change):
-                    m = event.match
-                    if self._newer(m, changes.get(m.id)):
-                        changes[m.id] = m
                 else:
                     full = True
             if full:
-                rows = await self.run(matches.match_states_of, self.bot.id, list(self.known),
+                rows = await self.run(matches.match_states_of, self.bot_id, list(self.known),
                                       sessions=self.sessions)
             else:
                 rows = [m for m in changes.values() if self._newer(m, None)]
@@ -256,7 +257,7 @@ class PlaySession:
         plans: list[tuple[matches.MatchState, int, int, list[engine.HandResult] | None,
                           Match | None]] = []
         for m in rows:
-            bot_seat = m.seat_of(self.bot.id)
+            bot_seat = m.seat_of(self.bot_id)
             known = self.known.get(m.id)
             if bot_seat is None or (known is None and m.state != RUNNING):
                 return None
@@ -306,7 +307,7 @@ class PlaySession:
         """What to send for the matches `rows` (their current summaries)."""
         out: list[bot_pb2.PlayResponse] = []
         for m in rows:
-            seat = m.seat_of(self.bot.id)
+            seat = m.seat_of(self.bot_id)
             if seat is None:
                 continue
             self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state != RUNNING))
@@ -371,9 +372,8 @@ class PlaySession:
         turn = response.turn
         turn.match_id, turn.seat, turn.seq = m.id, seat, m.seq
         wire.fill_observation(turn.observation, obs)
-        deadline = convert.timestamp(m.deadline_at)
-        if deadline is not None:
-            turn.deadline.CopyFrom(deadline)
+        if m.deadline_at is not None:
+            convert.fill_timestamp(turn.deadline, m.deadline_at)
         turn.bank_left_ms = clocks.bank_left(m, seat)
         return response
 
