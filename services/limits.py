@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -75,7 +75,7 @@ class _Rule:
     enum: frozenset[int] | None  # the numbers an enum field may hold
     most: int | None  # the largest value of an id field
     message: bool  # a message field: checked in turn
-    skip: bool  # a map (no request has one)
+    skip: bool  # nothing to check: a plain number or flag, or a map (no request has one)
 
 
 _rules: dict[FieldDescriptor, _Rule] = {}
@@ -95,36 +95,42 @@ def _rule(field: FieldDescriptor) -> _Rule:
             else None,
             message=field.message_type is not None,
             skip=field.message_type is not None and field.message_type.GetOptions().map_entry)
+        if not (rule.repeated or rule.size or rule.enum is not None or rule.most is not None
+                or rule.message):
+            rule = _rules[field] = replace(rule, skip=True)  # a number or a flag: nothing
     return rule
 
 
-def check(message: Message, path: str = "") -> None:
+def check(message: Message) -> None:
     """Raise InvalidArgument for the first field of `message` over its limit, or holding an
     enum number its enum does not define (the message names the field's path)."""
     for field, value in message.ListFields():
-        rule = _rule(field)
+        rule = _rules.get(field) or _rule(field)
         if rule.skip:
             continue
         values = value if rule.repeated else (value,)
         if rule.repeated and len(values) > rule.items:
             raise InvalidArgument(
-                f"{path}{field.name} has {len(values)} items; at most {rule.items} allowed")
+                f"{field.name} has {len(values)} items; at most {rule.items} allowed")
         for item in values:
             if rule.size and len(item) > rule.size:
                 unit = "characters" if field.type == field.TYPE_STRING else "bytes"
-                raise InvalidArgument(f"{path}{field.name} is {len(item)} {unit} long; "
+                raise InvalidArgument(f"{field.name} is {len(item)} {unit} long; "
                                       f"at most {rule.size} allowed")
             if rule.enum is not None and item not in rule.enum:
                 enum = field.enum_type
                 assert enum is not None
                 known = ", ".join(f"{v.name}={v.number}" for v in enum.values)
-                raise InvalidArgument(f"{path}{field.name}: {item} is not a {enum.full_name} "
+                raise InvalidArgument(f"{field.name}: {item} is not a {enum.full_name} "
                                       f"value ({status.cut(known, 300)})")
             if rule.most is not None and item > rule.most:
-                raise InvalidArgument(f"{path}{field.name}: {item} is not a valid id (ids are "
+                raise InvalidArgument(f"{field.name}: {item} is not a valid id (ids are "
                                       f"at most {rule.most})")
             if rule.message:
-                check(item, f"{path}{field.name}.")
+                try:
+                    check(item)  # the path is made only for an error: a request is checked
+                except InvalidArgument as e:  # on the hot path, and nearly always passes
+                    raise InvalidArgument(f"{field.name}.{e}") from None
 
 
 class Unparseable:
@@ -234,21 +240,40 @@ def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
     return handler._replace(**{**changes, kind: call})  # type: ignore[attr-defined,no-any-return]
 
 
+class _Guarded:
+    """`guard` of each method's handler, made once: a server's handler of a method is the same
+    object on every call (interceptors run per call, a Play stream's start included)."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def __call__(self, handler: grpc.RpcMethodHandler | None, method: str
+                 ) -> grpc.RpcMethodHandler | None:
+        if handler is None:
+            return None
+        made = self.made.get(method)
+        if made is None or made[0] is not handler:
+            made = self.made[method] = (handler, guard(handler, method.rsplit("/", 1)[-1]))
+        return made[1]
+
+
 class RequestGuard(grpc.ServerInterceptor):
     """The server interceptor that applies `guard` to every method (a grpc.server)."""
 
+    def __init__(self) -> None:
+        self.guarded = _Guarded()
+
     def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
-        handler = continuation(handler_call_details)
-        if handler is None:
-            return None
-        return guard(handler, handler_call_details.method.rsplit("/", 1)[-1])
+        method = handler_call_details.method
+        return self.guarded(continuation(handler_call_details), method)
 
 
 class AsyncRequestGuard(grpc.aio.ServerInterceptor):
     """The same for a grpc.aio.server (`interceptors=[AsyncRequestGuard()]`)."""
 
+    def __init__(self) -> None:
+        self.guarded = _Guarded()
+
     async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
-        return guard(handler, handler_call_details.method.rsplit("/", 1)[-1])
+        method = handler_call_details.method
+        return self.guarded(await continuation(handler_call_details), method)
