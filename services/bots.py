@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import base
 from db.models import HOUSE, REMOTE, Bot, Match
 from services.config import Settings, settings, sha256
 from services.errors import (
@@ -40,9 +41,7 @@ HOUSE_SEATS_KEPT = 10_000
 def _sessions(sessions: sessionmaker[Session] | None) -> sessionmaker[Session]:
     if sessions is not None:
         return sessions
-    from db.base import session_factory
-
-    return session_factory()
+    return base.session_factory()
 
 
 def register_bot(

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from operator import attrgetter
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -53,8 +53,9 @@ def session_key(session: Session, match_id: int) -> tuple[int, int]:
 
 
 def bind_key(bind: object, match_id: int) -> tuple[int, int]:
-    with _guard:
-        _engines.setdefault(id(bind), bind)
+    if id(bind) not in _engines:  # kept, so that its id stays its own
+        with _guard:
+            _engines.setdefault(id(bind), bind)
     return (id(bind), match_id)
 
 
@@ -212,6 +213,9 @@ _rows: dict[tuple[int, int], Match] = {}
 
 
 def keep_row(key: tuple[int, int], m: Match) -> None:
+    """Keep `m` (just committed) as the match's live row; an ORM row is kept as a LiveMatch."""
+    if m.state == RUNNING and not isinstance(m, LiveMatch):
+        m = _live_copy(m, (_live_bot(m.bot0), _live_bot(m.bot1)))
     with _guard:
         if m.state != RUNNING:
             _rows.pop(key, None)
@@ -227,16 +231,37 @@ def live_row(key: tuple[int, int], seq: int) -> Match | None:
         m = _rows.get(key)
     if m is None or m.seq != seq:
         return None
+    return _live_copy(m, (m.bot0, m.bot1))
+
+
+_COLUMNS = tuple(column.name for column in Match.metadata.tables["matches"].columns)
+_read_columns = attrgetter(*_COLUMNS)
+_COPIED = (*_COLUMNS, "bot0", "bot1")
+
+
+def _live_copy(m: Match, bots: tuple[Bot | LiveBot, Bot | LiveBot]) -> Match:
     copy = LiveMatch()
-    for name, value in zip(_COPIED, _read_copied(m), strict=True):
+    for name, value in zip(_COPIED, (*_read_columns(m), *bots), strict=True):
         setattr(copy, name, value)
     # A LiveMatch has every attribute and method of a Match row that the functions it goes to
     # use (it is never added to a session: its changes are written by `save`/`appends`).
     return cast(Match, copy)
 
 
-_COPIED = (*(column.name for column in Match.metadata.tables["matches"].columns), "bot0", "bot1")
-_read_copied = attrgetter(*_COPIED)
+class LiveBot(NamedTuple):
+    """A bot of a live row, as a plain value (a bot's name and kind never change): read on
+    every action (its kind, for the clocks), without the ORM's instrumented attributes."""
+
+    id: int
+    name: str
+    kind: str
+    house_strategy: str | None
+
+
+def _live_bot(bot: Bot | LiveBot) -> LiveBot:
+    if isinstance(bot, LiveBot):
+        return bot
+    return LiveBot(bot.id, bot.name, bot.kind, bot.house_strategy)
 
 
 class LiveMatch:
