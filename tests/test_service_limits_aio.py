@@ -91,3 +91,40 @@ async def scenario() -> None:
 
 def test_the_guard_on_a_grpc_aio_server():
     asyncio.run(scenario())
+
+
+def test_each_methods_guard_is_made_once():
+    """The interceptor runs on every call: the guarded handler of a method is made once, and
+    made again only for another handler of the method."""
+    from types import SimpleNamespace
+
+    interceptor = limits.AsyncRequestGuard()
+    details = SimpleNamespace(method="/bummerl.v1.MatchService/ListMatches")
+    handlers = [grpc.unary_unary_rpc_method_handler(Matches().ListMatches) for _ in range(2)]
+
+    async def intercept(handler):  # type: ignore[no-untyped-def]
+        async def continuation(_):  # type: ignore[no-untyped-def]
+            return handler
+        return await interceptor.intercept_service(continuation, details)
+
+    first, again = asyncio.run(intercept(handlers[0])), asyncio.run(intercept(handlers[0]))
+    assert first is again and first is not handlers[0]
+    assert first.unary_unary is not handlers[0].unary_unary  # the guard's, around it
+    other = asyncio.run(intercept(handlers[1]))
+    assert other is not first and asyncio.run(intercept(handlers[1])) is other
+    assert asyncio.run(intercept(None)) is None
+
+
+def test_a_nested_fields_path_is_named():
+    from bummerl.v1 import common_pb2
+
+    request = bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
+        match_id=3, seq=1, action=common_pb2.Action(kind=99, card="TH")))
+    with pytest.raises(limits.InvalidArgument, match=r"^action\.action\.kind: 99 is not a "):
+        limits.check(request)
+    request.action.action.kind = common_pb2.ACTION_KIND_PLAY
+    limits.check(request)  # nothing over its limits
+    request.action.request_id = "x" * 65
+    with pytest.raises(limits.InvalidArgument,
+                       match=r"^action\.request_id is 65 characters long; at most 64"):
+        limits.check(request)
