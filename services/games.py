@@ -258,9 +258,7 @@ class LiveBot(NamedTuple):
     house_strategy: str | None
 
 
-def _live_bot(bot: Bot | LiveBot) -> LiveBot:
-    if isinstance(bot, LiveBot):
-        return bot
+def _live_bot(bot: Bot) -> LiveBot:
     return LiveBot(bot.id, bot.name, bot.kind, bot.house_strategy)
 
 

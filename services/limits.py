@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -87,17 +87,18 @@ def _rule(field: FieldDescriptor) -> _Rule:
     rule = _rules.get(field)
     if rule is None:
         textual = field.type in (field.TYPE_STRING, field.TYPE_BYTES)
+        enum = frozenset(field.enum_type.values_by_number) if field.enum_type else None
+        most = (MAX_ID if field.type in _INTEGERS and field.name.endswith(("_id", "_ids"))
+                else None)
+        kind = field.message_type
+        message = kind is not None
+        plain = not (field.is_repeated or textual or enum is not None or most is not None
+                     or message)  # a number or a flag: nothing to check
         rule = _rules[field] = _Rule(
             repeated=bool(field.is_repeated), items=limit_of(field),
             size=(MAX_STRING if field.is_repeated else limit_of(field)) if textual else 0,
-            enum=frozenset(field.enum_type.values_by_number) if field.enum_type else None,
-            most=MAX_ID if field.type in _INTEGERS and field.name.endswith(("_id", "_ids"))
-            else None,
-            message=field.message_type is not None,
-            skip=field.message_type is not None and field.message_type.GetOptions().map_entry)
-        if not (rule.repeated or rule.size or rule.enum is not None or rule.most is not None
-                or rule.message):
-            rule = _rules[field] = replace(rule, skip=True)  # a number or a flag: nothing
+            enum=enum, most=most, message=message,
+            skip=plain or (kind is not None and kind.GetOptions().map_entry))
     return rule
 
 
