@@ -522,7 +522,7 @@ async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: s
     on_match_end, channel = rematch(address)
     try:
         from db.base import make_session_factory
-        from services import bots as plain_bots
+        from services.ops import bots as plain_bots
 
         sessions = make_session_factory(url)
         house, _ = plain_bots.register_bot("house-random", kind="house",
@@ -580,7 +580,7 @@ def print_table(n: int, floor: Figures, ours: Figures, kind: str, replicas: int 
 
 def serve_profiled(path: str, address: str) -> int:
     """Run the server with a cProfile (CPU time) per thread; on SIGTERM write the merged stats."""
-    from services.server import serve
+    from services.api.server import serve
 
     profiles: list[cProfile.Profile] = []
     run = threading.Thread.run

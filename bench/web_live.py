@@ -35,12 +35,13 @@ def main() -> int:
     parser.add_argument("--pause", type=float, default=0.1)
     args = parser.parse_args()
 
-    from db.base import create_all, make_session_factory
+    from db.base import make_session_factory
     from db.models import HOUSE
-    from services import hooks
-    from services.actions import submit_action
-    from services.bots import register_bot
-    from services.matches import create_match, get_match, get_observation
+    from db.schema import create_all
+    from services.core import hooks
+    from services.core.actions import submit_action
+    from services.core.matches import create_match, get_match, get_observation
+    from services.ops.bots import register_bot
     from web import create_app
     from web.server import shutdown, waitress_server
 

@@ -13,8 +13,8 @@ def register(subparsers: Any) -> None:
         description="Run the gRPC engine service on ADDRESS, on the database of DATABASE_URL "
                     "(default: SQLite under var/). Settings: BUMMERL_OPERATOR_TOKEN, "
                     "BUMMERL_OPEN_REGISTRATION, BUMMERL_MOVE_MS, BUMMERL_BANK_MS, "
-                    "BUMMERL_MAX_ILLEGAL, BUMMERL_HOOKS (see services/config.py); TLS when "
-                    "BUMMERL_TLS_CERT and BUMMERL_TLS_KEY are set (services/tls.py).")
+                    "BUMMERL_MAX_ILLEGAL, BUMMERL_HOOKS (see services/core/config.py); TLS when "
+                    "BUMMERL_TLS_CERT and BUMMERL_TLS_KEY are set (services/api/tls.py).")
     parser.add_argument("--address", default="127.0.0.1:50051",
                         help="host:port to listen on (default: %(default)s)")
     parser.add_argument("--no-migrate", action="store_true",
@@ -23,8 +23,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from services.metrics import start_from_env
-    from services.server import serve
+    from services.api.server import serve
+    from services.core.metrics import start_from_env
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     start_from_env()  # /metrics on BUMMERL_METRICS_PORT, if set

@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signum, _interrupt)
     upgrade()
     ensure_house_bots()
-    from services import hooks
-    from services.server import create_server
+    from services.api.server import create_server
+    from services.core import hooks
 
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
     server = create_server(args.address).start()
@@ -179,8 +179,8 @@ def rated_count() -> int:
 
 def ensure_house_bots() -> None:
     from db.models import HOUSE
-    from services import bots
-    from services.errors import AlreadyExists
+    from services.core.errors import AlreadyExists
+    from services.ops import bots
 
     for name, strategy in HOUSE_BOTS.items():
         with contextlib.suppress(AlreadyExists):

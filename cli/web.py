@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"bummerl web: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
               file=sys.stderr)
         return 1
-    from services.metrics import start_from_env
+    from services.core.metrics import start_from_env
     from web.metrics import instrument
 
     server.application = instrument(server.application)  # counted, served on its own port:

@@ -264,17 +264,6 @@ def session_factory() -> sessionmaker[Session]:
     return make_session_factory()
 
 
-def create_all(url_or_factory: str | sessionmaker[Session] | None = None) -> None:
-    """Create every table that is missing (tests and quick starts; production uses Alembic)."""
-    import db  # noqa: F401  (imports every model module, so the metadata is complete)
-
-    if isinstance(url_or_factory, sessionmaker):
-        engine = url_or_factory.kw["bind"]
-    else:
-        engine = make_engine(url_or_factory)
-    Base.metadata.create_all(engine)
-
-
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # what protobuf timestamps and the batches count from
 
 

@@ -57,10 +57,11 @@ class Bot(Base):
     house_strategy: Mapped[str | None] = mapped_column(String(40))
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)  # sha256 hex
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    # Presence of a remote bot (`services.presence`): while a Play stream of the bot is open, the
-    # server refreshes `last_seen_at` every heartbeat; `connected_since` is set when its first
-    # stream opens and cleared when its last one closes cleanly. A server that crashes clears
-    # nothing, so "connected" also needs a fresh heartbeat: its bots drop out by themselves.
+    # Presence of a remote bot (`services.live.presence`): while a Play stream of the bot is
+    # open, the server refreshes `last_seen_at` every heartbeat; `connected_since` is set when
+    # its first stream opens and cleared when its last one closes cleanly. A server that crashes
+    # clears nothing, so "connected" also needs a fresh heartbeat: its bots drop out by
+    # themselves.
     connected_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Operator controls: a suspended bot gets no ladder matches and its Play stream is refused.

@@ -1,5 +1,5 @@
 """Whether a remote bot is connected, read from its presence heartbeat in `bots` (written by
-the engine service's `services.presence`; read by the ladder and the dashboard too).
+the engine service's `services.live.presence`; read by the ladder and the dashboard too).
 
 A bot is *connected* when `connected_since` is set and `last_seen_at` is less than
 `STALE_BEATS` heartbeats old: a crashed server clears nothing, but stops beating.

@@ -56,7 +56,8 @@ def postgres_url() -> str:
 @pytest.fixture
 def postgres_sessions(postgres_url: str):
     """A fresh PostgreSQL database with every table: yields (url, session factory)."""
-    from db.base import create_all, make_session_factory
+    from db.base import make_session_factory
+    from db.schema import create_all
     from workers.testing import fresh_postgres
 
     with fresh_postgres(postgres_url) as url:

@@ -13,9 +13,9 @@ from celery import Celery
 from servicekit import CONFIG
 from sqlalchemy.orm import Session, sessionmaker
 
-from services import hooks
-from services.config import Settings, sha256
-from services.server import Server, create_server
+from services.api.server import Server, create_server
+from services.core import hooks
+from services.core.config import Settings, sha256
 
 HOUSE_TOKEN = "house-secret"
 HOUSE_CONFIG = replace(CONFIG, house_token_sha256=sha256(HOUSE_TOKEN), move_ms=20000,
@@ -54,7 +54,7 @@ def house_service(sessions: sessionmaker[Session], config: Settings = HOUSE_CONF
 def create_in_process(monkeypatch: pytest.MonkeyPatch, sessions: sessionmaker[Session]) -> None:
     """The ladder's matches created by the service's plain function on `sessions`, in this
     process (for ladder tests with no server; a worker creates them over gRPC)."""
-    from services import matches
+    from services.core import matches
     from workers import ladder
 
     def create(bot_ids: tuple[int, int], profile: str) -> int:

@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from client import Bot, Runner
 from db.base import make_engine, make_session_factory
-from services import bots
-from services.config import Settings, sha256
-from services.server import Server, create_server
+from services.api.server import Server, create_server
+from services.core.config import Settings, sha256
+from services.ops import bots
 
 OPERATOR = "operator-secret"
 CONFIG = Settings(operator_token_sha256=sha256(OPERATOR), move_ms=3000, bank_ms=2000,

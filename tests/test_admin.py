@@ -16,8 +16,8 @@ from cli.main import main as bummerl
 from db.base import utcnow
 from db.models import ABORTED, Bot, Match
 from db.ratings import LadderMatch
-from services import bots as plain_bots
-from services import matches as plain_matches
+from services.core import matches as plain_matches
+from services.ops import bots as plain_bots
 from workers import ladder
 
 

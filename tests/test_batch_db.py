@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.batch import CHUNK_CANCELLED, Simulation, SimulationChunk
+from db.schema import create_all
 from db.stats import Sprt
 from workers import simulations
 from workers.batch import play_deals

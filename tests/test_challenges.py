@@ -21,8 +21,8 @@ from client.challenge import challenge
 from db.models import HOUSE, ORIGIN_CHALLENGE, Match
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
-from services import bots
-from services import matches as plain
+from services.core import matches as plain
+from services.ops import bots
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,8 +138,9 @@ def test_a_challenge_match_is_written_as_one_from_the_start(service):
     service's own copy of the row (what it announces and ends from) says so too."""
     from servicekit import statements_run
 
-    from services import challenges
-    from services.games import bind_key, bound_engine, live_row
+    from services.core.cache import bind_key, live_row
+    from services.core.connections import bound_engine
+    from services.ops import challenges
 
     _, a_token = service.register("challenger")
     bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully",
@@ -157,8 +158,8 @@ def test_a_challenge_match_is_written_as_one_from_the_start(service):
 def test_a_challenge_of_several_matches_starts_all_or_none(service, monkeypatch):
     """The matches of one challenge are created in one transaction: a failure while writing the
     third leaves none of them (the caller is told it failed, and nothing runs behind its back)."""
-    from services import challenges
-    from services import matches as module
+    from services.core import matches as module
+    from services.ops import challenges
 
     _, a_token = service.register("challenger")
     bots.register_bot("house-bully", kind=HOUSE, house_strategy="bully",

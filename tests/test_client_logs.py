@@ -16,7 +16,7 @@ import engine
 from client import Runner
 from client.events import JsonFormatter
 from examples.random_bot import RandomBot
-from services import matches as plain
+from services.core import matches as plain
 
 CANDIDATES = ["exchange", "close", "declare H", "declare S", "play AH", "play TS", "play JC"]
 

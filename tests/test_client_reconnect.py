@@ -172,9 +172,9 @@ def test_the_real_service_down_longer_than_the_old_kit_lasted(tmp_path, request)
 
     from servicekit import CONFIG, fresh_database, running_service
 
-    from services import games as game_states
-    from services import matches as plain
-    from services.server import create_server
+    from services.api.server import create_server
+    from services.core import cache as game_states
+    from services.core import matches as plain
 
     config = dataclasses.replace(CONFIG, move_ms=120_000)  # no time forfeit while it is down
     with fresh_database("sqlite", request, tmp_path) as database, \

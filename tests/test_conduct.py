@@ -12,8 +12,9 @@ from sqlalchemy import update
 import engine
 from db.models import FORFEIT_ILLEGAL, Bot, Match
 from db.ratings import LadderMatch, Rating
-from services import actions, admin, bots, matches
-from services.errors import FailedPrecondition
+from services.core import actions, matches
+from services.core.errors import FailedPrecondition
+from services.ops import admin, bots
 from workers import conduct, ladder
 
 

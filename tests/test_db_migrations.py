@@ -73,7 +73,7 @@ def test_a_moves_update_of_its_match_row_can_be_a_hot_update(database_url):
     """No column a move changes is indexed (the deadline was), and on PostgreSQL the matches
     table leaves room on its pages: each action's update of its row can then be a heap-only
     tuple update, without new entries in the table's indexes (migration 0006)."""
-    from services.games import CHANGING
+    from services.core.store import CHANGING
 
     upgrade(database_url)
     engine = create_engine(database_url)

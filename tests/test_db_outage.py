@@ -21,9 +21,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import DbTimeouts, make_engine
-from services import bots, matches
-from services.server import Server, create_server
-from services.status import UNAVAILABLE_MESSAGE
+from services.api.server import Server, create_server
+from services.core import matches
+from services.core.failures import UNAVAILABLE_MESSAGE
+from services.ops import bots
 
 # Short bounds, so the test is quick; the defaults are in db.base.DbTimeouts.
 FAST = DbTimeouts(connect_s=2, statement_ms=2000, answer_s=3.0, pool_s=3.0, keepalive_s=5)
@@ -223,7 +224,7 @@ def play_two(o: Outage, streams: dict) -> tuple[int, Any]:
 @pytest.mark.parametrize("fault", ["down", BLACKHOLE])
 def test_a_play_answer_in_an_outage_is_refused_and_the_match_goes_on(outage, fault, caplog):
     """An answer on a Play stream takes the fast path: the event loop commits it on its own
-    connection (services.committers.LoopCommit). With the database refusing (its connections
+    connection (services.core.committers.LoopCommit). With the database refusing (its connections
     reset) or black-holed, the bot hears UNAVAILABLE within the bound (its answer rejected, or
     its stream ended), nothing of the answer is applied, and once the database is back the same
     answer, sent again on a new stream, is accepted and the match goes on."""

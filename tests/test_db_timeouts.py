@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import exc, text
 
 from db.base import MIGRATION_TIMEOUTS, DbTimeouts, make_engine
-from services import status
+from services.core import failures
 
 
 def test_timeouts_come_from_the_environment(monkeypatch):
@@ -41,7 +41,7 @@ def test_the_server_cancels_a_long_statement(postgres_url):
         with pytest.raises(exc.OperationalError) as info:
             connection.execute(text("SELECT pg_sleep(5)"))
         assert time.monotonic() - start < 3
-    assert status.failure_of(info.value).code == "UNAVAILABLE"
+    assert failures.failure_of(info.value).code == "UNAVAILABLE"
     engine.dispose()
 
 
@@ -54,7 +54,7 @@ def test_the_client_stops_waiting_and_recovers(postgres_url):
             connection.execute(text("SELECT pg_sleep(4)"))
         assert time.monotonic() - start < 3
         assert info.value.connection_invalidated  # dropped, never handed out again
-    failure = status.failure_of(info.value)
+    failure = failures.failure_of(info.value)
     assert failure.code == "UNAVAILABLE" and "answer" not in failure.message
     with engine.connect() as connection:  # a new connection
         assert connection.execute(text("SELECT 1")).scalar() == 1
@@ -67,7 +67,7 @@ def test_the_urls_own_options_are_kept_beside_the_timeouts(postgres_url):
     replaced by the statement time-out's."""
     import asyncio
 
-    from services.committers import LoopCommit
+    from services.core.committers import LoopCommit
 
     separator = "&" if "?" in postgres_url else "?"
     url = f"{postgres_url}{separator}options=-csynchronous_commit%3Doff"

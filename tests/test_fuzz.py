@@ -31,8 +31,9 @@ from google.protobuf.message_factory import GetMessageClass
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servicekit import OPERATOR, fresh_database
 
-from services import bots, matches
-from services.config import Settings, sha256
+from services.core import matches
+from services.core.config import Settings, sha256
+from services.ops import bots
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = int(os.environ.get("BUMMERL_FUZZ_SEED", "20261201"))
@@ -48,8 +49,8 @@ import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from sqlalchemy.orm import sessionmaker
 from db.base import make_engine
-from services.config import Settings
-from services.server import create_server
+from services.core.config import Settings
+from services.api.server import create_server
 url, schema, digest = sys.argv[1], sys.argv[2], sys.argv[3]
 args = {"options": f"-csearch_path={schema}"} if schema else None
 engine = make_engine(url, connect_args=args) if args else make_engine(url)

@@ -23,10 +23,12 @@ from housekit import HOUSE_CONFIG, HOUSE_TOKEN, announce_on, house_service
 from servicekit import OPERATOR, auth, fresh_database, running_service
 from sqlalchemy import select
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.models import HOUSE, ActionLog
+from db.schema import create_all
 from engine import Match as EngineMatch
-from services import bots, dispatch, hooks, matches
+from services.core import dispatch, hooks, matches
+from services.ops import bots
 from workers import moves, procs
 from workers import service as service_module
 from workers.testing import redis_site

@@ -239,7 +239,7 @@ def listens_on(args: list[str], env: dict[str, str | None]) -> dict[str, int]:
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_probes_ports_and_scrapes_point_at_what_the_process_opens(overlay):
-    from services.health import LIVENESS
+    from services.api.health import LIVENESS
 
     docs = render(overlay)
     for w, c in bummerl_containers(docs, init=False):

@@ -15,8 +15,9 @@ from sqlalchemy import update
 from test_service_presence import Stream, aware, row, wait_for
 
 from db.models import HOUSE, Bot, Match
-from services import bots, hooks
-from services.presence import STALE_BEATS
+from services.core import hooks
+from services.live.presence import STALE_BEATS
+from services.ops import bots
 from workers import ladder
 
 HEARTBEAT = 0.2

@@ -10,10 +10,12 @@ import pytest
 from housekit import create_in_process
 from sqlalchemy import select, update
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.models import FINISHED, HOUSE, Bot, Match
 from db.ratings import LadderMatch, Rating
-from services import bots, hooks
+from db.schema import create_all
+from services.core import hooks
+from services.ops import bots
 from workers import ladder
 
 

@@ -12,8 +12,9 @@ from client.runner import Runner
 from db.models import FINISHED, HOUSE, Match
 from db.ratings import LadderMatch, Rating
 from examples.simple_bot import SimpleBot
-from services import bots, hooks
-from services.server import create_server
+from services.api.server import create_server
+from services.core import hooks
+from services.ops import bots
 from workers import procs
 from workers.testing import redis_site, wait_until
 

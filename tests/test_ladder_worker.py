@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from db.models import FINISHED, HOUSE, RUNNING, Match
 from db.ratings import LadderMatch, Rating
-from services import bots
+from services.ops import bots
 from workers import ladder, procs
 from workers.testing import redis_site, wait_until
 

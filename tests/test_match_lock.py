@@ -1,4 +1,4 @@
-"""A match's lock in the service process (services.games.match_lock / try_lock) excludes every
+"""A match's lock in the service process (services.core.cache.match_lock / try_lock) excludes every
 other holder: the fast path, the old path, readers of the cached game and the bus's follower
 all rely on it to keep the cached game equal to the action log."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from services import games
+from services.core import cache
 
 
 def test_one_thread_at_a_time_inside_a_matchs_lock():
@@ -18,7 +18,7 @@ def test_one_thread_at_a_time_inside_a_matchs_lock():
     def work() -> None:
         nonlocal inside, worst
         for _ in range(100):
-            with games.match_lock(key):
+            with cache.match_lock(key):
                 with count:
                     inside += 1
                     worst = max(worst, inside)
@@ -36,16 +36,16 @@ def test_one_thread_at_a_time_inside_a_matchs_lock():
 
 def test_try_lock_fails_while_the_lock_is_held_and_succeeds_after():
     key = (id(object()), 2)
-    with games.match_lock(key):
-        assert games.try_lock(key) is None
-        assert games.observe_cached(key, 0, 0) is None  # never waits, never reads
-    holder = games.try_lock(key)
+    with cache.match_lock(key):
+        assert cache.try_lock(key) is None
+        assert cache.observe_cached(key, 0, 0) is None  # never waits, never reads
+    holder = cache.try_lock(key)
     assert holder is not None
     try:
         taken = threading.Event()
 
         def other() -> None:
-            with games.match_lock(key):
+            with cache.match_lock(key):
                 taken.set()
 
         t = threading.Thread(target=other)

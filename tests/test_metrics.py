@@ -23,10 +23,10 @@ from test_client_cli import free_port
 
 import engine
 from examples.random_bot import RandomBot
-from services import actions, metrics
-from services import matches as plain_matches
-from services.errors import FailedPrecondition
-from services.server import create_server
+from services.api.server import create_server
+from services.core import actions, metrics
+from services.core import matches as plain_matches
+from services.core.errors import FailedPrecondition
 from workers import metrics as worker_metrics
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from grpc_status import rpc_status
 from servicekit import OPERATOR, auth, fresh_database, running_service
 
 import engine
-from services import matches as plain
+from services.core import matches as plain
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -258,7 +258,7 @@ def test_concurrent_duplicate_submits_apply_once(service, match):
 def test_open_registration_needs_no_operator_token(tmp_path, request):
     from servicekit import Database, running_service
 
-    from services.config import Settings
+    from services.core.config import Settings
 
     with running_service(Database(f"sqlite:///{tmp_path / 'open.sqlite3'}"),
                          Settings(open_registration=True)) as service:

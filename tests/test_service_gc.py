@@ -1,4 +1,4 @@
-"""The server process's garbage collection is tuned for latency (services.server.tune_gc): the
+"""The server process's garbage collection is tuned for latency (services.api.server.tune_gc): the
 objects made while it was set up are frozen out of later collections and the young generation
 is collected far less often, so full collections (40-75 ms pauses of the event loop under the
 bench's load) become rare (docs/scaling.md, the fifth round)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 
-from services import server
+from services.api import server
 
 
 def test_tune_gc_freezes_what_exists_and_raises_the_thresholds():

@@ -1,4 +1,4 @@
-"""The group commit (services.appends): concurrent actions of different matches are appended in
+"""The group commit (services.core.appends): concurrent actions of different matches are appended in
 one transaction (one commit); when the batch is refused (a row another process changed, a log
 row already there) the others still commit and the refused one gets the answer it would have
 had alone; idempotent retries and stale seqs are answered as before. SQLite and PostgreSQL."""
@@ -20,8 +20,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import ActionLog, Match
-from services import actions, appends, bots, committers, matches
-from services.errors import Aborted, InvalidArgument
+from services.core import actions, appends, cache, committers, matches, store
+from services.core.errors import Aborted, InvalidArgument
+from services.ops import bots
 
 
 @pytest.fixture
@@ -311,25 +312,25 @@ def test_an_action_waiting_for_its_commit_is_seen_by_no_reader(database):
     bind = sessions.kw["bind"]
     try:
         (g,) = started(sessions, 1)
-        key = matches.bind_key(bind, g.match_id)
-        assert matches.cached_game(key, 1) is not None
+        key = cache.bind_key(bind, g.match_id)
+        assert cache.cached_game(key, 1) is not None
         seat, action = g.next()
         with committer_held(bind, 1):
             future = actions.submit_live(
                 g.match_id, seat, action, expected_seq=1, request_id="w", site="test",
                 bot_id=g.bot_ids[seat], sessions=sessions, config=CONFIG)
             assert future is not None
-            assert matches.cached_game(key, 1) is None
-            assert matches.cached_game(key, 2) is None
+            assert cache.cached_game(key, 1) is None
+            assert cache.cached_game(key, 2) is None
             state = {m.id: m for m in matches.match_states_of(g.bot_ids[0], sessions=sessions)}
             committed = state[g.match_id]
             assert committed.seq == 1
             with bind.connect() as connection:  # a reader without the match's lock
-                rebuilt = matches.game_of(connection, committed)
+                rebuilt = store.game_of(connection, committed)
             assert rebuilt.observe(seat) == g.game.observe(seat)
         assert future.result(10) is not None
         g.game.apply(seat, action)
-        cached = matches.cached_game(key, 2)
+        cached = cache.cached_game(key, 2)
         assert cached is not None and cached.observe(seat) == g.game.observe(seat)
     finally:
         bind.dispose()
@@ -344,7 +345,7 @@ def test_on_the_event_loop_a_batch_is_finished_with_one_wake_up(database):
 
     from prometheus_client import REGISTRY
 
-    from services import notify
+    from services.live import notify
 
     def commit_metrics() -> tuple[float, float]:  # (group commits, their actions) so far
         return (REGISTRY.get_sample_value("bummerl_commit_actions_count") or 0.0,
@@ -483,7 +484,7 @@ def test_a_stopped_event_loop_does_not_stop_the_match(database):
     goes on (before, its lock stayed taken and the next submit waited for ever)."""
     import asyncio
 
-    from services import games
+    from services.core import cache
 
     sessions = database.sessions()
     bind = sessions.kw["bind"]
@@ -496,14 +497,14 @@ def test_a_stopped_event_loop_does_not_stop_the_match(database):
             site="test", sessions=sessions, config=CONFIG, loop=loop)
         assert future is not None
         g.game.apply(seat, action)
-        key = games.bind_key(bind, g.match_id)
+        key = cache.bind_key(bind, g.match_id)
         limit = time.monotonic() + 10
         while not future.done():
             assert time.monotonic() < limit, "the action was not answered"
             time.sleep(0.01)
         assert future.result().seq == 1
-        assert games.live_row(key, 2) is not None
-        holder = games.try_lock(key)
+        assert cache.live_row(key, 2) is not None
+        holder = cache.try_lock(key)
         assert holder is not None, "the match's lock is still taken"
         holder.lock.release()
         seat, action = g.next()  # the match goes on, on the fast path

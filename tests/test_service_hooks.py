@@ -9,8 +9,9 @@ import pytest
 from servicekit import fresh_database, play_in_threads, running_service
 
 from examples.simple_bot import SimpleBot
-from services import actions, bots, dispatch, hooks
-from services import matches as plain
+from services.core import actions, dispatch, hooks
+from services.core import matches as plain
+from services.ops import bots
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

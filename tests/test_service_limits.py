@@ -11,9 +11,10 @@ import pytest
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from servicekit import OPERATOR, auth, fresh_database, running_service
 
-from services import limits
-from services import matches as plain
-from services.status import MAX_MESSAGE
+from services.api import limits
+from services.core import bounds
+from services.core import matches as plain
+from services.core.errors import MAX_MESSAGE
 
 INT64_MAX = 2**63 - 1
 
@@ -108,10 +109,10 @@ def test_an_id_beyond_the_databases_keys_is_invalid_argument_naming_it(service):
     guard, naming the field, before any query (it was a generic 'out of range' from the
     database, or a stream's end); an id in range that nobody has stays NOT_FOUND."""
     a, token = service.register("erin")
-    huge = limits.MAX_ID + 1
+    huge = bounds.MAX_ID + 1
     code, details = refused(create, service, bot_ids=[a, huge])
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    assert details == f"bot_ids: {huge} is not a valid id (ids are at most {limits.MAX_ID})"
+    assert details == f"bot_ids: {huge} is not a valid id (ids are at most {bounds.MAX_ID})"
     for call, request in (
             (service.matches.GetMatch, match_pb2.GetMatchRequest(match_id=INT64_MAX)),
             (service.matches.SubmitAction, match_pb2.SubmitActionRequest(
@@ -120,10 +121,10 @@ def test_an_id_beyond_the_databases_keys_is_invalid_argument_naming_it(service):
         code, details = refused(call, request, metadata=auth(token))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("match_id: ")
     code, details = refused(service.matches.GetMatch,
-                            match_pb2.GetMatchRequest(match_id=limits.MAX_ID))
+                            match_pb2.GetMatchRequest(match_id=bounds.MAX_ID))
     assert code == grpc.StatusCode.NOT_FOUND
     code, _ = refused(service.matches.CreateMatch, match_pb2.CreateMatchRequest(
-        bot_ids=[a, limits.MAX_ID]), metadata=auth(OPERATOR))
+        bot_ids=[a, bounds.MAX_ID]), metadata=auth(OPERATOR))
     assert code == grpc.StatusCode.NOT_FOUND
 
 

@@ -10,8 +10,8 @@ import grpc
 import pytest
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
 
-from services import limits, status
-from services.errors import NotFound
+from services.api import limits, status
+from services.core.errors import NotFound
 
 
 class Matches(match_pb2_grpc.MatchServiceServicer):

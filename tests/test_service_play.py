@@ -14,7 +14,7 @@ import engine
 from client import Bot
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
-from services import matches as plain
+from services.core import matches as plain
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -15,8 +15,9 @@ from sqlalchemy import event
 
 import engine
 from db.models import Bot
-from services import actions, bots, games, matches
-from services.play import PlaySession
+from services.core import actions, cache, matches
+from services.live.play import PlaySession
+from services.ops import bots
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def test_hand_and_match_ends_come_from_memory_and_equal_the_databases(database):
         b, _ = bots.register_bot("b", sessions=sessions)
         m = matches.create_match([a.id, b.id], seed=11, sessions=sessions, config=CONFIG)
         game = engine.Match(11, m.profile)
-        key = games.bind_key(sessions.kw["bind"], m.id)
+        key = cache.bind_key(sessions.kw["bind"], m.id)
 
         # a new match: the first turn of the bot to act, from the game kept at its creation
         first = (a, b)[game.to_act]
@@ -97,14 +98,14 @@ def test_hand_and_match_ends_come_from_memory_and_equal_the_databases(database):
         assert statements == []
         assert fast is not None and fast[0].WhichOneof("message") == "hand_ended"
         assert fast[0].hand_ended.counters == list(game.counters)
-        games.drop(key)  # as a process without the game
+        cache.drop(key)  # as a process without the game
         slow, _ = reports(sessions, a, m.id, 0, quick=False)
         assert [r.hand_ended for r in fast if r.HasField("hand_ended")] == \
             [r.hand_ended for r in slow if r.HasField("hand_ended")]
 
         # the match ends: every hand since the last seen one, then MatchEnded
         play(sessions, m.id, game, lambda g: g.is_over)
-        assert games.finished(key, len(game.history)) is not None
+        assert cache.finished(key, len(game.history)) is not None
         fast, statements = reports(sessions, b, m.id, 1, quick=True)
         assert statements == []
         assert fast is not None
@@ -114,8 +115,8 @@ def test_hand_and_match_ends_come_from_memory_and_equal_the_databases(database):
         assert ended.seat == 1 and ended.won == (game.winner == 1)
         assert ended.match.seq == len(game.history) and list(ended.match.counters) == \
             list(game.counters)
-        with games._guard:  # as a process that did not commit the match's end
-            games._finished.clear()
+        with cache._guard:  # as a process that did not commit the match's end
+            cache._finished.clear()
         slow, _ = reports(sessions, b, m.id, 1, quick=False)
         assert slow == fast
     finally:

@@ -1,4 +1,4 @@
-"""A remote bot's presence in the database (`services.presence`), with the real server: a
+"""A remote bot's presence in the database (`services.live.presence`), with the real server: a
 connected bot has a fresh heartbeat, a disconnected one is cleared, a crashed server's bots go
 stale by themselves; on SQLite and PostgreSQL."""
 
@@ -15,7 +15,7 @@ from servicekit import CONFIG, auth, running_service
 
 from db.base import aware as db_aware
 from db.models import Bot
-from services.presence import STALE_BEATS, Presence, is_connected
+from services.live.presence import STALE_BEATS, Presence, is_connected
 
 HEARTBEAT = 0.2
 FAST = dataclasses.replace(CONFIG, heartbeat_s=HEARTBEAT)

@@ -17,9 +17,10 @@ from serviceprocs import PlayStream
 from sqlalchemy import event
 
 import engine
-from services import actions, bots, dispatch, hooks
-from services import matches as plain
-from services.errors import Aborted
+from services.core import actions, connections, dispatch, hooks, values
+from services.core import matches as plain
+from services.core.errors import Aborted
+from services.ops import bots
 
 
 @pytest.fixture
@@ -283,7 +284,8 @@ def test_a_change_heard_from_another_process_advances_the_cached_game(database):
     """What the change bus's listener does with a change of another replica: the cached game,
     one action behind, is advanced (no replay for the next action here); the live row is
     forgotten."""
-    from services import bus, games, notify
+    from services.core import cache
+    from services.live import bus
 
     database.create_tables()
     here, there = database.sessions(), database.sessions()
@@ -291,22 +293,22 @@ def test_a_change_heard_from_another_process_advances_the_cached_game(database):
         a, _ = bots.register_bot("a", sessions=here)
         b, _ = bots.register_bot("b", sessions=here)
         m = plain.create_match([a.id, b.id], seed=5, sessions=here, config=CONFIG)
-        key = games.bind_key(here.kw["bind"], m.id)
-        assert games.cached_game(key, 0) is not None
+        key = cache.bind_key(here.kw["bind"], m.id)
+        assert cache.cached_game(key, 0) is not None
         game = engine.Match(5, "soft")
         seat, action = game.to_act, game.legal_actions()[0]
         result = actions.submit_action(m.id, seat, action, expected_seq=0, sessions=there,
                                        config=CONFIG)
         game.apply(seat, action)
-        site = notify.site_of(here.kw["bind"])
-        change = notify.Change(site, plain.MatchState.of(result.match), True,
+        site = connections.site_of(here.kw["bind"])
+        change = values.Change(site, values.MatchState.of(result.match), True,
                                (seat, str(action)))
         origin, heard = bus.decode(site, bus.encode(change, "elsewhere"))
         assert origin == "elsewhere" and heard == change
         bus.follow(heard)
-        followed = games.cached_game(key, 1)
+        followed = cache.cached_game(key, 1)
         assert followed is not None and followed.observe(0) == game.observe(0)
-        assert games.live_row(key, 1) is None
+        assert cache.live_row(key, 1) is None
         # the next action here goes through without a replay of the log
         seat, action = game.to_act, game.legal_actions()[0]
         statements = count_statements(here)
@@ -322,7 +324,7 @@ def test_idle_play_streams_share_one_safety_net_read_and_catch_what_was_missed(s
     """Eight bots' Play streams, idle: one safety-net query a second for all of them (poll_s,
     no bus), not one per stream. A match made elsewhere without a word to this process (no
     bus) is found by it, and only the bot to act is sent its turn."""
-    from services import notify
+    from services.live import notify
 
     tokens = [service.register(f"bot{i}") for i in range(8)]
     streams = [PlayStream(service.channel, token) for _, token in tokens]

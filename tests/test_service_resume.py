@@ -14,10 +14,10 @@ from servicekit import auth, play_in_threads, running_service
 
 import engine
 from examples.random_bot import RandomBot
-from services import actions, clocks
-from services import games as game_states
-from services import matches as plain
-from services.config import Settings
+from services.core import actions, clocks
+from services.core import cache as game_states
+from services.core import matches as plain
+from services.core.config import Settings
 
 
 def test_restart_mid_match_resumes_exactly(database):
@@ -177,7 +177,7 @@ class SlowRandom(RandomBot):
 
 def test_connected_bots_reconnect_and_finish_after_a_restart(database):
     from client import Runner
-    from services.server import create_server
+    from services.api.server import create_server
 
     with running_service(database) as service:
         a_id, a_token = service.register("a")

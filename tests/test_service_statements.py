@@ -14,8 +14,9 @@ import pytest
 from servicekit import CONFIG, statements_run
 
 import engine
-from services import actions, bots, games, matches
-from services.errors import Aborted, NotFound
+from services.core import actions, cache, matches, store
+from services.core.errors import Aborted, NotFound
+from services.ops import bots
 
 
 @pytest.fixture
@@ -30,12 +31,12 @@ def counting(sessions):  # type: ignore[no-untyped-def]
 
 
 def per_action(sessions) -> int:  # type: ignore[no-untyped-def]
-    """The statements of an action on the fast path (services.appends)."""
+    """The statements of an action on the fast path (services.core.appends)."""
     return 1 if sessions.kw["bind"].dialect.name == "postgresql" else 2
 
 
 def per_new_match(sessions) -> int:  # type: ignore[no-untyped-def]
-    """The statements of a new match (services.matches)."""
+    """The statements of a new match (services.core.matches)."""
     return 1 if sessions.kw["bind"].dialect.name == "postgresql" else 2
 
 
@@ -83,7 +84,7 @@ def test_statements_per_action(database):
                                           sessions=sessions, config=CONFIG)
         assert again.duplicate and again.seq == 2
         assert len(retried) == 2, retried
-        games.forget_rows()  # as a process that did not commit the match's last action
+        cache.forget_rows()  # as a process that did not commit the match's last action
         seat = game.to_act
         action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
         with counting(sessions) as first:  # reads and locks the match (its bots are kept)
@@ -105,14 +106,14 @@ def test_a_match_row_that_moved_on_is_not_overwritten(database):
         game = engine.Match(5, "soft")
         action = next(x for x in game.legal_actions() if x.kind == engine.ActionKind.PLAY)
         with sessions() as session:
-            stale = games.locked(session, m.id)
+            stale = store.locked(session, m.id)
             session.rollback()
             assert stale is not None and stale.seq == 0
             actions.submit_action(m.id, game.to_act, action, expected_seq=0,
                                   sessions=sessions, config=CONFIG)
             stale.bank0_ms = 1
             with pytest.raises(Aborted):
-                games.save(session, stale, 0)
+                store.save(session, stale, 0)
             session.rollback()
         after = matches.get_match(m.id, sessions=sessions)
         assert after.seq == 1 and after.bank0_ms == CONFIG.bank_ms

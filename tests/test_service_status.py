@@ -1,4 +1,4 @@
-"""The error policy's parts (services/status.py): quoting, the status of each kind of exception,
+"""The error policy's parts (services/api/status.py): quoting, the status of each kind of exception,
 the size of what a client receives, and the rate-limited log."""
 
 from __future__ import annotations
@@ -12,23 +12,19 @@ from psycopg.errors import DeadlockDetected
 from servicekit import fresh_database, running_service
 from sqlalchemy import exc as sa
 
-from services import status
-from services.errors import (
-    FailedPrecondition,
-    InvalidArgument,
-    ResourceExhausted,
-    Unavailable,
-)
+from services.api import status
+from services.core import errors, failures
+from services.core.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 
 SECRET = 'connection to server at "db.internal" (10.0.0.7), port 5432 failed'
 
 
 def test_quote_cuts_long_input_and_says_its_length():
-    assert status.quote("abc") == "'abc'"
-    long = status.quote("n" * 20_000)
+    assert errors.quote("abc") == "'abc'"
+    long = errors.quote("n" * 20_000)
     assert len(long) < 130 and long.endswith("… (20000 characters)")
-    assert status.quote(list(range(5000))).endswith("… (5000 items)")
-    assert status.cut("x" * 600) == "x" * 499 + "…"
+    assert errors.quote(list(range(5000))).endswith("… (5000 items)")
+    assert errors.cut("x" * 600) == "x" * 499 + "…"
 
 
 @pytest.mark.parametrize("error, code", [
@@ -43,7 +39,7 @@ def test_quote_cuts_long_input_and_says_its_length():
     (KeyError(SECRET), "INTERNAL"),
 ])
 def test_every_exception_gets_a_code_and_a_safe_message(error, code):
-    failure = status.failure_of(error, "test")
+    failure = failures.failure_of(error, "test")
     assert failure.code == code
     assert "db.internal" not in failure.message and "5432" not in failure.message
     assert "SELECT" not in failure.message and "Traceback" not in failure.message
@@ -52,15 +48,15 @@ def test_every_exception_gets_a_code_and_a_safe_message(error, code):
 @pytest.mark.parametrize("error", [ResourceExhausted("at most 8 open streams per token"),
                                    Unavailable("the change bus is down: retry")])
 def test_service_errors_for_limits_and_outages_keep_their_code(error):
-    failure = status.failure_of(error)
+    failure = failures.failure_of(error)
     assert (failure.code, failure.message) == (error.code, error.message)
 
 
 def test_service_errors_keep_code_rule_and_a_bounded_message():
-    failure = status.failure_of(FailedPrecondition("R3.4 " + "y" * 20_000, rule="R3.4",
+    failure = failures.failure_of(FailedPrecondition("R3.4 " + "y" * 20_000, rule="R3.4",
                                                    illegal_left=2))
     assert failure.code == "FAILED_PRECONDITION" and failure.rule == "R3.4"
-    assert len(failure.message) == status.MAX_MESSAGE and failure.details == {"illegal_left": "2"}
+    assert len(failure.message) == errors.MAX_MESSAGE and failure.details == {"illegal_left": "2"}
     rich = status.rich_status(failure)
     trailers = sum(len(k) + len(v) for k, v in rich.trailing_metadata)
     assert trailers < 8 * 1024, "the status must fit gRPC's 16 KiB trailers"
@@ -69,10 +65,10 @@ def test_service_errors_keep_code_rule_and_a_bounded_message():
 
 def test_logs_one_short_line_per_client_error_and_a_traceback_per_bug(caplog):
     caplog.set_level(logging.INFO, logger="bummerl.errors")
-    status.CLIENT_LOG.start = float("-inf")  # a fresh window
-    status.BUG_LOG.start = float("-inf")
-    status.failure_of(InvalidArgument("bad seat"), "GetObservation")
-    status.failure_of(RuntimeError("boom"), "GetMatch")
+    failures.CLIENT_LOG.start = float("-inf")  # a fresh window
+    failures.BUG_LOG.start = float("-inf")
+    failures.failure_of(InvalidArgument("bad seat"), "GetObservation")
+    failures.failure_of(RuntimeError("boom"), "GetMatch")
     client, bug = caplog.records[-2:]
     assert client.getMessage() == "GetObservation: INVALID_ARGUMENT bad seat"
     assert client.exc_info is None
@@ -81,7 +77,7 @@ def test_logs_one_short_line_per_client_error_and_a_traceback_per_bug(caplog):
 
 def test_a_flood_of_client_errors_is_rate_limited(caplog):
     caplog.set_level(logging.INFO, logger="bummerl.errors")
-    limited = status.RateLimitedLog(burst=20, window=3600)
+    limited = failures.RateLimitedLog(burst=20, window=3600)
     for _ in range(1000):
         limited.emit(logging.INFO, "x")
     assert len(caplog.records) == 20 and limited.dropped == 980
@@ -105,8 +101,8 @@ def test_over_grpc_internals_never_reach_the_client(service, monkeypatch, error,
     def broken(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("services.matches.match_hands", broken)
-    monkeypatch.setattr("services.matches.match_actions", broken)
+    monkeypatch.setattr("services.core.matches.match_hands", broken)
+    monkeypatch.setattr("services.core.matches.match_actions", broken)
     with pytest.raises(grpc.RpcError) as info:
         service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=1))
     assert info.value.code() == code and "db.internal" not in info.value.details()

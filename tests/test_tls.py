@@ -23,9 +23,9 @@ from test_client_cli import free_port
 from client import Runner
 from client.connect import channel as open_channel
 from examples.random_bot import RandomBot
-from services import matches as plain_matches
-from services import tls
-from services.server import create_server
+from services.api import tls
+from services.api.server import create_server
+from services.core import matches as plain_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,7 +82,7 @@ def test_a_match_over_tls_and_no_token_in_the_logs(request, tmp_path, certificat
         server = create_server("127.0.0.1:0", sessions=sessions, config=CONFIG,
                                tls_files=tls.TLSFiles(cert, key)).start()
         try:
-            from services import bots
+            from services.ops import bots
 
             players = [bots.register_bot(name, sessions=sessions) for name in ("t0", "t1")]
             tokens = [token for _, token in players]

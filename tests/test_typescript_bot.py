@@ -14,7 +14,7 @@ from servicekit import fresh_database, running_service
 
 from client import Runner
 from examples.random_bot import RandomBot
-from services import matches as plain
+from services.core import matches as plain
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "examples" / "typescript"

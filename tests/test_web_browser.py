@@ -29,10 +29,11 @@ from test_web_pages import add_bots, play, real_match
 from web_safety import hidden_cards, in_play_part, seq_of, shown_cards
 
 from client import Bot, Runner
-from db.base import ROOT, create_all, make_session_factory
+from db.base import ROOT, make_session_factory
 from db.ratings import Rating
+from db.schema import create_all
 from examples.random_bot import RandomBot
-from services.matches import create_match
+from services.core.matches import create_match
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

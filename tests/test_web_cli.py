@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from cli.main import build_parser
-from db.base import create_all
+from db.schema import create_all
 from web.server import Dashboard
 
 ROOT = Path(__file__).resolve().parent.parent

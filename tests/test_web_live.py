@@ -11,8 +11,9 @@ import pytest
 from test_web_pages import add_bots, add_match, play, real_match
 from web_safety import hidden_cards, in_play_json, in_play_part, seq_of, shown_cards
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.models import RUNNING, Match
+from db.schema import create_all
 from web import create_app
 from web.transcript import card as card_text
 
@@ -324,7 +325,7 @@ def test_health_pings_a_real_celery_worker(client, sessions, redis_url, tmp_path
 
 def test_refused_actions_of_the_hand_in_play_hide_their_cards(client, sessions):
     from db.models import Refusal
-    from services.matches import get_match, get_observation
+    from services.core.matches import get_match, get_observation
 
     match_id = real_match(sessions, seed=38)
     play(match_id, sessions, actions=2)

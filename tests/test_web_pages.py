@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.batch import Simulation
 from db.models import FINISHED, FORFEIT_TIMEOUT, HOUSE, PLAYED, REMOTE, RUNNING, Bot, Match
 from db.ratings import LadderMatch, Rating
+from db.schema import create_all
 from web import create_app
 from web.transcript import card as card_text
 
@@ -59,8 +60,8 @@ def add_match(sessions, bot0: int, bot1: int, state: str = FINISHED, profile: st
 
 def play(match_id: int, sessions, actions: int | None = None, seed: int = 1) -> None:
     """Submit random legal actions (all of them, or `actions`) through the service."""
-    from services.actions import submit_action
-    from services.matches import get_match, get_observation
+    from services.core.actions import submit_action
+    from services.core.matches import get_match, get_observation
 
     rng = random.Random(seed)
     done = 0
@@ -76,8 +77,8 @@ def play(match_id: int, sessions, actions: int | None = None, seed: int = 1) -> 
 
 
 def real_match(sessions, seed: int = 7):
-    from services.bots import register_bot
-    from services.matches import create_match
+    from services.core.matches import create_match
+    from services.ops.bots import register_bot
 
     a, _ = register_bot("alice", kind=HOUSE, house_strategy="random", sessions=sessions)
     b, _ = register_bot("bob", kind=HOUSE, house_strategy="bully", sessions=sessions)
@@ -207,7 +208,7 @@ def test_finished_match_shows_hands_and_transcript(client, sessions):
 
 
 def test_running_match_never_shows_hidden_cards_or_seed(client, sessions):
-    from services.matches import get_match, get_observation
+    from services.core.matches import get_match, get_observation
 
     seed = 7_345_678_901_234_567  # a number no clock, count or id on the page can contain
     match_id = real_match(sessions, seed=seed)

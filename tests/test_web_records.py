@@ -1,4 +1,4 @@
-"""The records the dashboard reads and their writers: refused actions (services.actions) and
+"""The records the dashboard reads and their writers: refused actions (services.core.actions) and
 rating history (workers.ladder.rate_match), each in the transaction of what it records."""
 
 from __future__ import annotations
@@ -7,11 +7,12 @@ import pytest
 from sqlalchemy import select, update
 from test_web_pages import real_match
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.models import FINISHED, FORFEIT_ILLEGAL, Match, Refusal
 from db.ratings import LadderMatch, Rating, RatingHistory
-from services import hooks
-from services.errors import FailedPrecondition
+from db.schema import create_all
+from services.core import hooks
+from services.core.errors import FailedPrecondition
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def sessions(tmp_path, monkeypatch):
 
 def illegal_for(match_id: int, sessions) -> tuple[int, str]:
     """A seat to act and a play of a card it does not hold."""
-    from services.matches import get_match, get_observation
+    from services.core.matches import get_match, get_observation
 
     m = get_match(match_id, sessions=sessions)
     obs, _ = get_observation(match_id, m.to_act, sessions=sessions)
@@ -36,7 +37,7 @@ def illegal_for(match_id: int, sessions) -> tuple[int, str]:
 
 
 def test_each_refused_action_is_recorded_with_its_rule(sessions):
-    from services.actions import submit_action
+    from services.core.actions import submit_action
 
     match_id = real_match(sessions, seed=5)
     seat, bad = illegal_for(match_id, sessions)
@@ -60,7 +61,7 @@ def test_each_refused_action_is_recorded_with_its_rule(sessions):
 
 
 def test_refusal_text_is_bounded(sessions):
-    from services.actions import _refused
+    from services.core.actions import _refused
 
     match_id = real_match(sessions, seed=6)
     with sessions.begin() as s:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from housekit import house_service
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.models import FINISHED, HOUSE, Match
-from services import bots, hooks, matches
+from db.schema import create_all
+from services.core import hooks, matches
+from services.ops import bots
 from workers import procs, simulations
 from workers.app import make_app
 from workers.testing import wait_until

@@ -17,7 +17,8 @@ from sqlalchemy import select
 from db.models import FINISHED, HOUSE, ActionLog, Match
 from engine import Action
 from engine import Match as EngineMatch
-from services import bots, matches
+from services.core import matches
+from services.ops import bots
 from workers import procs
 from workers.testing import redis_site, wait_until
 

@@ -24,7 +24,7 @@ from db.ratings import LadderMatch, Rating, RatingHistory
 from db.standings import INITIAL_MU
 from db.standings import standings as ladder_standings
 from engine import Profile
-from services.config import settings
+from services.core.config import settings
 from web import table
 from web.transcript import describe
 

@@ -6,7 +6,7 @@ forfeits.
   illegal actions) is suspended, with the reason recorded in `bots.suspended_reason` (the
   dashboard shows it). Only matches that finished after the bot was last reinstated count.
   Suspended bots get no ladder matches (`workers.ladder.eligible_bots`) and their Play streams
-  are refused by the service (`services.admin`).
+  are refused by the service (`services.ops.admin`).
 - A match forfeited by illegal actions within `unrated_illegal_s()` seconds of its start
   (default 10, `BUMMERL_UNRATED_ILLEGAL_S`) is not rated: `matches.rated` is set false (a broken
   bot that cannot make a legal move says nothing about its opponent's strength).

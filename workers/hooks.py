@@ -1,8 +1,8 @@
 """Wire the service's post-commit hooks to the queues (call `install()` once per process).
 
-- `services.hooks.on_turn(match_id, seat, seq, turn)` → a `bummerl.move` task on `moves`, with
+- `services.core.hooks.on_turn(match_id, seat, seq, turn)` → a `bummerl.move` task on `moves`, with
   the seat's strategy and observation (when the service had it at hand) in its message;
-- `services.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
+- `services.core.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
   match).
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from services.hooks import HouseTurn
+    from services.core.hooks import HouseTurn
 
 _installed = False
 
@@ -35,11 +35,11 @@ def on_match_end(match_id: int) -> None:
 
 
 def install() -> None:
-    """Register the hooks with `services.hooks` (idempotent)."""
+    """Register the hooks with `services.core.hooks` (idempotent)."""
     global _installed
     if _installed:
         return
-    from services import hooks
+    from services.core import hooks
 
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(on_match_end)

@@ -5,9 +5,10 @@
   Shown as mu ± 2·sigma; the standings sort by the conservative ordinal mu - 3·sigma. A bot is
   *provisional* until it has played `PROVISIONAL_MATCHES` rated matches.
 - Who plays: every house bot, and every remote bot that is connected now (a Play stream of it is
-  open: its presence heartbeat in `bots.last_seen_at` is fresh, see `services.presence`) with no
-  ladder match running (one at a time). A bot that disconnects is not given new matches; one that
-  does not answer in a running match forfeits on time, per the service's policy.
+  open: its presence heartbeat in `bots.last_seen_at` is fresh, see `services.live.presence`)
+  with no ladder match running (one at a time). A bot that disconnects is not given new
+  matches; one that does not answer in a running match forfeits on time, per the service's
+  policy.
 - Pairings: among the eligible pairs not already playing each other, weighted by how close the
   match is (openskill's draw probability) times how uncertain the two ratings are (sigma), so
   close and little-known pairings are chosen most; random among them, so the ladder varies.
@@ -36,7 +37,7 @@ from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this mod
     running_ladder_counts,
 )
 from db.standings import standings as db_standings
-from services.config import settings
+from services.core.config import settings
 from workers import conduct
 from workers.locks import only_one
 

@@ -116,7 +116,7 @@ def registry() -> CollectorRegistry:
 @signals.worker_init.connect
 def _serve(**_: Any) -> None:
     """In the worker's main process: serve /metrics on BUMMERL_METRICS_PORT, if set."""
-    from services.metrics import metrics_port, serve
+    from services.core.metrics import metrics_port, serve
 
     port = metrics_port()
     if port is None:

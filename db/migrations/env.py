@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from alembic import context
 
-import db  # noqa: F401  (every table module, so the metadata is complete)
-from db.base import MIGRATION_TIMEOUTS, Base, database_url, make_engine
+from db.base import MIGRATION_TIMEOUTS, database_url, make_engine
+from db.schema import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def run_migrations_offline() -> None:

@@ -7,9 +7,12 @@ It lives beside the contracts (`from bummerl import wire`), below both of them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from bummerl.v1 import common_pb2 as pb
+from bummerl.v1 import match_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 
 import engine
 
@@ -172,3 +175,31 @@ def hand_result_to_pb(result: engine.HandResult) -> pb.HandResult:
         points=list(result.points),
         tricks=list(result.tricks),
     )
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # what protobuf timestamps count from
+
+
+def timestamp(moment: datetime | None) -> Timestamp | None:
+    """`moment` as a protobuf Timestamp (a naive datetime is taken as UTC); None for None."""
+    if moment is None:
+        return None
+    return fill_timestamp(Timestamp(), moment)
+
+
+def fill_timestamp(target: Timestamp, moment: datetime) -> Timestamp:
+    """Write `moment` into `target` (e.g. a Turn's own deadline: no copy) and return it."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    since = moment - EPOCH  # (Timestamp.FromDatetime does the same, slower)
+    target.seconds = since.days * 86400 + since.seconds
+    target.nanos = since.microseconds * 1000
+    return target
+
+
+def observation_response(obs: engine.Observation, seq: int,
+                         deadline: datetime | None) -> match_pb2.GetObservationResponse:
+    """What GetObservation answers: the seat's observation at `seq` and, if the seat is to act,
+    its deadline (None otherwise). House turns' task messages carry the same message."""
+    return match_pb2.GetObservationResponse(observation=observation_to_pb(obs), seq=seq,
+                                            deadline=timestamp(deadline))

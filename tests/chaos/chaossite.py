@@ -25,7 +25,7 @@ from db.batch import CHUNK_DONE, SimulationChunk
 from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Match
 from db.ratings import LadderMatch, Rating
 from db.stats import Totals
-from services import bots
+from services.ops import bots
 from workers import procs, simulations
 from workers.app import ROOT, make_app
 from workers.batch import play_deals

@@ -21,8 +21,9 @@ from conftest import REDIS_URL, need, through
 from faultproxy import PASS, PAUSE, REFUSE
 from sqlalchemy import select
 
-from db.base import create_all, make_session_factory
+from db.base import make_session_factory
 from db.batch import CHUNK_DONE, SimulationChunk
+from db.schema import create_all
 from workers import procs, simulations
 from workers.app import ROOT, make_app
 from workers.testing import wait_until

@@ -1,0 +1,271 @@
+"""The gRPC servicers: thin adapters from bummerl.v1 requests to the plain functions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import grpc
+from bummerl import wire
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_grpc
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.models import RUNNING
+from services.api import status
+from services.core import connections, matches
+from services.core.actions import submit_action
+from services.core.config import Settings
+from services.core.errors import InvalidArgument
+from services.live import bus, convert, notify, revocation
+from services.live.play import PlaySession
+from services.live.presence import Presence
+from services.live.streams import Limits, peer_address
+from services.live.watchers import Players, Watched
+from services.ops import admin, bots, challenges
+
+# A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
+# query for all spectators).
+WATCH_BACKSTOP_SECONDS = 60.0
+
+
+def token_of(context: grpc.ServicerContext) -> str | None:
+    """The bearer token of the call's `authorization` metadata."""
+    for key, value in context.invocation_metadata():
+        if key == "authorization":
+            text = value if isinstance(value, str) else value.decode()
+            scheme, _, token = text.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else text.strip()
+    return None
+
+
+rich_status = status.rich_status  # the error policy lives in services.api.status
+
+
+def _abort(context: grpc.ServicerContext, error: BaseException, where: str = "") -> None:
+    """End a call run on the pool (a sync handler of the asyncio server) with `error`'s safe
+    status (services.api.status)."""
+    status.abort(context, error, where)
+
+
+def unary(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Map any exception to its status (services.api.status; the rule id goes in `bummerl-rule`)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            _abort(context, e, method.__name__)
+
+    return wrapper
+
+
+def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    """Map ServiceError to its status code, for a response stream run on the event loop."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: Any) -> AsyncIterator[Any]:
+        try:
+            async for response in method(self, request, context):
+                yield response
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            await status.abort_async(context, e, method.__name__)
+
+    return wrapper
+
+
+class Streams:
+    """What the streaming servicers share: the pool their database work runs on, and the
+    open-stream limits."""
+
+    def __init__(self, pool: Executor | None, config: Settings) -> None:
+        self.pool = pool
+        self.config = config
+        self.limits = Limits()
+        self.watched: Watched | None = None  # made on the event loop, by the first spectator
+        self.players: Players | None = None  # made on the event loop, by the first Play stream
+
+    def safety_s(self) -> float:
+        """The streams' safety-net interval: `safety_s`, or `poll_s` while no change bus is
+        heard."""
+        return self.config.safety_s if bus.listening() else self.config.poll_s
+
+    async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a blocking `function` on the pool, from the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, functools.partial(function, *args, **kwargs))
+
+
+class MatchServicer(match_pb2_grpc.MatchServiceServicer):
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.streams = streams or Streams(None, config)
+
+    @unary
+    def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
+        bots.require_operator(token_of(context), self.config, "CreateMatch", house_ok=True)
+        tc = request.time_control
+        m = matches.create_match(
+            list(request.bot_ids),
+            profile=wire.PROFILE_NAMES.get(request.profile, "soft"),
+            seed=request.seed if request.HasField("seed") else None,
+            move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
+            max_illegal=tc.max_illegal or None, ladder=request.ladder,
+            sessions=self.sessions, config=self.config)
+        return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
+
+    @unary
+    def GetMatch(self, request, context):  # type: ignore[no-untyped-def]
+        m, hands, actions = matches.match_hands(request.match_id, sessions=self.sessions)
+        return match_pb2.GetMatchResponse(
+            match=convert.match_to_pb(m), hands=convert.hand_summaries(hands, actions))
+
+    @unary
+    def ListMatches(self, request, context):  # type: ignore[no-untyped-def]
+        rows, token = matches.list_matches(
+            state=convert.STATE_NAMES.get(request.state), bot_id=request.bot_id or None,
+            page_size=request.page_size, page_token=request.page_token,
+            sessions=self.sessions)
+        return match_pb2.ListMatchesResponse(
+            matches=[convert.match_to_pb(m) for m in rows], next_page_token=token)
+
+    @unary
+    def GetObservation(self, request, context):  # type: ignore[no-untyped-def]
+        bot_id = bots.seat_bot_id(token_of(context), request.match_id, request.seat,
+                                  config=self.config, sessions=self.sessions)
+        obs, m = matches.get_observation(
+            request.match_id, request.seat, bot_id=bot_id, sessions=self.sessions)
+        mine = m.state == RUNNING and m.to_act == request.seat
+        return wire.observation_response(obs, m.seq, m.deadline_at if mine else None)
+
+    @unary
+    def SubmitAction(self, request, context):  # type: ignore[no-untyped-def]
+        bot_id = bots.seat_bot_id(token_of(context), request.match_id, request.seat,
+                                  config=self.config, sessions=self.sessions)
+        try:
+            action = wire.action_from_pb(request.action)
+        except ValueError as e:
+            raise InvalidArgument(f"bad action: {e}") from None
+        result = submit_action(
+            request.match_id, request.seat, action, expected_seq=request.expected_seq,
+            request_id=request.request_id or None, bot_id=bot_id,
+            sessions=self.sessions, config=self.config)
+        return match_pb2.SubmitActionResponse(
+            seq=result.seq, duplicate=result.duplicate, match=convert.match_to_pb(result.match))
+
+    @streaming
+    async def WatchMatch(self, request, context):  # type: ignore[no-untyped-def]
+        """Pushed: the stream reads the match again when a change of it is committed (here or
+        heard on the change bus), or when the server's one safety-net query for all watched
+        matches (every `safety_s`, `poll_s` without a bus) finds it changed."""
+        release = self.streams.limits.admit(
+            "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
+        woken = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        site = connections.site_of(connections.bound_engine(self.sessions))
+        unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
+                                       lambda _change: loop.call_soon_threadsafe(woken.set))
+        if self.streams.watched is None:
+            self.streams.watched = Watched(self.sessions, self.streams.run,
+                                           self.streams.safety_s)
+        self.streams.watched.add(request.match_id, woken)
+        next_seq = max(0, request.from_seq)
+        announced: set[int] = set()
+        try:
+            while True:
+                woken.clear()
+                m, actions, hands = await self.streams.run(
+                    matches.match_actions, request.match_id, next_seq, sessions=self.sessions)
+                ends = {h.last_seq: h for h in hands if h.last_seq is not None}
+                for row in actions:
+                    yield match_pb2.WatchMatchResponse(action=convert.logged_action_to_pb(row))
+                    next_seq = row.seq + 1
+                    hand = ends.get(row.seq)
+                    if hand is not None and hand.number not in announced:
+                        announced.add(hand.number)
+                        yield match_pb2.WatchMatchResponse(
+                            hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                if m.state != RUNNING and next_seq >= m.seq:  # finished or aborted
+                    yield match_pb2.WatchMatchResponse(match_ended=convert.match_to_pb(m))
+                    return
+                with contextlib.suppress(TimeoutError):  # (a last resort: one read a minute)
+                    await asyncio.wait_for(woken.wait(), WATCH_BACKSTOP_SECONDS)
+        finally:
+            self.streams.watched.remove(request.match_id, woken)
+            unsubscribe()
+            release()
+
+
+class BotServicer(bot_pb2_grpc.BotServiceServicer):
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.streams = streams or Streams(None, config)
+        self.presence = Presence(sessions, config.heartbeat_s)
+
+    @unary
+    def RegisterBot(self, request, context):  # type: ignore[no-untyped-def]
+        if not self.config.open_registration:
+            bots.require_operator(token_of(context), self.config, "RegisterBot")
+        bot, token = bots.register_bot(request.name, sessions=self.sessions)
+        return bot_pb2.RegisterBotResponse(bot=convert.bot_to_pb(bot), token=token or "")
+
+    @unary
+    def GetBot(self, request, context):  # type: ignore[no-untyped-def]
+        return bot_pb2.GetBotResponse(
+            bot=convert.bot_to_pb(bots.get_bot(request.bot_id, sessions=self.sessions)))
+
+    @unary
+    def Challenge(self, request, context):  # type: ignore[no-untyped-def]
+        tc = request.time_control
+        created = challenges.challenge(
+            token_of(context), request.opponent, request.matches,
+            profile="sharp" if request.profile == common_pb2.PROFILE_SHARP else "soft",
+            move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None, sessions=self.sessions,
+            config=self.config)
+        return bot_pb2.ChallengeResponse(matches=[convert.match_to_pb(m) for m in created])
+
+    async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        run = self.streams.run
+        try:
+            bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
+            admin.check_may_play(bot)  # a suspended bot is refused
+            release = self.streams.limits.admit(
+                f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            await status.abort_async(context, e, "Play")
+            return
+        session = PlaySession(bot, self.sessions, self.config, run)
+        if self.streams.players is None:
+            self.streams.players = Players(self.sessions, run, self.streams.safety_s)
+        self.streams.players.add(session)
+        # ended if the bot is suspended or its token rotated meanwhile (services.live.revocation)
+        watch = revocation.watch(bot, self.sessions, session.stop_soon, self.config.heartbeat_s)
+        reader = None
+        try:
+            await run(self.presence.opened, bot.id)
+            reader = asyncio.ensure_future(session.read(request_iterator))
+            async for response in session.responses():
+                yield response
+        except Exception as e:  # noqa: BLE001  (every error gets its safe status)
+            await status.abort_async(context, e, "Play")
+        finally:
+            watch.cancel()
+            if reader is not None:
+                reader.cancel()
+            self.streams.players.remove(session)
+            session.close()
+            release()
+            try:
+                await run(self.presence.closed, bot.id)
+            except RuntimeError:  # the server is stopping: its pool takes no more work
+                self.presence.closed(bot.id)
+        if watch.revoked is not None:  # suspended, or its token rotated, meanwhile
+            await status.abort_async(context, watch.revoked, "Play")

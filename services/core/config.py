@@ -1,0 +1,85 @@
+"""Service settings, read from the environment once (tests pass their own `Settings`).
+
+| variable | meaning | default |
+|---|---|---|
+| `BUMMERL_OPERATOR_TOKEN` | the operator's token (kept only as its SHA-256) | none |
+| `BUMMERL_OPERATOR_TOKEN_SHA256` | or: the hex SHA-256 of the operator's token | none |
+| `BUMMERL_HOUSE_TOKEN` | the house token: acts for house bots' seats only (SHA-256 kept) | none |
+| `BUMMERL_HOUSE_TOKEN_SHA256` | or: the hex SHA-256 of the house token | none |
+| `BUMMERL_OPEN_REGISTRATION` | `1`: anyone may register a bot | `0` |
+| `BUMMERL_MOVE_MS` | per-move time of a new match | 5000 |
+| `BUMMERL_BANK_MS` | time bank of each seat of a new match | 30000 |
+| `BUMMERL_MAX_ILLEGAL` | illegal actions that make a seat forfeit a match | 3 |
+| `BUMMERL_HOUSE_MOVE_MS` | time a house bot (played by the workers) has per move | 120000 |
+| `BUMMERL_HEARTBEAT_S` | a connected bot's presence heartbeat (`live.presence`), seconds | 5 |
+| `BUMMERL_BUS_URL` | the change bus between replicas (Redis; `off`: none) | `REDIS_URL` |
+| `BUMMERL_POLL_S` | a stream's safety-net read of the database while no bus is heard, s | 1 |
+| `BUMMERL_SAFETY_S` | a stream's safety-net read while the change bus is up, seconds | 10 |
+| `BUMMERL_GRPC_THREADS` | threads running the unary calls and the streams' database work | 32 |
+| `BUMMERL_MAX_PLAY_STREAMS` | Play streams one bot (token) may have open on one server | 4 |
+| `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
+| `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import cache
+
+
+def sha256(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Settings:
+    operator_token_sha256: str | None = None
+    house_token_sha256: str | None = None
+    open_registration: bool = False
+    move_ms: int = 5000
+    bank_ms: int = 30000
+    max_illegal: int = 3
+    house_move_ms: int = 120000
+    heartbeat_s: float = 5.0
+    bus_url: str | None = None
+    poll_s: float = 1.0
+    safety_s: float = 10.0
+    grpc_threads: int = 32
+    max_play_streams: int = 4
+    max_watch_streams: int = 64
+    max_message_bytes: int = 1 << 20
+
+    @staticmethod
+    def from_env() -> Settings:
+        env = os.environ
+        digest = env.get("BUMMERL_OPERATOR_TOKEN_SHA256") or None
+        if env.get("BUMMERL_OPERATOR_TOKEN"):
+            digest = sha256(env["BUMMERL_OPERATOR_TOKEN"])
+        house = env.get("BUMMERL_HOUSE_TOKEN_SHA256") or None
+        if env.get("BUMMERL_HOUSE_TOKEN"):
+            house = sha256(env["BUMMERL_HOUSE_TOKEN"])
+        return Settings(
+            operator_token_sha256=digest,
+            house_token_sha256=house,
+            open_registration=env.get("BUMMERL_OPEN_REGISTRATION", "0") == "1",
+            move_ms=int(env.get("BUMMERL_MOVE_MS", "5000")),
+            bank_ms=int(env.get("BUMMERL_BANK_MS", "30000")),
+            max_illegal=int(env.get("BUMMERL_MAX_ILLEGAL", "3")),
+            house_move_ms=int(env.get("BUMMERL_HOUSE_MOVE_MS", "120000")),
+            heartbeat_s=float(env.get("BUMMERL_HEARTBEAT_S", "5")),
+            bus_url=env.get("BUMMERL_BUS_URL") or env.get("REDIS_URL") or None,
+            poll_s=float(env.get("BUMMERL_POLL_S", "1")),
+            safety_s=float(env.get("BUMMERL_SAFETY_S", "10")),
+            grpc_threads=int(env.get("BUMMERL_GRPC_THREADS", "32")),
+            max_play_streams=int(env.get("BUMMERL_MAX_PLAY_STREAMS", "4")),
+            max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
+            max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
+        )
+
+
+@cache
+def settings() -> Settings:
+    """The process-wide settings from the environment."""
+    return Settings.from_env()

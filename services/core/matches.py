@@ -1,0 +1,343 @@
+"""Matches: creating, reading, listing and observing them (plain functions over the database
+and the engine). Actions are submitted through `services.core.actions`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, bindparam, insert, literal, or_, select
+from sqlalchemy.orm import Session, aliased, sessionmaker
+
+import engine
+from db.base import utcnow
+from db.models import ABORTED, FINISHED, RUNNING, ActionLog, Bot, Hand, Match
+from db.ratings import LadderMatch
+from services.core.announce import after_commit
+from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, in_range
+from services.core.cache import bind_key, cached_game, keep, keep_row, match_lock, session_key
+from services.core.clocks import start_turn, summarize
+from services.core.config import Settings, settings
+from services.core.connections import (
+    autocommit,
+    bound_engine,
+    factory_of,
+    reading,
+    site_of,
+    writing,
+)
+from services.core.errors import InvalidArgument, NotFound, PermissionDenied, quote
+from services.core.store import bot_of, game_of
+from services.core.values import MatchState
+
+MATCHES = Match.metadata.tables["matches"]
+MATCH_COLUMNS = [column.name for column in MATCHES.columns if column.name != "id"]
+ADD_MATCH = insert(MATCHES)
+ADD_HAND = insert(Hand.metadata.tables["hands"])
+ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
+# PostgreSQL: a new match in one statement (its row, its first hand, and as a ladder match its
+# ladder row), so that one match in autocommit mode is one round trip instead of four (BEGIN,
+# two INSERTs, COMMIT): each is a wait of the pool's thread, which then takes the GIL back
+# from the event loop (see docs/scaling.md).
+NEW_MATCH = (insert(MATCHES).values({c: bindparam(c) for c in MATCH_COLUMNS})
+             .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
+_FIRST_HAND = ("match_id", "number", "dealer", "first_seq")
+PG_ADD_MATCH = (insert(Hand.metadata.tables["hands"]).from_select(_FIRST_HAND, select(
+    NEW_MATCH.c.id, literal(0), bindparam("dealer"), literal(0))).returning(
+    Hand.metadata.tables["hands"].c.match_id))
+PG_ADD_LADDER_MATCH = PG_ADD_MATCH.add_cte(insert(LadderMatch.metadata.tables["ladder_matches"])
+    .from_select(("match_id", "profile", "created_at"), select(
+        NEW_MATCH.c.id, NEW_MATCH.c.profile, NEW_MATCH.c.created_at)).cte("ladder_match"))
+MAX_PAGE = 100
+DEFAULT_PAGE = 20
+INT64_MAX = 2**63 - 1
+
+
+# --- creating and reading ------------------------------------------------------------------
+def create_match(
+    bot_ids: Sequence[int],
+    *,
+    profile: str = "soft",
+    seed: int | None = None,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+    max_illegal: int | None = None,
+    ladder: bool = False,
+    origin: str | None = None,
+    rated: bool = True,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+) -> Match:
+    """Create a running match: `bot_ids[0]` sits in seat 0, `bot_ids[1]` in seat 1.
+
+    `seed` (random if None) decides the first dealer and every deck (R2). The time control and
+    the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
+    ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
+    rates it even if the caller never heard the answer. `origin` and `rated` go in the same
+    INSERT (a challenge's: 'challenge', unrated). Raises InvalidArgument or NotFound.
+    """
+    [m] = create_matches(
+        [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
+        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, sessions=sessions,
+        config=config)
+    return m
+
+
+def create_matches(
+    seatings: Sequence[Sequence[int]],
+    *,
+    profile: str = "soft",
+    seed: int | None = None,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+    max_illegal: int | None = None,
+    ladder: bool = False,
+    origin: str | None = None,
+    rated: bool = True,
+    sessions: sessionmaker[Session] | None = None,
+    config: Settings | None = None,
+) -> list[Match]:
+    """`create_match` for each of `seatings` (the bot ids of seat 0 and seat 1), all in one
+    transaction: every match is created, or none (a challenge of several matches). A given
+    `seed` is every match's; without one each gets its own."""
+    config = config or settings()
+    for bot_ids in seatings:
+        if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
+            raise InvalidArgument(
+                f"a match needs exactly two different bot ids, got {quote(list(bot_ids))}")
+    try:
+        profile = engine.Profile(profile or "soft").value
+    except ValueError:
+        raise InvalidArgument(f"unknown profile {quote(profile)}: 'soft' or 'sharp' (R9)") from None
+    if seed is not None and not 0 <= seed <= INT64_MAX:
+        raise InvalidArgument(f"seed must be between 0 and {INT64_MAX}")
+    move_ms = move_ms or config.move_ms
+    bank_ms = config.bank_ms if bank_ms is None else bank_ms
+    max_illegal = max_illegal or config.max_illegal
+    in_range("time_control.move_ms", move_ms, 1, MAX_TIME_MS,
+             f"ms; 0: the default {config.move_ms}")
+    in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
+    in_range("time_control.max_illegal", max_illegal, 1, MAX_ILLEGAL,
+             f"0: the default {config.max_illegal}")
+    now = utcnow()
+    bind = bound_engine(sessions)
+    made: list[tuple[Match, engine.Match]] = []
+    # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
+    # the bots (kept by the process once read), then the match's rows (`_add`). One match on
+    # PostgreSQL is one statement in autocommit mode; several are one transaction.
+    alone = bind.dialect.name == "postgresql" and len(seatings) == 1
+    with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
+        for bot_ids in seatings:
+            match_seed = secrets.randbits(62) if seed is None else seed
+            game = engine.Match(match_seed, profile)
+            bots = [bot_of(connection, bot_id) for bot_id in bot_ids]
+            m = Match(
+                bot0_id=bot_ids[0], bot1_id=bot_ids[1], profile=profile, seed=match_seed,
+                state=RUNNING, seq=0, move_ms=move_ms, bank_ms=bank_ms,
+                max_illegal=max_illegal, bank0_ms=bank_ms, bank1_ms=bank_ms, illegal0=0,
+                illegal1=0, created_at=now, counter0=7, counter1=7, schneider=False,
+                rated=rated, origin=origin, winner=None, end_reason=None, end_detail=None,
+                forfeit_seat=None, finished_at=None,
+            )
+            m.bot0, m.bot1 = bots[0], bots[1]
+            summarize(m, game)
+            start_turn(m, now, config)
+            m.id = _add(connection, m, game.hand.dealer, ladder)
+            made.append((m, game))
+    for m, game in made:
+        key = bind_key(bind, m.id)
+        keep(key, 0, game)
+        keep_row(key, m)  # its first action takes the fast path too (services.core.actions)
+        after_commit(site_of(bind), m)
+    return [m for m, _ in made]
+
+
+def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
+    """Insert the new match `m`, its first hand (dealt by `dealer`) and, with `ladder`, its
+    ladder row; its id."""
+    row = {column: getattr(m, column) for column in MATCH_COLUMNS}
+    if connection.dialect.name == "postgresql":
+        statement = PG_ADD_LADDER_MATCH if ladder else PG_ADD_MATCH
+        return connection.execute(statement, {**row, "dealer": dealer}).scalar_one()
+    match_id: int = connection.execute(ADD_MATCH.returning(MATCHES.c.id), row).scalar_one()
+    connection.execute(ADD_HAND, {"match_id": match_id, "number": 0, "dealer": dealer,
+                                  "first_seq": 0})
+    if ladder:
+        connection.execute(ADD_LADDER_MATCH, {"match_id": match_id, "profile": m.profile,
+                                              "created_at": m.created_at, "rated_at": None})
+    return match_id
+
+
+def _match(session: Session, match_id: int) -> Match:
+    m = session.get(Match, match_id)
+    if m is None:
+        raise NotFound(f"no match with id {match_id}")
+    return m
+
+
+def _hands(session: Session, match_id: int) -> list[Hand]:
+    return list(session.scalars(
+        select(Hand).where(Hand.match_id == match_id).order_by(Hand.number)))
+
+
+def get_match(match_id: int, *, sessions: sessionmaker[Session] | None = None) -> Match:
+    with factory_of(sessions)() as session:
+        return _match(session, match_id)
+
+
+def match_hands(
+    match_id: int, *, sessions: sessionmaker[Session] | None = None
+) -> tuple[Match, list[Hand], list[ActionLog]]:
+    """The match, its hands in order and its whole action log (public information)."""
+    with factory_of(sessions)() as session:
+        m = _match(session, match_id)
+        hands = _hands(session, match_id)
+        actions = list(session.scalars(
+            select(ActionLog).where(ActionLog.match_id == match_id).order_by(ActionLog.seq)))
+        return m, hands, actions
+
+
+def match_actions(
+    match_id: int, from_seq: int = 0, *, sessions: sessionmaker[Session] | None = None
+) -> tuple[Match, list[ActionLog], list[Hand]]:
+    """The match, its actions from `from_seq` on, and its hands (for spectators)."""
+    with factory_of(sessions)() as session:
+        m = _match(session, match_id)
+        actions = list(session.scalars(
+            select(ActionLog)
+            .where(ActionLog.match_id == match_id, ActionLog.seq >= from_seq)
+            .order_by(ActionLog.seq)))
+        hands = _hands(session, match_id)
+        return m, actions, hands
+
+
+def list_matches(
+    *,
+    state: str | None = None,
+    bot_id: int | None = None,
+    page_size: int = DEFAULT_PAGE,
+    page_token: str = "",
+    sessions: sessionmaker[Session] | None = None,
+) -> tuple[list[Match], str]:
+    """Matches newest first, filtered; returns a page and the token of the next ('' if none)."""
+    if state not in (None, RUNNING, FINISHED, ABORTED):
+        raise InvalidArgument(
+            f"unknown match state {state!r}: 'running', 'finished' or 'aborted'")
+    page_size = page_size or DEFAULT_PAGE
+    in_range("page_size", page_size, 1, MAX_PAGE, f"0: {DEFAULT_PAGE}")
+    query = select(Match).order_by(Match.id.desc()).limit(page_size + 1)
+    if page_token:
+        if not (len(page_token) <= 19 and page_token.isascii() and page_token.isdigit()
+                and 1 <= int(page_token) <= INT64_MAX):
+            raise InvalidArgument(f"bad page_token {quote(page_token)}: pass the "
+                                  "next_page_token of the previous page")
+        before = int(page_token)
+        query = query.where(Match.id < before)
+    if state:
+        query = query.where(Match.state == state)
+    if bot_id:
+        query = query.where(or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id))
+    with factory_of(sessions)() as session:
+        rows = list(session.scalars(query).unique())
+    next_token = str(rows[page_size - 1].id) if len(rows) > page_size else ""
+    return rows[:page_size], next_token
+
+
+def check_seat(m: Match, seat: int, bot_id: int | None) -> None:
+    if seat not in (0, 1):
+        raise InvalidArgument(f"seat must be 0 or 1, not {seat}")
+    if bot_id is not None and m.bot_id(seat) != bot_id:
+        raise PermissionDenied(
+            f"bot {bot_id} does not play seat {seat} of match {m.id}: "
+            f"use the token of bot {m.bot_id(seat)}"
+        )
+
+
+def get_observation(
+    match_id: int,
+    seat: int,
+    *,
+    bot_id: int | None = None,
+    sessions: sessionmaker[Session] | None = None,
+) -> tuple[engine.Observation, Match]:
+    """What `seat` may know now (R10), and the match row (seq, deadline).
+
+    With `bot_id` (a remote caller), only that bot's own seat may be observed.
+    """
+    with factory_of(sessions)() as session:
+        m = _match(session, match_id)
+        check_seat(m, seat, bot_id)
+        key = session_key(session, match_id)
+        with match_lock(key):
+            game = game_of(session, m)
+            return game.observe(seat), m
+
+
+def observe_match(
+    m: Match | MatchState, seat: int, *, sessions: sessionmaker[Session] | None = None
+) -> engine.Observation:
+    """`seat`'s observation of the match row `m` as loaded (at `m.seq`); no permission check.
+
+    Uses the cached state when it is at `m.seq` (no database query), else rebuilds it.
+    """
+    bind = bound_engine(sessions)
+    key = bind_key(bind, m.id)
+    with match_lock(key):
+        game = cached_game(key, m.seq)
+        if game is None:
+            with reading(bind) as connection:
+                game = game_of(connection, m)
+        return game.observe(seat)
+
+
+def _match_states_query():  # type: ignore[no-untyped-def]
+    """SELECT the `MatchState` columns of the matches of bot :bot_id that are running or
+    among :also (built once: building a statement costs more than running it)."""
+    bot0, bot1 = aliased(Bot), aliased(Bot)
+    return (
+        select(Match.id, Match.bot0_id, Match.bot1_id, Match.profile, Match.seed, Match.state,
+               Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
+               Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"),
+               bot1.kind.label("kind1"))
+        .join(bot0, bot0.id == Match.bot0_id)
+        .join(bot1, bot1.id == Match.bot1_id)
+        .where(or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")))
+        .where(or_(Match.state == RUNNING, Match.id.in_(bindparam("also", expanding=True))))
+        .order_by(Match.id)
+    )
+
+
+MATCH_STATES = _match_states_query()
+
+
+def match_states_of(
+    bot_id: int, also: Sequence[int] = (), *, sessions: sessionmaker[Session] | None = None
+) -> list[MatchState]:
+    """Like `running_matches_of`, as light `MatchState` rows (what a Play stream polls)."""
+    with reading(bound_engine(sessions)) as connection:
+        rows = connection.execute(MATCH_STATES, {"bot_id": bot_id, "also": list(also)})
+        return [MatchState(**row._mapping) for row in rows]
+
+
+def running_matches_of(
+    bot_id: int, also: Sequence[int] = (), *, sessions: sessionmaker[Session] | None = None
+) -> list[Match]:
+    """The running matches `bot_id` plays in, plus the matches `also` (whatever their state)."""
+    query = select(Match).where(or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id))
+    if also:
+        query = query.where(or_(Match.state == RUNNING, Match.id.in_(list(also))))
+    else:
+        query = query.where(Match.state == RUNNING)
+    with factory_of(sessions)() as session:
+        return list(session.scalars(query.order_by(Match.id)).unique())
+
+
+def finished_hands(
+    match_id: int, from_number: int, *, sessions: sessionmaker[Session] | None = None
+) -> list[Hand]:
+    """The finished hands of a match numbered `from_number` or more, in order."""
+    with factory_of(sessions)() as session:
+        return list(session.scalars(select(Hand).where(
+            Hand.match_id == match_id, Hand.number >= from_number, Hand.winner.is_not(None))
+            .order_by(Hand.number)))

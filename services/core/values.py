@@ -1,0 +1,66 @@
+"""The values every layer of the service passes: a match's summary (`MatchState`) and a
+committed change of it (`Change`). Named tuples: one of each is made for every action (a
+frozen dataclass took four times as long to make)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, NamedTuple
+
+from db.models import HOUSE, RUNNING
+
+if TYPE_CHECKING:
+    from db.models import Match
+
+
+class MatchState(NamedTuple):
+    """The columns of a match that a Play stream needs each time it looks (a plain Core read,
+    no ORM objects), with the kinds of its two bots."""
+
+    id: int
+    bot0_id: int
+    bot1_id: int
+    profile: str
+    seed: int
+    state: str
+    seq: int
+    to_act: int | None
+    hand_number: int
+    winner: int | None
+    deadline_at: datetime | None
+    bank0_ms: int
+    bank1_ms: int
+    kind0: str
+    kind1: str
+
+    @staticmethod
+    def of(m: Match) -> MatchState:
+        """The summary of the match row `m` (its bots loaded)."""
+        return MatchState(
+            id=m.id, bot0_id=m.bot0_id, bot1_id=m.bot1_id, profile=m.profile, seed=m.seed,
+            state=m.state, seq=m.seq, to_act=m.to_act, hand_number=m.hand_number,
+            winner=m.winner, deadline_at=m.deadline_at, bank0_ms=m.bank0_ms,
+            bank1_ms=m.bank1_ms, kind0=m.bot(0).kind, kind1=m.bot(1).kind)
+
+    def seat_of(self, bot_id: int) -> int | None:
+        """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""
+        if self.bot0_id == bot_id:
+            return 0
+        if self.bot1_id == bot_id:
+            return 1
+        return None
+
+    def house_to_act(self) -> bool:
+        """A house bot (moved by the workers) is to act."""
+        if self.state != RUNNING or self.to_act is None:
+            return False
+        return (self.kind1 if self.to_act else self.kind0) == HOUSE
+
+
+class Change(NamedTuple):
+    """A committed change of a match: its state after it, and where it happened."""
+
+    site: str  # the database (see `services.core.connections.site_of`)
+    match: MatchState  # the match's summary after the change
+    everyone: bool = True  # False: only the bot to act needs to hear of it
+    action: tuple[int, str] | None = None  # (seat, action) appended at seq - 1, if one was

@@ -1,0 +1,397 @@
+"""One bot's Play stream: which turns, hand ends and match ends to send, and its answers.
+
+Push, not poll: every committed change of one of the bot's matches, made in this process or
+heard on the change bus (`services.live.notify`, `services.live.bus`), reaches the stream as
+the match's new summary, and the stream sends what the bot has not been sent yet: the next
+turn goes out as soon as the previous action is committed, whoever made it, without reading
+the database.
+
+The stream is also level-triggered, as a safety net: when it opens, after the bus reconnects,
+after a refused answer, and when the server's one safety-net query for all Play streams
+(`services.live.watchers.Players`, every `Settings.safety_s` seconds, `poll_s` while no change bus
+is heard) finds something it missed, it re-reads the bot's running matches from the database
+and sends what is missing, so a reconnecting bot (or a restarted server) simply gets its
+pending turns again.
+
+The stream runs as an asyncio task of the server's event loop; its database work runs on the
+server's thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from bummerl import wire
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2
+from sqlalchemy.orm import Session, sessionmaker
+
+import engine
+from db.models import RUNNING, Bot, Match
+from services.core import actions, cache, clocks, connections, failures, matches, metrics, values
+from services.core.config import Settings, settings
+from services.core.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
+from services.live import convert, notify
+
+log = logging.getLogger(__name__)
+FULL = object()  # an event: read the database
+STOP = object()  # an event: end the stream
+
+
+class PlaySession:
+    def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
+                 config: Settings | None, run: Callable[..., Any]) -> None:
+        self.bot = bot
+        self.bot_id: int = bot.id  # read on every action: a plain int, not the ORM attribute
+        self.sessions = sessions
+        self.config = config or settings()
+        self.run = run  # runs a blocking function on the server's pool: `await run(f, *args)`
+        self.bind = connections.bound_engine(sessions)
+        self.site = connections.site_of(self.bind)
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()  # the loop's thread
+        self.events: asyncio.Queue[object] = asyncio.Queue()
+        self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
+        self.known: dict[int, int] = {}  # match id -> hand number last reported
+        self.seats: dict[int, int] = {}  # match id -> the bot's seat
+        self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
+        self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
+        self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
+
+    def changed(self, change: values.Change | None) -> None:
+        """A change of one of the bot's matches (any thread; most come on the loop's own,
+        from the group commit, and need no wake-up of the loop)."""
+        event = FULL if change is None else change
+        if threading.get_ident() == self.thread:
+            self.events.put_nowait(event)
+        else:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, event)
+
+    def close(self) -> None:
+        self.unsubscribe()
+
+    def wake(self) -> None:
+        """Read the database and send what is missing (on the loop: the safety net)."""
+        self.events.put_nowait(FULL)
+
+    def missed(self, rows: list[Any]) -> bool:
+        """Whether the rows of the safety net's query (services.live.watchers.Players: id, bot0_id,
+        bot1_id, state, seq, to_act, hand_number) hold something this stream has not sent: a
+        new match of its bot, a turn, a hand's or a match's end. Rows older than what the
+        stream handled since are skipped (it moved on meanwhile)."""
+        for row in rows:
+            seat = 0 if row.bot0_id == self.bot_id else 1 if row.bot1_id == self.bot_id else None
+            if seat is None:
+                continue
+            over = row.state != RUNNING
+            if (row.seq, over) < self.seen.get(row.id, (-1, False)):
+                continue
+            known = self.known.get(row.id)
+            if known is None:
+                if not over:
+                    return True  # a match it has not heard of
+                continue
+            if over or row.hand_number != known:
+                return True
+            if row.to_act == seat and self.sent.get(row.id) != row.seq:
+                return True
+        return False
+
+    def stop_soon(self) -> None:
+        """End the stream's responses (any thread): the bot was suspended or its token
+        rotated (services.live.revocation)."""
+        self.loop.call_soon_threadsafe(self.events.put_nowait, STOP)
+
+    # --- the bot's answers ------------------------------------------------------------------
+    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
+        """Apply the bot's answers, one at a time. A half-close (no more answers) keeps the
+        stream open: the bot may still listen; the stream ends when the call ends."""
+        try:
+            async for request in requests:
+                if request.WhichOneof("message") == "action":
+                    await self.answer(request.action)
+        except asyncio.CancelledError:
+            raise
+        except ServiceError as e:  # a refused request (services.api.limits): the writer aborts
+            self.events.put_nowait(e)
+        except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
+            log.debug("play stream of bot %d ended: %r", self.bot_id, e)
+            self.events.put_nowait(STOP)
+
+    async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
+        """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
+        on reading; the commit's outcome comes back as a callback: `_settled`); otherwise it
+        waits for the pool, one answer at a time."""
+        try:
+            live = self.submit_live(answer)
+        except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
+            self.refuse(answer, e)
+            return
+        if live is None:
+            await self._submit_on_pool(answer)
+        else:
+            live.add_done_callback(lambda done: self._settled(answer, done))
+
+    def _settled(self, answer: bot_pb2.TurnAnswer,
+                 live: asyncio.Future[actions.SubmitResult | None]) -> None:
+        """The outcome of a fast-path answer (on the loop): committed (the turns follow from
+        the commit's announcement), refused (the pool decides, as for any other answer), or
+        failed (the bot hears why)."""
+        if live.cancelled():
+            return
+        error = live.exception()
+        if error is not None:
+            self.refuse(answer, error)
+        elif live.result() is None:
+            slow = self.loop.create_task(self._submit_on_pool(answer))
+            self.slow.add(slow)
+            slow.add_done_callback(self.slow.discard)
+
+    async def _submit_on_pool(self, answer: bot_pb2.TurnAnswer) -> None:
+        try:
+            await self.run(self.submit, answer)
+        except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
+            self.refuse(answer, e)
+
+    def refuse(self, answer: bot_pb2.TurnAnswer, e: BaseException) -> None:
+        """Tell the bot why `answer` was not applied (an ActionRejected with the safe code and
+        message), and send the current turn again unless it is stale."""
+        if isinstance(e, ValueError):
+            e = InvalidArgument(str(e))
+        failure = failures.failure_of(e, "Play answer")  # the safe code and message
+        code = failure.code
+        rejected = bot_pb2.ActionRejected(
+            match_id=answer.match_id, seq=answer.seq, code=code, message=failure.message,
+            rule=failure.rule or "")
+        if isinstance(e, ServiceError):
+            left = e.details.get("illegal_left")
+            rejected.illegal_left = int(left) if isinstance(left, int) else 0
+        resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
+        self.events.put_nowait((rejected, resend))
+
+    def submit_live(self, answer: bot_pb2.TurnAnswer
+                    ) -> asyncio.Future[actions.SubmitResult | None] | None:
+        """The common case without a hop to the pool: an ordinary action of a match whose
+        live row and game are in memory is applied here, on the event loop, and committed by
+        the group commit (`actions.submit_live`); None: `submit` decides on the pool."""
+        seat = self.seats.get(answer.match_id)
+        if seat is None:
+            return None
+        try:
+            action = wire.action_from_pb(answer.action)
+        except Exception:  # noqa: BLE001  (`submit` answers it with its proper error)
+            return None
+        return actions.submit_live(
+            answer.match_id, seat, action, expected_seq=answer.seq,
+            request_id=answer.request_id or None, bot_id=self.bot_id, site=self.site,
+            sessions=self.sessions, config=self.config, loop=self.loop)  # type: ignore[return-value]
+
+    def submit(self, answer: bot_pb2.TurnAnswer) -> None:
+        seat = self.seats.get(answer.match_id)
+        if seat is None:
+            match = matches.get_match(answer.match_id, sessions=self.sessions)
+            seat = match.seat_of(self.bot_id)
+        if seat is None:
+            raise PermissionDenied(
+                f"bot {self.bot_id} does not play in match {answer.match_id}: answer only "
+                "the turns you were sent")
+        action = wire.action_from_pb(answer.action)
+        actions.submit_action(
+            answer.match_id, seat, action, expected_seq=answer.seq,
+            request_id=answer.request_id or None, bot_id=self.bot_id,
+            sessions=self.sessions, config=self.config)
+
+    # --- what to send -----------------------------------------------------------------------
+    async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
+        running = await self.run(matches.match_states_of, self.bot_id, (),
+                                 sessions=self.sessions)
+        yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
+            bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
+        for response in await self.run(self.step, running):
+            yield response
+        while True:
+            events = [await self.events.get()]
+            while not self.events.empty():
+                events.append(self.events.get_nowait())
+            full = False
+            changes: dict[int, values.MatchState] = {}
+            for event in events:
+                if isinstance(event, values.Change):
+                    m = event.match
+                    if self._newer(m, changes.get(m.id)):
+                        changes[m.id] = m
+                elif isinstance(event, tuple):  # a refused answer
+                    rejected, resend = event
+                    yield bot_pb2.PlayResponse(rejected=rejected)
+                    if resend:
+                        self.sent.pop(rejected.match_id, None)  # send the same turn again
+                        full = True
+                elif event is STOP:
+                    return
+                elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
+                    raise event
+                else:
+                    full = True
+            if full:
+                rows = await self.run(matches.match_states_of, self.bot_id, list(self.known),
+                                      sessions=self.sessions)
+            else:
+                rows = [m for m in changes.values() if self._newer(m, None)]
+            if rows:
+                quick = None if full else self.quick_step(rows)
+                for response in quick if quick is not None else await self.run(self.step, rows):
+                    yield response
+
+    def _newer(self, m: values.MatchState, than: values.MatchState | None) -> bool:
+        """Whether `m` is newer than `than` (or, without it, than what was handled)."""
+        version = (m.seq, m.state != RUNNING)
+        if than is not None:
+            return version > (than.seq, than.state != RUNNING)
+        return version >= self.seen.get(m.id, (-1, False))
+
+    def quick_step(self, rows: list[values.MatchState]) -> list[bot_pb2.PlayResponse] | None:
+        """What to send for pushed `rows` when it needs no database, run on the event loop:
+        the next turn from the cached game, a hand's end from its results, a match's end from
+        the final row and game this process committed. None: use `step` on the pool."""
+        plans: list[tuple[values.MatchState, int, int, list[engine.HandResult] | None,
+                          Match | None]] = []
+        for m in rows:
+            bot_seat = m.seat_of(self.bot_id)
+            known = self.known.get(m.id)
+            if bot_seat is None or (known is None and m.state != RUNNING):
+                return None
+            seat = bot_seat
+            if known is None:  # new to the stream (a new match): its turn, if any
+                plans.append((m, seat, m.hand_number, None, None))
+                continue
+            key = cache.bind_key(self.bind, m.id)
+            if m.state != RUNNING:
+                ended = cache.finished(key, m.seq)
+                if ended is None:
+                    return None
+                plans.append((m, seat, known, ended[1].results, ended[0]))
+            elif m.hand_number != known:
+                results = cache.results_cached(key, m.seq)
+                if results is None or len(results) != m.hand_number:
+                    return None
+                plans.append((m, seat, known, results, None))
+            else:
+                plans.append((m, seat, known, None, None))
+        out: list[bot_pb2.PlayResponse] = []
+        turns: set[int] = set()
+        for m, seat, known, results, final in plans:
+            if results is not None:
+                out.extend(hands_ended_from(m.id, results, known))
+            if final is not None:
+                out.append(self._match_ended(m, seat, final))
+            elif m.to_act == seat and self.sent.get(m.id) != m.seq:
+                obs = cache.observe_cached(cache.bind_key(self.bind, m.id), m.seq, seat)
+                if obs is None:
+                    return None  # nothing recorded yet: `step` does it all
+                out.append(self._turn(m, seat, obs))
+                turns.add(m.id)
+        for m, seat, _, _, final in plans:  # all done: record it
+            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, final is not None))
+            if final is not None:
+                self._forget(m.id)
+                continue
+            self.known[m.id] = m.hand_number
+            self.seats[m.id] = seat
+            if m.id in turns:
+                self.sent[m.id] = m.seq
+                metrics.TURNS_PUSHED.inc()
+        return out
+
+    def step(self, rows: list[values.MatchState]) -> list[bot_pb2.PlayResponse]:
+        """What to send for the matches `rows` (their current summaries)."""
+        out: list[bot_pb2.PlayResponse] = []
+        for m in rows:
+            seat = m.seat_of(self.bot_id)
+            if seat is None:
+                continue
+            self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state != RUNNING))
+            known = self.known.get(m.id)
+            if known is not None and (m.hand_number > known or m.state != RUNNING):
+                out.extend(self.hands_ended(m, known))
+            if m.state != RUNNING:  # finished, or aborted by an operator
+                self._forget(m.id)
+                ended = cache.finished(cache.bind_key(self.bind, m.id), m.seq)
+                match = ended[0] if ended is not None else matches.get_match(
+                    m.id, sessions=self.sessions)
+                out.append(self._match_ended(m, seat, match))
+                continue
+            self.known[m.id] = m.hand_number
+            self.seats[m.id] = seat
+            if m.to_act == seat and self.sent.get(m.id) != m.seq:
+                turn = self.turn(m, seat)
+                if turn is not None:
+                    self.sent[m.id] = m.seq
+                    out.append(turn)
+                    metrics.TURNS_PUSHED.inc()
+        return out
+
+    def _forget(self, match_id: int) -> None:
+        self.known.pop(match_id, None)
+        self.sent.pop(match_id, None)
+        self.seats.pop(match_id, None)
+
+    @staticmethod
+    def _match_ended(m: values.MatchState, seat: int, match: Match) -> bot_pb2.PlayResponse:
+        return bot_pb2.PlayResponse(match_ended=bot_pb2.MatchEnded(
+            seat=seat, won=m.winner == seat, match=convert.match_to_pb(match)))
+
+    def hands_ended(self, m: values.MatchState, known: int) -> list[bot_pb2.PlayResponse]:
+        """The hands of `m` numbered `known` or more that are over: from the game in memory
+        when this process has it at `m.seq`, else from the database."""
+        key = cache.bind_key(self.bind, m.id)
+        if m.state == RUNNING:
+            results = cache.results_cached(key, m.seq)
+            if results is not None and len(results) == m.hand_number:
+                return hands_ended_from(m.id, results, known)
+        else:
+            ended = cache.finished(key, m.seq)
+            if ended is not None:
+                return hands_ended_from(m.id, ended[1].results, known)
+        hands = matches.finished_hands(m.id, 0, sessions=self.sessions)
+        return [bot_pb2.PlayResponse(hand_ended=convert.hand_ended_to_pb(m.id, hand, hands))
+                for hand in hands if hand.number >= known]
+
+    def turn(self, m: values.MatchState, seat: int) -> bot_pb2.PlayResponse | None:
+        try:
+            obs = matches.observe_match(m, seat, sessions=self.sessions)
+        except Aborted:
+            return None  # it moved on meanwhile; the next step sends the new state
+        return self._turn(m, seat, obs)
+
+    def _turn(self, m: values.MatchState, seat: int, obs: engine.Observation
+              ) -> bot_pb2.PlayResponse:
+        """The Turn message, built in place in its response, its observation too: a message
+        given to a constructor or CopyFrom is copied (a third of the cost of a turn)."""
+        response = bot_pb2.PlayResponse()
+        turn = response.turn
+        turn.match_id, turn.seat, turn.seq = m.id, seat, m.seq
+        wire.fill_observation(turn.observation, obs)
+        if m.deadline_at is not None:
+            wire.fill_timestamp(turn.deadline, m.deadline_at)
+        turn.bank_left_ms = clocks.bank_left(m, seat)
+        return response
+
+
+def hands_ended_from(match_id: int, results: list[engine.HandResult],
+                     known: int) -> list[bot_pb2.PlayResponse]:
+    """HandEnded of each of `results` (a match's, in order) numbered `known` or more."""
+    counters = [7, 7]
+    out = []
+    for number, result in enumerate(results):
+        counters[result.winner] -= result.game_points
+        if number >= known:
+            out.append(bot_pb2.PlayResponse(hand_ended=match_pb2.HandEnded(
+                match_id=match_id, hand_number=number, counters=counters,
+                result=common_pb2.HandResult(
+                    winner=result.winner, game_points=result.game_points,
+                    reason=result.reason.value, points=list(result.points),
+                    tricks=list(result.tricks)))))
+    return out
