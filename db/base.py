@@ -156,9 +156,9 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
     `timeouts` (default: `DbTimeouts.from_env()`) and any extra psycopg `connect_args` (an
     `options` string, the URL's or given here, is added to the timeouts' one)."""
     url = url or database_url()
-    # The gRPC server has a thread per open stream: at 100 streams more than 10 connections are
-    # often in use at once, and each one over `pool_size` is opened (and, for SQLite, set up
-    # with the pragmas) and closed again per use.
+    # The gRPC server runs its streams' database work on a pool of threads: under load more than
+    # 10 connections are often in use at once, and each one over `pool_size` is opened (and, for
+    # SQLite, set up with the pragmas) and closed again per use.
     pool = {"pool_size": 30, "max_overflow": 20}
     if url.startswith("sqlite"):
         engine = create_engine(

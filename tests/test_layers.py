@@ -1,19 +1,45 @@
-"""The layers go one way: each folder's imports, read from the source tree with `ast` (every
-import statement, at module level or inside a function), against the rules of the architecture.
+"""The layers go one way: every import of the project's code (read from the source tree with
+`ast`: every import statement, at module level, inside a function or under TYPE_CHECKING)
+against the rules of the architecture (docs/architecture.md).
 
-- workers/ computes house moves and submits them over gRPC: it imports none of the service's
-  write paths (services.actions, services.games, services.matches);
-- web/ reads the database and never imports workers/;
-- services/ never imports the bot authors' kit (client/);
-- engine/ imports nothing of the project's other folders.
+- Between the project's packages, only the arrows of `ALLOWED`: engine imports nothing of the
+  project; the contracts (bummerl) only the engine; services/ the engine, the contracts and the
+  database, never the bot authors' kit (client/); web/ reads the database and never imports
+  workers/; the command line (cli/) may use everything.
+- Inside services/, the packages are layers, highest first: api → ops → live → core. A module
+  imports its own package and the ones below it, never one above.
+- workers/ computes house moves and submits them over gRPC: of services/ it uses only the
+  settings, the post-commit hooks and the metrics' server (`WORKERS_MAY_USE`), none of the
+  write paths; web/ only the settings.
+- No import circle anywhere: between packages, between modules of one package, or through a
+  package's `__init__`.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The folders of the project's code, and the package each holds (proto/ holds `bummerl`).
+FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
+           "workers": "workers", "web": "web", "client": "client", "cli": "cli",
+           "examples": "examples"}
+ALLOWED = {
+    "engine": set(),
+    "bummerl": {"engine"},
+    "db": {"engine"},
+    "services": {"engine", "bummerl", "db"},
+    "workers": {"engine", "bummerl", "db", "services"},
+    "web": {"engine", "bummerl", "db", "services"},
+    "client": {"engine", "bummerl"},
+    "examples": {"engine", "client"},
+    "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client"},
+}
+SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
+WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics"}
+WEB_MAY_USE = {"services.core.config"}
 
 
 def project_packages() -> set[str]:
@@ -26,6 +52,8 @@ def project_packages() -> set[str]:
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "proto":
+        parts.pop(0)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -49,13 +77,48 @@ def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
     return found
 
 
+def sources(folder: str) -> Iterable[Path]:
+    """The project's Python files under `folder` (not generated protobuf code)."""
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        if not path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
+            yield path
+
+
 def imports_in(folder: str) -> dict[str, set[str]]:
     """For each module under `folder`, the modules it imports."""
     result = {}
-    for path in sorted((ROOT / folder).rglob("*.py")):
+    for path in sources(folder):
         name = module_name(path)
         result[name] = imports_of(path.read_text(), name, path.name == "__init__.py")
     return result
+
+
+def dependencies(source: str, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The modules of `known` that `source` (the module `module`) depends on: `import a.b` is
+    a.b; `from a import b` is a.b when that is a module, else a (`b` is a name of a's)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = package[: len(package) - (node.level - 1)]
+                base = ".".join(filter(None, [*anchor, base]))
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            found.update(name for name in names if name in known)
+            if any(name not in known for name in names):
+                found.add(base)
+    return (found & known) - {module}
+
+
+def project_graph() -> dict[str, set[str]]:
+    """Every module of the project and the project's modules it depends on."""
+    paths = {module_name(path): path for folder in FOLDERS for path in sources(folder)}
+    known = set(paths)
+    return {module: dependencies(path.read_text(), module, path.name == "__init__.py", known)
+            for module, path in paths.items()}
 
 
 def offenders(folder: str, forbidden: set[str]) -> dict[str, list[str]]:
@@ -69,13 +132,119 @@ def offenders(folder: str, forbidden: set[str]) -> dict[str, list[str]]:
     return bad
 
 
-def test_workers_do_not_import_the_services_write_paths():
-    write_paths = {"services.actions", "services.games", "services.matches"}
-    assert offenders("workers", write_paths) == {}
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: its strongly connected components of more than one
+    module (Tarjan's algorithm, iterative), each sorted, the list sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
 
 
-def test_web_does_not_import_workers():
+def file_of(module: str) -> str:
+    """The file of `module`, relative to the root (for messages)."""
+    top = module.split(".")[0]
+    folder = next(f for f, package in FOLDERS.items() if package == top)
+    rest = module.split(".")[1:]
+    base = ROOT / folder / Path(*rest) if rest else ROOT / folder
+    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    return str(path.relative_to(ROOT))
+
+
+def test_no_import_circle_anywhere():
+    found = circles(project_graph())
+    assert not found, "import circles (files of each):\n" + "\n".join(
+        " <-> ".join(file_of(m) for m in circle) for circle in found)
+
+
+def test_packages_import_only_their_allowed_layers():
+    assert set(ALLOWED) == project_packages() - {"tests"}
+    bad = {}
+    for module, imported in project_graph().items():
+        top = module.split(".")[0]
+        wrong = sorted(i for i in imported
+                       if i.split(".")[0] != top and i.split(".")[0] not in ALLOWED[top])
+        if wrong:
+            bad[file_of(module)] = wrong
+    assert bad == {}
+
+
+def layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "services" or len(parts) < 2 or parts[1] not in SERVICE_LAYERS:
+        return None
+    return SERVICE_LAYERS.index(parts[1])
+
+
+def test_service_layers_point_down():
+    assert {p.name for p in (ROOT / "services").iterdir()
+            if (p / "__init__.py").exists()} == set(SERVICE_LAYERS)
+    bad = {}
+    for module, imported in project_graph().items():
+        layer = layer_of(module)
+        if module.startswith("services.") and layer is None:
+            bad[file_of(module)] = ["a module of services/ outside its four packages"]
+            continue
+        if layer is None:
+            continue
+        upward = sorted(i for i in imported
+                        if (other := layer_of(i)) is not None and other < layer)
+        if upward:
+            bad[file_of(module)] = upward
+    assert bad == {}
+
+
+def test_workers_use_no_write_path_of_the_service():
+    used = {i for imported in imports_in("workers").values() for i in imported
+            if i == "services" or i.startswith("services.")}
+    assert used <= WORKERS_MAY_USE | {"services.core"} | {
+        f"{m}.{name}" for m in WORKERS_MAY_USE for name in ("settings", "HouseTurn", "hooks",
+                                                         "metrics_port", "serve")}, used
+
+
+def test_web_reads_the_database_and_never_imports_workers():
     assert offenders("web", {"workers"}) == {}
+    used = {i for imported in imports_in("web").values() for i in imported
+            if i == "services" or i.startswith("services.")}
+    assert used <= WEB_MAY_USE | {f"{m}.settings" for m in WEB_MAY_USE}, used
 
 
 def test_services_do_not_import_the_kit():
@@ -97,3 +266,22 @@ def test_the_checker_sees_every_kind_of_import():
     assert {"services.actions", "services.games", "workers.services.matches",
             "workers.deep.sibling"} <= found
     assert imports_of("from .x import y", "workers", is_package=True) >= {"workers.x.y"}
+
+
+def test_a_package_import_of_a_module_is_that_module():
+    known = {"web", "web.bots", "web.charts"}
+    assert dependencies("from web import charts, create_app\nimport web.bots\n", "web.x",
+                        False, known) == {"web", "web.charts", "web.bots"}
+    assert dependencies("from web import charts\n", "web.bots", False, known) == {
+        "web.charts"}
+    assert dependencies("from . import charts\n", "web", True, known) == {"web.charts"}
+
+
+def test_the_checker_finds_circles_and_names_them():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}, "e": set(), "f": {"g"},
+             "g": {"f"}}
+    assert circles(graph) == [["a", "b", "c"], ["f", "g"]]
+    assert circles({"x": {"y"}, "y": set()}) == []
+    assert file_of("services.core.actions") == "services/core/actions.py"
+    assert file_of("bummerl.wire") == "proto/bummerl/wire.py"
+    assert file_of("services.core") == "services/core/__init__.py"

@@ -1,7 +1,7 @@
 """The server process's garbage collection is tuned for latency (services.api.server.tune_gc): the
 objects made while it was set up are frozen out of later collections and the young generation
 is collected far less often, so full collections (40-75 ms pauses of the event loop under the
-bench's load) become rare (docs/scaling.md, the fifth round)."""
+bench's load) become rare (docs/scaling.md, "What limits one replica")."""
 
 from __future__ import annotations
 

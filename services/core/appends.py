@@ -199,7 +199,7 @@ def _array(kind: str, values: list[Any]) -> str:
 # the statement's own (PostgreSQL commits it before it answers). A thread that commits gives up
 # the GIL at every wait for the server and may wait milliseconds to get it back from a busy
 # event loop: one wait per batch instead of one per statement, BEGIN and COMMIT (the batch's
-# wall time went from about 7 to 5 ms; see docs/scaling.md). The updates of the match rows are
+# wall time went from about 7 to 5 ms when this was measured). The updates of the match rows are
 # guarded as before; if any row was not as read, the final SELECT fails the statement (a text
 # that is no integer: MOVED_ON), so nothing of the batch is committed and its actions are
 # committed one by one, as after any refused batch.

@@ -39,7 +39,7 @@ ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
 # PostgreSQL: a new match in one statement (its row, its first hand, and as a ladder match its
 # ladder row), so that one match in autocommit mode is one round trip instead of four (BEGIN,
 # two INSERTs, COMMIT): each is a wait of the pool's thread, which then takes the GIL back
-# from the event loop (see docs/scaling.md).
+# from the event loop (docs/scaling.md, "The path of an action").
 NEW_MATCH = (insert(MATCHES).values({c: bindparam(c) for c in MATCH_COLUMNS})
              .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
 _FIRST_HAND = ("match_id", "number", "dealer", "first_seq")
