@@ -1,8 +1,8 @@
 """The gRPC server of the engine service: `create_server()` builds it, `serve()` runs it.
 
 Server model (chosen by measurement; docs/scaling.md has the figures): a `grpc.aio` server on an
-asyncio event loop of its own thread. Each Play and WatchMatch stream is a task on that loop (an idle
-stream costs a few KB, not a thread); their database work, and the unary calls (plain sync
+asyncio event loop of its own thread. Each Play and WatchMatch stream is a task on that loop (an
+idle stream costs a few KB, not a thread); their database work, and the unary calls (plain sync
 handlers), run on one bounded thread pool (`Settings.grpc_threads`). Changes are pushed to the
 streams (`services.live.notify`, and `services.live.bus` between replicas); hooks run on their own
 dispatcher thread (`services.core.dispatch`).
