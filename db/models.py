@@ -38,6 +38,8 @@ ABORTED = "aborted"  # stopped by an operator: no winner, never rated
 ORIGIN_MANUAL = "manual"  # CreateMatch by an operator
 ORIGIN_LADDER = "ladder"  # the ladder scheduler
 ORIGIN_CHALLENGE = "challenge"  # a bot challenged another bot (or a house bot)
+ORIGIN_TOURNAMENT = "tournament"  # a pairing of an event (round-robin, Swiss, gauntlet)
+ORIGIN_TEST = "test"  # a duplicate pair of a version test (candidate against baseline)
 
 # Why a match ended.
 PLAYED = "played"  # a counter reached 0 (R9.1)
@@ -69,6 +71,9 @@ class Bot(Base):
     suspended_reason: Mapped[str | None] = mapped_column(Text)
     # When an operator last lifted a suspension: forfeits in a row are counted from then on.
     reinstated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The version the bot said it runs (`Hello.version`) on its newest Play stream; None if
+    # it never said (house bots: their strategy is their version).
+    version: Mapped[str | None] = mapped_column(String(100))
 
 
 class Match(Base):
@@ -118,6 +123,10 @@ class Match(Base):
     # match came from (ORIGIN_*; None for matches made before it was recorded).
     rated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     origin: Mapped[str | None] = mapped_column(String(12))
+    # The version each seat's bot ran in this match (`bots.version` of the stream that played
+    # it); None where the bot said none.
+    version0: Mapped[str | None] = mapped_column(String(100))
+    version1: Mapped[str | None] = mapped_column(String(100))
 
     bot0: Mapped[Bot] = relationship(foreign_keys=[bot0_id], lazy="joined")
     bot1: Mapped[Bot] = relationship(foreign_keys=[bot1_id], lazy="joined")

@@ -34,6 +34,7 @@ MAX_REPEATED = 100  # items of a repeated field not named in FIELD_LIMITS
 FIELD_LIMITS = {
     "bummerl.v1.RegisterBotRequest.name": 40,
     "bummerl.v1.Hello.client": 200,
+    "bummerl.v1.Hello.version": 100,
     "bummerl.v1.TurnAnswer.request_id": 64,
     "bummerl.v1.SubmitActionRequest.request_id": 64,
     "bummerl.v1.Action.card": 8,

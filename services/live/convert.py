@@ -69,6 +69,7 @@ def match_to_pb(m: Match) -> match_pb2.Match:
         seed=m.seed if m.state == FINISHED else 0,
         created_at=wire.timestamp(m.created_at),
         finished_at=wire.timestamp(m.finished_at),
+        bot_versions=[m.version0 or "", m.version1 or ""],
     )
 
 
