@@ -9,7 +9,7 @@ play many hands a second.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from engine.actions import CLAIM, CLOSE, DECLARE_ACTIONS, EXCHANGE, PLAY_ACTIONS, Action, ActionKind
 from engine.cards import ALL_CARDS, SUITS, Card, Suit, cards_of_mask
@@ -17,9 +17,6 @@ from engine.deal import check_deck
 from engine.errors import IllegalActionError
 from engine.record import Exchange, Marriage, Trick
 from engine.rules import HALF_POINTS, WINNING_POINTS, Profile, Reason
-
-if TYPE_CHECKING:
-    from engine.observation import Observation
 
 # --- tables over card indices (index = suit * 5 + rank, rank 0 = ace ... 4 = jack) ----------
 _POINTS = tuple(c.points for c in ALL_CARDS)
@@ -546,13 +543,6 @@ class Hand:
         hand._legal = None
         hand._trick_views = tuple(tricks)
         return hand
-
-    def observe(self, seat: int, counters: tuple[int, int] = (7, 7),
-                hand_number: int = 0) -> Observation:
-        """What `seat` may know of this hand (R10)."""
-        from engine.observation import observe
-
-        return observe(self, seat, counters, hand_number)
 
     def copy(self) -> Hand:
         """An independent copy (for search)."""
