@@ -5,7 +5,8 @@ import statement, at module level or inside a function), against the rules of th
   write paths (services.actions, services.games, services.matches);
 - web/ reads the database and never imports workers/;
 - services/ never imports the bot authors' kit (client/);
-- engine/ imports nothing of the project's other folders.
+- engine/ imports nothing of the project's other folders;
+- within engine/ and within workers/, no module imports itself through others (no circles).
 """
 
 from __future__ import annotations
@@ -86,6 +87,51 @@ def test_engine_imports_nothing_of_the_project():
     others = project_packages() - {"engine"}
     assert {"services", "workers", "client", "db"} <= others
     assert offenders("engine", others) == {}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph` (module -> modules it imports, as `imports_in` gives):
+    each a sorted list of modules that import one another (the strongly connected components
+    of more than one module); imports of modules outside the graph are left out."""
+    edges = {m: sorted(i for i in imported if i in graph and i != m)
+             for m, imported in graph.items()}
+    found: list[list[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> None:  # Tarjan's algorithm
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in edges[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = [stack.pop()]
+            while component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circles_in_the_engine_or_the_workers():
+    assert circles(imports_in("engine")) == []
+    assert circles(imports_in("workers")) == []
+
+
+def test_the_circle_finder_finds_circles():
+    graph = {"p.a": {"p.b", "os"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": {"p.a", "p.e"},
+             "p.e": {"p.d"}, "p.f": {"p.a"}}
+    assert sorted(circles(graph)) == [["p.a", "p.b", "p.c"], ["p.d", "p.e"]]
+    assert circles({"p.a": {"p.a", "p.b"}, "p.b": set()}) == []
 
 
 def test_the_checker_sees_every_kind_of_import():
