@@ -41,7 +41,7 @@ def main() -> int:
         os.environ.pop("REDIS_URL", None)
 
     from db.migrate import upgrade
-    from workers import procs, simulations
+    from workers import procs, simulations, tasks
     from workers.app import broker_url
     from workers.batch import play_deals
 
@@ -64,7 +64,7 @@ def main() -> int:
             sim_id = simulations.create_simulation(args.a, args.b, args.deals, seed=count,
                                                    chunk_deals=args.chunk)
             start = time.perf_counter()
-            simulations.dispatch(sim_id)
+            simulations.dispatch(sim_id, send=tasks.send_chunks)
             while simulations.progress(sim_id)["state"] == "running":
                 time.sleep(0.05)
             elapsed = time.perf_counter() - start

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             if action.kind is ActionKind.PLAY and was_lead:
                 line = [f"  {names[seat]} leads {describe(action)}"]
             elif action.kind is ActionKind.PLAY:
-                last = hand.observe(seat).tricks[-1]
+                last = hand.tricks[-1]
                 print(f"{line[0]}, {names[seat]} answers {describe(action)} -> "
                       f"{names[last.winner]} takes it")
                 time.sleep(args.delay)

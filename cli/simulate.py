@@ -70,14 +70,14 @@ def run(args: argparse.Namespace) -> int:
           f"profile {args.profile}")
     if args.inline:
         return run_inline(sim_id)
-    from workers import procs
+    from workers import procs, tasks
 
     workers = []
     if args.spawn:
         workers = [procs.start_worker(queues="batch", concurrency=1, name=f"simulate{i}",
                                       loglevel="WARNING") for i in range(args.spawn)]
     try:
-        simulations.dispatch(sim_id)
+        simulations.dispatch(sim_id, send=tasks.send_chunks)
         if args.no_wait:
             print(f"queued; follow it with `bummerl simulate --watch {sim_id}`")
             return 0

@@ -9,7 +9,8 @@ from engine.deal import deck_for, first_dealer_for
 from engine.errors import IllegalActionError
 from engine.hand import Hand, HandResult
 from engine.match import Match
-from engine.observation import Exchange, Marriage, Observation, Trick, determinize, observe
+from engine.observation import Observation, determinize, observe
+from engine.record import Exchange, Marriage, Trick
 from engine.rules import Profile, Reason
 
 __all__ = [

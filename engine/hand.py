@@ -8,17 +8,15 @@ play many hands a second.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from engine.actions import CLAIM, CLOSE, DECLARE_ACTIONS, EXCHANGE, PLAY_ACTIONS, Action, ActionKind
-from engine.cards import ALL_CARDS, SUITS, Card, cards_of_mask
+from engine.cards import ALL_CARDS, SUITS, Card, Suit, cards_of_mask
 from engine.deal import check_deck
 from engine.errors import IllegalActionError
+from engine.record import Exchange, Marriage, Trick
 from engine.rules import HALF_POINTS, WINNING_POINTS, Profile, Reason
-
-if TYPE_CHECKING:
-    from engine.observation import Observation, Trick
 
 # --- tables over card indices (index = suit * 5 + rank, rank 0 = ace ... 4 = jack) ----------
 _POINTS = tuple(c.points for c in ALL_CARDS)
@@ -141,7 +139,7 @@ class Hand:
         self._exchanges: list[tuple[int, int]] = []  # (seat, card taken)
         self._result: HandResult | None = None
         self._legal: tuple[Action, ...] | None = None
-        self._trick_views: tuple[Trick, ...] = ()  # finished tricks as values, made by observe()
+        self._trick_views: tuple[Trick, ...] = ()  # finished tricks as values (see `tricks`)
         self.history: list[tuple[int, Action]] = []
         self.deck: tuple[Card, ...] = tuple(deck)
 
@@ -156,7 +154,7 @@ class Hand:
         return self._result
 
     @property
-    def trump_suit(self) -> str:
+    def trump_suit(self) -> Suit:
         return SUITS[self._trump]
 
     @property
@@ -174,6 +172,11 @@ class Hand:
         return self._closed_by
 
     @property
+    def closed_after(self) -> int | None:
+        """Tricks finished when the stock was closed; None if it was not closed."""
+        return self._closed_after if self._closed_by is not None else None
+
+    @property
     def is_strict(self) -> bool:
         """Whether strict play applies: the stock is closed or exhausted (R3.4)."""
         return self._closed_by is not None or not self._stock
@@ -187,6 +190,31 @@ class Hand:
     def leader(self) -> int:
         """The seat on lead for the trick under way (or the next one)."""
         return self._leader
+
+    @property
+    def tricks(self) -> tuple[Trick, ...]:
+        """The finished tricks, in order. Each is made once: a trick never changes once
+        finished, so the tuple only grows."""
+        views = self._trick_views
+        if len(views) < len(self._tricks):
+            views += tuple(Trick(ldr, ALL_CARDS[a], ALL_CARDS[b], w)
+                           for ldr, a, b, w in self._tricks[len(views):])
+            self._trick_views = views
+        return views
+
+    @property
+    def marriages(self) -> tuple[Marriage, ...]:
+        """The marriages declared, in order (R5.1)."""
+        if not self._marriages:
+            return ()
+        return tuple(Marriage(s, SUITS[suit], n) for s, suit, n in self._marriages)
+
+    @property
+    def exchanges(self) -> tuple[Exchange, ...]:
+        """The trump-jack exchanges, in order (R4.1)."""
+        if not self._exchanges:
+            return ()
+        return tuple(Exchange(s, ALL_CARDS[c]) for s, c in self._exchanges)
 
     def holding(self, seat: int) -> tuple[Card, ...]:
         """The cards in `seat`'s hand. Hidden information: never show it to the other seat."""
@@ -445,13 +473,76 @@ class Hand:
             why = f"void in {lead.suit}: must play a trump ({allowed_text})"
         return IllegalActionError("R3.4", why)
 
-    # --- views and copies --------------------------------------------------------------------
-    def observe(self, seat: int, counters: tuple[int, int] = (7, 7),
-                hand_number: int = 0) -> Observation:
-        """What `seat` may know of this hand (R10)."""
-        from engine.observation import observe
-
-        return observe(self, seat, counters, hand_number)
+    # --- positions and copies --------------------------------------------------------------
+    @classmethod
+    def from_position(cls, profile: Profile | str, dealer: int,
+                      holdings: tuple[Iterable[Card], Iterable[Card]], stock: Sequence[Card],
+                      trump_card: Card, leader: int, to_act: int | None, lead_card: Card | None,
+                      tricks: Sequence[Trick], marriages: Sequence[Marriage],
+                      exchanges: Sequence[Exchange], closed_by: int | None,
+                      closed_after: int | None) -> Hand:
+        """A hand in play, from where every card is and its public record (for search bots, see
+        `engine.determinize`). `holdings` are both seats' cards; `stock` is top card first, the
+        face-up trump card last (empty once exhausted); `trump_card` is the face-up one, or the
+        one last seen. Points, tricks won, a marriage whose card is still to be led (R5.1) and
+        the position at a close (R8.3) follow from the record. `deck` and `history` are empty.
+        """
+        hand = cls.__new__(cls)
+        hand.profile = profile if profile.__class__ is Profile else Profile(profile)
+        hand.dealer = dealer
+        hand.deck = ()
+        hand.history = []
+        masks = [sum(c.bit for c in holdings[0]), sum(c.bit for c in holdings[1])]
+        hand._hands = masks
+        hand._stock = [c.index for c in reversed(stock)]
+        trump = trump_card.index // 5
+        hand._trump = trump
+        hand._trump_card = trump_card.index
+        hand._jack_bit = 1 << (trump * 5 + _JACK)
+        hand._sharp = hand.profile is Profile.SHARP
+        hand._wins = _FOLLOWER_WINS[trump]
+        hand._leader = leader
+        hand.to_act = to_act
+        hand._lead = lead_card.index if lead_card is not None else -1
+        hand._tricks = [(t.leader, t.lead.index, t.follow.index, t.winner) for t in tricks]
+        hand._marriages = [(m.seat, SUITS.index(m.suit), m.trick) for m in marriages]
+        hand._exchanges = [(e.seat, e.taken.index) for e in exchanges]
+        card_points = [0, 0]
+        tricks_won = [0, 0]
+        for t in tricks:
+            card_points[t.winner] += t.lead.points + t.follow.points
+            tricks_won[t.winner] += 1
+        marriage_points = [0, 0]
+        for m in marriages:
+            marriage_points[m.seat] += 40 if SUITS.index(m.suit) == trump else 20
+        hand._card_points = card_points
+        hand._tricks_won = tricks_won
+        hand._marriage_points = marriage_points
+        # The marriage declared on the lead under way, if its card is not led yet (R5.1).
+        hand._declared = -1
+        last = marriages[-1] if marriages else None
+        if (last is not None and last.seat == to_act and lead_card is None
+                and last.trick == len(tricks)
+                and masks[last.seat] & _MARRIAGE_MASK[SUITS.index(last.suit)]
+                == _MARRIAGE_MASK[SUITS.index(last.suit)]):
+            hand._declared = SUITS.index(last.suit)
+        hand._closed_by = closed_by
+        hand._closed_after = closed_after if closed_after is not None else -1
+        hand._close_position = None
+        if closed_by is not None:
+            opp = 1 - closed_by
+            before = tricks[: hand._closed_after]
+            opp_tricks = sum(1 for t in before if t.winner == opp)
+            opp_points = sum(t.lead.points + t.follow.points for t in before if t.winner == opp)
+            if opp_tricks:
+                opp_points += sum(40 if SUITS.index(m.suit) == trump else 20
+                                  for m in marriages
+                                  if m.seat == opp and m.trick <= hand._closed_after)
+            hand._close_position = (opp_points, opp_tricks > 0)
+        hand._result = None
+        hand._legal = None
+        hand._trick_views = tuple(tricks)
+        return hand
 
     def copy(self) -> Hand:
         """An independent copy (for search)."""

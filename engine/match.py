@@ -9,7 +9,7 @@ from engine.cards import Card
 from engine.deal import deck_for, first_dealer_for
 from engine.errors import IllegalActionError
 from engine.hand import Hand, HandResult
-from engine.observation import Observation
+from engine.observation import Observation, observe
 from engine.rules import MATCH_POINTS, Profile
 
 
@@ -84,7 +84,8 @@ class Match:
 
     def observe(self, seat: int) -> Observation:
         """What `seat` may know now (R10), with both match counters."""
-        return self.hand.observe(seat, self.counters, self.hand_number)
+        hands = self.hands
+        return observe(hands[-1], seat, self.counters, len(hands) - 1)
 
     # --- acting ----------------------------------------------------------------------------
     def apply(self, seat: int, action: Action) -> HandResult | None:

@@ -1,48 +1,24 @@
 """What one seat may know (R10): the observation, built from the public record and own hand.
 
-Observations and their parts are named tuples: immutable, and cheap to build for the bots
-that read one per move.
+Observations and their parts (`engine.record`) are named tuples: immutable, and cheap to build
+for the bots that read one per move.
 
-`observe()` reads the hand's public record and the observing seat's own cards, nothing else, and
-`Observation` has no field that could hold the opponent's hand or the stock order.
-`determinize()` goes the other way for search bots: a full hand consistent with an observation.
+`observe()` reads the hand through its public API: the public record and the observing seat's
+own cards, nothing else, and `Observation` has no field that could hold the opponent's hand or
+the stock order. `determinize()` goes the other way for search bots: a full hand consistent with
+an observation.
 """
 
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from engine.actions import Action
-from engine.cards import ALL_CARDS, SUITS, Card, Suit
+from engine.cards import ALL_CARDS, Card, Suit
+from engine.hand import Hand
+from engine.record import Exchange, Marriage, Trick
 from engine.rules import Profile
-
-if TYPE_CHECKING:
-    from engine.hand import Hand
-
-
-class Trick(NamedTuple):
-    """A finished trick: who led, the two cards, who won it."""
-
-    leader: int
-    lead: Card
-    follow: Card
-    winner: int
-
-
-class Marriage(NamedTuple):
-    """A declared marriage (R5.1); `trick` is how many tricks were finished when declared."""
-
-    seat: int
-    suit: Suit
-    trick: int
-
-
-class Exchange(NamedTuple):
-    """A trump-jack exchange (R4.1): `seat` took the face-up card `taken`."""
-
-    seat: int
-    taken: Card
 
 
 class Observation(NamedTuple):
@@ -172,48 +148,30 @@ def observe(hand: Hand, seat: int, counters: tuple[int, int] = (7, 7),
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     other = 1 - seat
     own = hand.holding(seat)
-    lead = hand._lead
+    lead_card = hand.lead_card
+    leader = hand.leader
     opponent_size = len(own)
-    if lead >= 0:
-        opponent_size += -1 if hand._leader == other else 1
-    closed_by = hand._closed_by
-    stock_size = len(hand._stock)
+    if lead_card is not None:
+        opponent_size += -1 if leader == other else 1
+    closed_by = hand.closed_by
+    stock_size = hand.stock_size
     to_act = hand.to_act
     return Observation(
         seat, hand.profile, hand_number, hand.dealer, to_act, own, opponent_size,
-        SUITS[hand._trump], ALL_CARDS[hand._trump_card],
+        hand.trump_suit, hand.trump_card,
         closed_by is None and stock_size > 0,  # trump_card_face_up
-        stock_size, closed_by,
-        hand._closed_after if closed_by is not None else None,  # closed_after
-        hand._leader,
-        ALL_CARDS[lead] if lead >= 0 else None,  # lead_card
-        _trick_views(hand),
-        tuple(Marriage(s, SUITS[suit], n) for s, suit, n in hand._marriages)
-        if hand._marriages else (),
-        tuple(Exchange(s, ALL_CARDS[c]) for s, c in hand._exchanges) if hand._exchanges else (),
-        hand.points(seat), hand.pending_points(seat), hand._tricks_won[seat],
-        hand._tricks_won[other], counters,
+        stock_size, closed_by, hand.closed_after, leader, lead_card,
+        hand.tricks, hand.marriages, hand.exchanges,
+        hand.points(seat), hand.pending_points(seat), hand.tricks_won(seat),
+        hand.tricks_won(other), counters,
         hand.legal_actions() if to_act == seat else (),
     )
-
-
-def _trick_views(hand: Hand) -> tuple[Trick, ...]:
-    """The hand's finished tricks as `Trick` values, extended from those made for an earlier
-    observation (a trick never changes once finished)."""
-    views = hand._trick_views
-    if len(views) < len(hand._tricks):
-        views += tuple(Trick(ldr, ALL_CARDS[a], ALL_CARDS[b], w)
-                       for ldr, a, b, w in hand._tricks[len(views):])
-        hand._trick_views = views
-    return views
 
 
 def determinize(obs: Observation, rng: random.Random) -> Hand:
     """A full hand consistent with `obs`: the opponent's unknown cards and the face-down stock
     drawn uniformly from the unseen cards. For search bots; its `history` is empty.
     """
-    from engine.hand import _FOLLOWER_WINS, _MARRIAGE_MASK, Hand
-
     known = obs.known_opponent_cards()
     free = sorted(obs.unseen_cards() - known)
     rng.shuffle(free)
@@ -222,66 +180,12 @@ def determinize(obs: Observation, rng: random.Random) -> Hand:
         raise ValueError("the observation is inconsistent: cannot place the opponent's cards")
     opponent_cards = [*known, *free[:need]]
     face_down = free[need:]
-    seat, other = obs.seat, 1 - obs.seat
-
-    hand = Hand.__new__(Hand)
-    hand.profile = obs.profile
-    hand.dealer = obs.dealer
-    hand.deck = ()
-    hand.history = []
-    masks = [0, 0]
-    masks[seat] = sum(c.bit for c in obs.hand)
-    masks[other] = sum(c.bit for c in opponent_cards)
-    hand._hands = masks
-    hand._stock = [obs.trump_card.index, *(c.index for c in face_down)] if obs.stock_size else []
-    if len(hand._stock) != obs.stock_size:
+    if (len(face_down) + 1 if obs.stock_size else 0) != obs.stock_size:
         raise ValueError("the observation is inconsistent: stock size does not match")
-    trump = SUITS.index(obs.trump_suit)
-    hand._trump = trump
-    hand._trump_card = obs.trump_card.index
-    hand._jack_bit = 1 << (trump * 5 + 4)
-    hand._sharp = obs.profile is Profile.SHARP
-    hand._wins = _FOLLOWER_WINS[trump]
-    hand._leader = obs.leader
-    hand.to_act = obs.to_act
-    hand._lead = obs.lead_card.index if obs.lead_card is not None else -1
-    hand._tricks = [(t.leader, t.lead.index, t.follow.index, t.winner) for t in obs.tricks]
-    hand._marriages = [(m.seat, SUITS.index(m.suit), m.trick) for m in obs.marriages]
-    hand._exchanges = [(e.seat, e.taken.index) for e in obs.exchanges]
-    card_points = [0, 0]
-    tricks_won = [0, 0]
-    for t in obs.tricks:
-        card_points[t.winner] += t.lead.points + t.follow.points
-        tricks_won[t.winner] += 1
-    marriage_points = [0, 0]
-    for m in obs.marriages:
-        marriage_points[m.seat] += 40 if SUITS.index(m.suit) == trump else 20
-    hand._card_points = card_points
-    hand._tricks_won = tricks_won
-    hand._marriage_points = marriage_points
-    # The marriage declared on the lead under way, if its card is not led yet (R5.1).
-    hand._declared = -1
-    last = obs.marriages[-1] if obs.marriages else None
-    if (last is not None and last.seat == obs.to_act and obs.lead_card is None
-            and last.trick == len(obs.tricks)
-            and masks[last.seat] & _MARRIAGE_MASK[SUITS.index(last.suit)]
-            == _MARRIAGE_MASK[SUITS.index(last.suit)]):
-        hand._declared = SUITS.index(last.suit)
-    hand._closed_by = obs.closed_by
-    hand._closed_after = obs.closed_after if obs.closed_after is not None else -1
-    hand._close_position = None
-    if obs.closed_by is not None:
-        opp = 1 - obs.closed_by
-        before = obs.tricks[: hand._closed_after]
-        opp_tricks = sum(1 for t in before if t.winner == opp)
-        opp_points = sum(t.lead.points + t.follow.points for t in before if t.winner == opp)
-        if opp_tricks:
-            opp_points += sum(40 if SUITS.index(m.suit) == trump else 20
-                              for m in obs.marriages
-                              if m.seat == opp and m.trick <= hand._closed_after)
-        hand._close_position = (opp_points, opp_tricks > 0)
-    hand._result = None
-    hand._legal = None
-    hand._trick_views = obs.tricks
-    return hand
-
+    # The stock top card first: the last face-down card is drawn first, the trump card last.
+    stock = [*reversed(face_down), obs.trump_card] if obs.stock_size else []
+    holdings = (obs.hand, opponent_cards) if obs.seat == 0 else (opponent_cards, obs.hand)
+    return Hand.from_position(
+        obs.profile, obs.dealer, holdings, stock, obs.trump_card, obs.leader, obs.to_act,
+        obs.lead_card, obs.tricks, obs.marriages, obs.exchanges, obs.closed_by,
+        obs.closed_after)

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ALL_CARDS, Action, Card, Hand, HandResult, IllegalActionError, Profile, Reason
+from engine import (
+    ALL_CARDS,
+    Action,
+    Card,
+    Hand,
+    HandResult,
+    IllegalActionError,
+    Profile,
+    Reason,
+    observe,
+)
 
 # Deck A of docs/rules.md (dealer 1): seat 0 JC AS TS KH QH, seat 1 QC KS JS JD QD, trump TH,
 # stock KC QS AD TC JH AC KD TD AH.
@@ -51,7 +61,7 @@ def held(hand: Hand, seat: int) -> set[str]:
 
 
 def snapshot(hand: Hand) -> tuple:
-    return (hand.observe(0).to_dict(), hand.observe(1).to_dict(), list(hand.history),
+    return (observe(hand, 0).to_dict(), observe(hand, 1).to_dict(), list(hand.history),
             hand.stock_cards(), hand.holding(0), hand.holding(1), hand.result)
 
 

@@ -34,9 +34,9 @@ def sessions(request, tmp_path):
 def drain(sessions, queue: list[int], twice: bool = False) -> None:
     while queue:
         chunk_id = queue.pop(0)
-        simulations.run_chunk(chunk_id, sessions, queue.extend)
+        simulations.run_chunk(chunk_id, sessions, send=queue.extend)
         if twice:
-            assert simulations.run_chunk(chunk_id, sessions, queue.extend) is False
+            assert simulations.run_chunk(chunk_id, sessions, send=queue.extend) is False
 
 
 def test_chunks_run_twice_count_once(sessions, monkeypatch):
@@ -44,7 +44,7 @@ def test_chunks_run_twice_count_once(sessions, monkeypatch):
     sim_id = simulations.create_simulation("random", "bully", 47, seed=2, chunk_deals=10,
                                            sessions=sessions)
     queue: list[int] = []
-    assert len(simulations.dispatch(sim_id, sessions, queue.extend)) == 3
+    assert len(simulations.dispatch(sim_id, sessions, send=queue.extend)) == 3
     drain(sessions, queue, twice=True)
     result = simulations.progress(sim_id, sessions)
     assert result["state"] == "done" and result["deals_done"] == 47
@@ -56,7 +56,7 @@ def test_sprt_stops_early_and_cancels_the_rest(sessions):
     sim_id = simulations.create_simulation("random", "bully", 2000, seed=1, chunk_deals=20,
                                            sprt=Sprt(0, 50), sessions=sessions)
     queue: list[int] = []
-    simulations.dispatch(sim_id, sessions, queue.extend)
+    simulations.dispatch(sim_id, sessions, send=queue.extend)
     drain(sessions, queue)
     result = simulations.progress(sim_id, sessions)
     assert result["state"] == "stopped" and result["decision"] == "H0"
@@ -72,12 +72,12 @@ def test_sweeper_redispatches_a_stalled_simulation(sessions):
     sim_id = simulations.create_simulation("random", "random", 30, seed=4, chunk_deals=10,
                                            sessions=sessions)
     lost: list[int] = []
-    simulations.dispatch(sim_id, sessions, lost.extend)  # messages lost with a worker
-    assert simulations.redispatch_stalled(60, sessions, lambda ids: None) == []  # not stale
+    simulations.dispatch(sim_id, sessions, send=lost.extend)  # messages lost with a worker
+    assert simulations.redispatch_stalled(60, sessions, send=lambda ids: None) == []  # not stale
     with sessions.begin() as s:
         s.execute(update(Simulation).values(progress_at=datetime.now(UTC) - timedelta(hours=1)))
     queue: list[int] = []
-    assert simulations.redispatch_stalled(60, sessions, queue.extend) == lost
+    assert simulations.redispatch_stalled(60, sessions, send=queue.extend) == lost
     drain(sessions, queue)
     assert simulations.progress(sim_id, sessions)["state"] == "done"
 

@@ -59,7 +59,7 @@ def test_simulation_on_a_worker(postgres_sessions, site, tmp_path):
     worker = procs.start_worker(worker_env(url, broker_env, tmp_path), concurrency=2,
                                 logfile=tmp_path / "worker.log")
     try:
-        simulations.dispatch(sim_id, sessions, send_with(app))
+        simulations.dispatch(sim_id, sessions, send=send_with(app))
         done = wait_until(lambda: simulations.progress(sim_id, sessions)["state"] == "done"
                           and simulations.progress(sim_id, sessions), 60, what="the simulation")
     finally:
@@ -84,7 +84,7 @@ def test_sigkill_mid_chunk(postgres_sessions, site, tmp_path, victim):
     # Killing only the pool child must recover without the sweeper: no beat in that case.
     worker = procs.start_worker(env, concurrency=1, beat=victim == "worker", logfile=log)
     try:
-        simulations.dispatch(sim_id, sessions, send_with(app))
+        simulations.dispatch(sim_id, sessions, send=send_with(app))
         # A chunk a worker has started (attempts 1) and not finished: the worker is mid-chunk.
         started = wait_until(lambda: [c for c in chunks(sessions)
                                       if c.attempts and c.state != CHUNK_DONE], 60,

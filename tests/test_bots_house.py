@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from engine import ActionKind, Hand, Observation, Profile, deck_for
+from engine import ActionKind, Hand, Observation, Profile, deck_for, observe
 from workers.batch import play_deals, play_pair
 from workers.bots import STRATEGIES, BullyBot, make_bot
 
@@ -51,7 +51,7 @@ def test_bully_trumps_first_then_follows_then_highest():
         hand = Hand(deck_for(5, deal), dealer=deal % 2)
         while not hand.is_over:
             seat = hand.to_act
-            obs = hand.observe(seat)
+            obs = observe(hand, seat)
             action = bully.choose(obs, rng)
             cards = [a.card for a in obs.legal_actions if a.kind is ActionKind.PLAY]
             if action.kind is ActionKind.PLAY:

@@ -9,7 +9,7 @@ import time
 import pytest
 from endgame_helpers import random_exhausted_hand, random_strict_hand
 
-from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for
+from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for, observe
 from engine.cards import parse_cards
 from workers.batch import play_deals, play_pair
 from workers.bots import STRATEGIES, ChampionBot, make_bot
@@ -38,7 +38,7 @@ def winning_close_hand() -> Hand:
 
 def test_a_winning_close_is_found():
     hand = winning_close_hand()
-    obs = hand.observe(1)
+    obs = observe(hand, 1)
     unseen = sorted(obs.unseen_cards())
     rng = random.Random(1)
     for _ in range(150):  # closing is worth 3 whatever the opponent holds
@@ -59,7 +59,7 @@ def test_claims_exactly_when_correct_on_random_strict_positions():
     for _ in range(40):
         hand = random_strict_hand(rng, max_cards=5, close_rate=0.0)
         seat = hand.to_act
-        obs = hand.observe(seat)
+        obs = observe(hand, seat)
         action = bot.choose(obs, random.Random(0))
         values = solve(Position.from_hand(hand))
         assert values[action] == max(values.values())
@@ -76,7 +76,7 @@ def test_exhausted_stock_is_solved_exactly():
     rng = random.Random(4)
     for _ in range(10):
         hand = random_exhausted_hand(rng)
-        obs = hand.observe(hand.to_act)
+        obs = observe(hand, hand.to_act)
         values = solve(Position.from_hand(hand))
         assert values[fixed().choose(obs, random.Random(0))] == max(values.values())
 
@@ -89,7 +89,7 @@ def test_inferences_are_sound_and_samples_respect_them():
     for _ in range(150):
         hand = random_strict_hand(rng, max_cards=4, close_rate=0.3)
         seat = hand.to_act
-        obs = hand.observe(seat)
+        obs = observe(hand, seat)
         excluded = excluded_cards(obs)
         real = sum(c.bit for c in hand.holding(1 - seat))
         assert real & excluded == 0
@@ -130,7 +130,7 @@ def test_a_cpu_time_budget_for_benchmarks():
     bot = ChampionBot(ms=40, clock="cpu")
     hand = Hand(deck_for(13, 0), 0)
     for _ in range(4):
-        obs = hand.observe(hand.to_act)
+        obs = observe(hand, hand.to_act)
         start = time.process_time()
         action = bot.choose(obs, random.Random(0))
         assert time.process_time() - start < 0.2
@@ -141,7 +141,7 @@ def test_a_cpu_time_budget_for_benchmarks():
 
 def test_a_caller_deadline_is_kept():
     hand = Hand(deck_for(12, 0), 0)
-    obs = hand.observe(hand.to_act)
+    obs = observe(hand, hand.to_act)
     start = time.monotonic()
     ChampionBot(ms=5000).choose(obs, random.Random(0), deadline=start + 0.05)
     assert time.monotonic() - start < 0.5

@@ -230,8 +230,9 @@ def test_the_sweeper_sends_ids_and_the_strategy_and_the_task_asks_for_the_rest(s
                                                                             monkeypatch):
     m, _ = announced_house_turn(service, monkeypatch)
     sent: list[tuple] = []
-    monkeypatch.setattr(moves, "send_move", lambda *args, **kwargs: sent.append((args, kwargs)))
-    assert moves.redispatch_house_turns(0, sessions=service.sessions) == [m.id]
+    assert moves.redispatch_house_turns(
+        0, sessions=service.sessions,
+        send=lambda *args, **kwargs: sent.append((args, kwargs))) == [m.id]
     assert sent == [((m.id, 1, 0), {"strategy": "random"})]
     assert moves.play_house_move(m.id, 1, 0, strategy="random")  # GetObservation, then submit
     assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]

@@ -9,7 +9,7 @@ import time
 
 from test_champion import winning_close_hand
 
-from engine import Action, Hand, Profile, deck_for
+from engine import Action, Hand, Profile, deck_for, observe
 from workers.batch import play_pair
 from workers.bots import IsmctsBot, make_bot
 from workers.bots.ismcts import Node
@@ -21,7 +21,7 @@ def fixed(iterations: int = 60) -> IsmctsBot:
 
 def test_a_winning_close_is_found():
     """Closing wins 3 game points on every deal (see test_champion): the tree finds it."""
-    obs = winning_close_hand().observe(1)
+    obs = observe(winning_close_hand(), 1)
     assert fixed(300).choose(obs, random.Random(2)) is Action.close()
 
 
@@ -49,7 +49,7 @@ def test_time_budget_is_kept():
     hand = Hand(deck_for(13, 0), 0)
     slowest = 0.0
     while not hand.is_over:
-        obs = hand.observe(hand.to_act)
+        obs = observe(hand, hand.to_act)
         start = time.process_time()
         action = bot.choose(obs, random.Random(0))
         slowest = max(slowest, time.process_time() - start)

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from engine import ALL_CARDS, Match, Observation, Profile, determinize
+from engine import ALL_CARDS, Match, Observation, Profile, determinize, observe
 
 
 def _states(seed: int, profile: Profile) -> list[Match]:
@@ -31,9 +31,9 @@ def test_determinized_hand_shows_the_same_observation(seed: int, profile: Profil
         if hand.is_over:
             continue
         for seat in (0, 1):
-            obs = hand.observe(seat)
+            obs = observe(hand, seat)
             sampled = determinize(obs, rng)
-            assert sampled.observe(seat) == obs
+            assert observe(sampled, seat) == obs
             other = 1 - seat
             # The opponent's cards and the stock are placed only among the unseen cards ...
             hidden = set(sampled.holding(other)) | set(sampled.stock_cards()[:-1])
@@ -54,7 +54,7 @@ def test_observation_never_holds_the_opponents_hand_or_the_stock() -> None:
     """R10.2: no field of the observation, nor its dict form, names a hidden card."""
     for hand in _states(3, Profile.SOFT):
         for seat in (0, 1):
-            obs = hand.observe(seat)
+            obs = observe(hand, seat)
             shown = set(obs.known_opponent_cards())
             if obs.stock_size:
                 shown.add(hand.trump_card)
@@ -68,5 +68,5 @@ def test_observation_never_holds_the_opponents_hand_or_the_stock() -> None:
 
 def test_observation_round_trips_through_a_dict() -> None:
     for hand in _states(5, Profile.SHARP)[::7]:
-        obs = hand.observe(0, (5, 3), 2)
+        obs = observe(hand, 0, (5, 3), 2)
         assert Observation.from_dict(obs.to_dict()) == obs

@@ -23,6 +23,7 @@ from engine import (
     Profile,
     Reason,
     Suit,
+    observe,
 )
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -51,7 +52,7 @@ def new_hand(rng: random.Random, profile: Profile) -> Hand:
 
 def places(hand: Hand) -> list:
     """Every card where it is: both hands, the stock, the tricks, the card led."""
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     cards = [*hand.holding(0), *hand.holding(1), *hand.stock_cards(),
              *(c for t in obs.tricks for c in (t.lead, t.follow))]
     if hand.lead_card is not None:
@@ -67,13 +68,13 @@ def check_invariants(hand: Hand) -> None:
     assert len(hand.holding(0)) <= 5 and len(hand.holding(1)) <= 5
     if hand.stock_size and hand.closed_by is None and hand.lead_card is None and not hand.is_over:
         assert len(hand.holding(0)) == len(hand.holding(1)) == 5  # R3.3: refilled to five
-    closed_after = hand.observe(0).closed_after
+    closed_after = observe(hand, 0).closed_after
     if closed_after is not None:  # R6.2: nobody draws after the close
         assert hand.stock_size == 10 - 2 * closed_after
 
 
 def effective_marriages(hand: Hand, seat: int) -> int:
-    obs = hand.observe(seat)
+    obs = observe(hand, seat)
     if not obs.tricks_won:
         return 0
     trump = obs.trump_suit
@@ -124,7 +125,7 @@ def test_played_out_hand_distributes_exactly_120_card_points(seed: int,
     rng = random.Random(seed)
     hand = new_hand(rng, profile)
     play_hand(rng, hand, claims=False)
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert not hand.holding(0) and not hand.holding(1)
     assert hand.tricks_won(0) + hand.tricks_won(1) == len(obs.tricks)
     card_points = [0, 0]
@@ -182,7 +183,7 @@ def expected_legal(hand: Hand) -> set[str]:
         out.add("close")
     if not declared and (won or not sharp):
         out |= {f"declare {s}" for s in "CDHS" if {"K" + s, "Q" + s} <= names}
-    if hand.observe(seat).tricks:
+    if observe(hand, seat).tricks:
         out.add("claim")
     return out
 
@@ -206,7 +207,7 @@ def test_legal_actions_follow_the_rules(seed: int, profile: Profile) -> None:
 def reference_points(hand: Hand) -> tuple[int, int]:
     """Both seats' points (R5.5) from the public record: card points of the tricks won, plus
     the marriages of a seat that has won a trick (R5.3)."""
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     out = []
     for seat in (0, 1):
         won = [t for t in obs.tricks if t.winner == seat]
@@ -220,7 +221,7 @@ def reference_points(hand: Hand) -> tuple[int, int]:
 def reference_result(hand: Hand) -> tuple:
     """The finished hand's (winner, game points, reason) worked out from RULES.md alone
     (R5.3, R5.5, R7.2-R7.4, R8.1-R8.5), from the hand's public record."""
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     trump = obs.trump_suit
 
     def points(seat: int, tricks: int) -> int:
@@ -307,7 +308,7 @@ def test_legal_actions_apply_and_all_others_are_refused(seed: int, profile: Prof
     while True:
         legal = set(hand.legal_actions())
         before = state(hand)
-        observed = (hand.observe(0).to_dict(), hand.observe(1).to_dict())
+        observed = (observe(hand, 0).to_dict(), observe(hand, 1).to_dict())
         for seat in (0, 1):
             for action in EVERY_ACTION:
                 if seat == hand.to_act and action in legal:
@@ -325,7 +326,7 @@ def test_legal_actions_apply_and_all_others_are_refused(seed: int, profile: Prof
                 else:
                     raise AssertionError(f"{action} by seat {seat} was accepted, not legal")
                 assert state(hand) == before
-        assert (hand.observe(0).to_dict(), hand.observe(1).to_dict()) == observed
+        assert (observe(hand, 0).to_dict(), observe(hand, 1).to_dict()) == observed
         if hand.is_over:
             break
         # go on without claiming (a claim was tried on a copy above), to reach late states

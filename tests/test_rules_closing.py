@@ -8,6 +8,7 @@ from rules_helpers import DECK_A, DECK_B, legal, rejected, result, run
 from engine import (
     Action,
     Card,
+    observe,
 )
 
 LAST_DRAW = "0 play JC; 1 play QC; 1 play KS; 0 play AS; 0 play QH; 1 play JS; 0 play TS; 1 play JD"
@@ -27,8 +28,8 @@ def test_r6_1_close_before_the_first_trick(profile: str) -> None:
     assert "close" not in legal(hand)  # not twice
     assert rejected(hand, 0, "close") == "R6.1"
     for seat in (0, 1):
-        assert hand.observe(seat).closed_by == 0
-        assert hand.observe(seat).closed_after == 0
+        assert observe(hand, seat).closed_by == 0
+        assert observe(hand, seat).closed_after == 0
 
 
 def test_r6_1_soft_close_at_stock_size_two() -> None:
@@ -38,7 +39,7 @@ def test_r6_1_soft_close_at_stock_size_two() -> None:
     assert "close" in legal(hand)
     hand.apply(0, Action.close())
     assert hand.closed_by == 0
-    assert hand.observe(1).closed_after == 4
+    assert observe(hand, 1).closed_after == 4
 
 
 def test_r6_1_sharp_no_close_at_stock_size_two() -> None:
@@ -95,7 +96,7 @@ def test_r6_2_no_drawing_and_strict_play_at_once() -> None:
     assert len(hand.holding(0)) == 4 and len(hand.holding(1)) == 4  # nobody drew
     assert hand.stock_cards() == stock
     assert hand.stock_size == 8
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert obs.trump_card == Card.from_text("TH")  # still known ...
     assert obs.trump_card_face_up is False  # ... but no longer face up
     assert obs.closed_by == 1

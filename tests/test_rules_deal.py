@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ALL_CARDS, Action, Card, Hand, Profile, Rank, Suit, deck_for, first_dealer_for
+from engine import (
+    ALL_CARDS,
+    Action,
+    Card,
+    Hand,
+    Profile,
+    Rank,
+    Suit,
+    deck_for,
+    first_dealer_for,
+    observe,
+)
 
 # Deck A of docs/rules.md, top card first.
 DECK_A = "JC AS TS QC KS JS TH KH QH JD QD KC QS AD TC JH AC KD TD AH"
@@ -66,7 +77,7 @@ def test_r2_2_deal_layout(dealer: int) -> None:
     assert sorted(texts(hand.holding(dealer))) == sorted(["QC", "KS", "JS", "JD", "QD"])
     assert str(hand.trump_card) == "TH"
     assert hand.trump_suit == "H"
-    own = hand.observe(forehand)
+    own = observe(hand, forehand)
     assert sorted(texts(own.hand)) == sorted(["JC", "AS", "TS", "KH", "QH"])
     assert own.trump_suit == Suit.HEARTS
     assert str(own.trump_card) == "TH"
@@ -78,8 +89,8 @@ def test_r2_3_stock_is_ten_cards_trump_card_last() -> None:
     hand = Hand(cards(DECK_A), 1)
     assert hand.stock_size == 10
     assert hand.stock_cards() == tuple(cards("KC QS AD TC JH AC KD TD AH TH"))
-    assert hand.observe(0).stock_size == 10
-    assert hand.observe(1).stock_size == 10
+    assert observe(hand, 0).stock_size == 10
+    assert observe(hand, 1).stock_size == 10
 
 
 @pytest.mark.parametrize("dealer", [0, 1])
@@ -88,8 +99,8 @@ def test_r2_1_non_dealer_leads_first(dealer: int) -> None:
     hand = Hand(cards(DECK_A), dealer)
     assert hand.to_act == 1 - dealer
     assert hand.leader == 1 - dealer
-    assert hand.observe(dealer).legal_actions == ()
-    assert hand.observe(1 - dealer).to_act == 1 - dealer
+    assert observe(hand, dealer).legal_actions == ()
+    assert observe(hand, 1 - dealer).to_act == 1 - dealer
 
 
 def test_r2_1_first_dealer_from_seed_and_deal_alternates() -> None:

@@ -9,6 +9,7 @@ from rules_helpers import DECK_A, DECK_B, cards, held, legal, rejected, result, 
 from engine import (
     Action,
     Hand,
+    observe,
 )
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
@@ -96,17 +97,17 @@ def test_example_4_exchange_and_marriage_pending_then_effective() -> None:
     assert held(hand, 0) == {"KS", "QS", "TC", "JC", "AD"}
     assert hand.stock_cards() == tuple(cards("KH JS TD AC QH JH KD TH QD JD"))
     step(hand, "0 declare S")
-    assert (hand.points(0), hand.observe(0).pending_points) == (0, 20)
+    assert (hand.points(0), observe(hand, 0).pending_points) == (0, 20)
     assert {a for a in legal(hand) if a.startswith("play")} == {"play KS", "play QS"}
     step(hand, "0 play QS")
     step(hand, "1 play AS")
     assert points(hand) == (0, 14)
     assert "KH" in held(hand, 1) and "JS" in held(hand, 0)
-    assert hand.observe(1).known_opponent_cards() == set(cards("KS AD"))
+    assert observe(hand, 1).known_opponent_cards() == set(cards("KS AD"))
     step(hand, "1 play QC")
     step(hand, "0 play TC")
     assert points(hand) == (33, 14)
-    assert hand.observe(0).pending_points == 0
+    assert observe(hand, 0).pending_points == 0
     sharp = run(DECK_B, profile="sharp")
     assert rejected(sharp, 0, "exchange") == "R4.1"
     assert rejected(sharp, 0, "declare S") == "R5.1"

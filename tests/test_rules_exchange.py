@@ -8,6 +8,7 @@ from engine import (
     Action,
     Card,
     Exchange,
+    observe,
 )
 
 LAST_DRAW = "0 play JC; 1 play QC; 1 play KS; 0 play AS; 0 play QH; 1 play JS; 0 play TS; 1 play JD"
@@ -28,7 +29,7 @@ def test_r4_1_exchange_before_the_first_trick_soft() -> None:
     assert hand.lead_card is None
     assert "exchange" not in legal(hand)  # it no longer holds the jack
     for seat in (0, 1):
-        obs = hand.observe(seat)
+        obs = observe(hand, seat)
         assert obs.exchanges == (Exchange(0, Card.from_text("AD")),)
         assert obs.trump_card == Card.from_text("JD")
         assert obs.trump_card_face_up is True
@@ -108,4 +109,4 @@ def test_r4_1_exchanged_card_completes_a_marriage() -> None:
     hand.apply(0, Action.exchange())
     assert "declare H" in legal(hand)
     hand.apply(0, Action.declare("H"))
-    assert hand.observe(0).pending_points == 40
+    assert observe(hand, 0).pending_points == 40

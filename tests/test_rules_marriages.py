@@ -10,17 +10,18 @@ from engine import (
     Card,
     Marriage,
     Suit,
+    observe,
 )
 
 
 def test_r5_1_marriage_in_a_plain_suit_is_20() -> None:
     """R5.1: K and Q of a plain suit: 20 (pending until a trick is won, R5.3)."""
     hand = run(DECK_B, "0 declare S")
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert obs.marriages == (Marriage(0, Suit.SPADES, 0),)
     assert obs.pending_points == 20
     assert obs.points == 0
-    assert hand.observe(1).marriages == obs.marriages
+    assert observe(hand, 1).marriages == obs.marriages
 
 
 def test_r5_1_marriage_in_trumps_is_40() -> None:
@@ -29,7 +30,7 @@ def test_r5_1_marriage_in_trumps_is_40() -> None:
     assert hand.points(0) == 15
     hand.apply(0, Action.declare("H"))
     assert hand.points(0) == 55
-    assert hand.observe(0).pending_points == 0
+    assert observe(hand, 0).pending_points == 0
 
 
 @pytest.mark.parametrize(("steps", "marriage_cards"), [
@@ -71,7 +72,7 @@ def test_r5_2_one_marriage_per_lead_and_trumps_unchanged() -> None:
     assert rejected(hand, 0, "declare C") == "R5.1"
     assert hand.trump_suit == "D"
     assert hand.trump_card == Card.from_text("AD")
-    assert hand.observe(0).trump_suit == Suit.DIAMONDS
+    assert observe(hand, 0).trump_suit == Suit.DIAMONDS
 
 
 def test_r5_2_second_marriage_on_a_later_lead() -> None:
@@ -91,12 +92,12 @@ PENDING = "0 exchange; 0 declare S; 0 play QS; 1 play AS"
 def test_r5_3_pending_then_effective() -> None:
     """R5.3: marriage points are pending until the declarer wins a trick, then effective."""
     hand = run(DECK_B, PENDING)
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert (obs.points, obs.pending_points, obs.tricks_won) == (0, 20, 0)
     assert hand.points(1) == 14
     hand.apply(1, Action.from_text("play QC"))
     hand.apply(0, Action.from_text("play TC"))
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert (obs.points, obs.pending_points, obs.tricks_won) == (33, 0, 1)
     assert hand.points(0) == 33
 
@@ -113,7 +114,7 @@ def test_r5_3_trick_won_before_declaring() -> None:
     assert hand.tricks_won(0) == 1 and hand.points(0) == 13
     hand.apply(0, Action.declare("S"))
     assert hand.points(0) == 33
-    assert hand.observe(0).pending_points == 0
+    assert observe(hand, 0).pending_points == 0
 
 
 def test_r5_4_declare_on_the_first_lead_soft() -> None:
@@ -125,7 +126,7 @@ def test_r5_4_declare_on_the_first_lead_soft() -> None:
 def test_r5_4_declare_with_the_stock_closed() -> None:
     """R5.4: a marriage may be declared after a close (and before it, R6.1)."""
     hand = run(DECK_B, "0 close; 0 declare S")
-    assert hand.observe(0).pending_points == 20
+    assert observe(hand, 0).pending_points == 20
     hand = run(DECK_B, "0 declare S; 0 close")
     assert hand.closed_by == 0
     assert {a for a in legal(hand) if a.startswith("play")} == {"play KS", "play QS"}
@@ -151,4 +152,4 @@ def test_r5_5_points_are_card_points_plus_effective_marriages() -> None:
     # card points: AS+KS 15, QH+JS 5, TS+JD 12 = 32; marriage 40
     assert hand.points(0) == 72
     assert hand.points(1) == 5
-    assert hand.observe(0).points == 72
+    assert observe(hand, 0).points == 72

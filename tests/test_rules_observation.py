@@ -21,6 +21,7 @@ from engine import (
     Profile,
     Suit,
     Trick,
+    observe,
 )
 
 PENDING = "0 exchange; 0 declare S; 0 play QS; 1 play AS"  # deck B, docs example 4
@@ -38,7 +39,7 @@ def test_r10_1_observation_holds_what_the_seat_may_know() -> None:
     """R10.1: own hand, trump, stock size, turn and legal actions, tricks, marriages,
     exchanges, own points / pending points / tricks, opponent's tricks, counters."""
     hand = run(DECK_B, PENDING)
-    obs = hand.observe(0, counters=(5, 6), hand_number=2)
+    obs = observe(hand, 0, counters=(5, 6), hand_number=2)
     assert obs.seat == 0 and obs.dealer == 1 and obs.hand_number == 2
     assert obs.profile == Profile.SOFT
     assert set(obs.hand) == set(cards("KS TC JC AD JS"))
@@ -55,7 +56,7 @@ def test_r10_1_observation_holds_what_the_seat_may_know() -> None:
     assert (obs.points, obs.pending_points) == (0, 20)
     assert (obs.tricks_won, obs.opponent_tricks_won) == (0, 1)
     assert obs.counters == (5, 6)
-    other = hand.observe(1)
+    other = observe(hand, 1)
     assert set(other.hand) == set(cards("TS KC QC AH KH"))
     assert (other.points, other.pending_points, other.tricks_won, other.opponent_tricks_won) == (
         14, 0, 1, 0)
@@ -63,8 +64,8 @@ def test_r10_1_observation_holds_what_the_seat_may_know() -> None:
     # seat 1 knows seat 0 still holds KS (the unplayed partner) and AD (taken by the exchange)
     assert other.known_opponent_cards() == set(cards("KS AD"))
     hand.apply(1, Action.from_text("play QC"))
-    assert hand.observe(0).lead_card == Card.from_text("QC")
-    assert hand.observe(0).opponent_hand_size == 4
+    assert observe(hand, 0).lead_card == Card.from_text("QC")
+    assert observe(hand, 0).opponent_hand_size == 4
 
 
 def test_r10_1_trump_card_remembered_after_exhaustion() -> None:
@@ -72,7 +73,7 @@ def test_r10_1_trump_card_remembered_after_exhaustion() -> None:
     draw knows that the loser took it."""
     hand = run(DECK_A, "0 play JC; 1 play QC; 1 play KS; 0 play AS; 0 play QH; 1 play JS; "
                        "0 play TS; 1 play JD; 0 play QS; 1 play TD")
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert obs.stock_size == 0
     assert obs.trump_card == Card.from_text("TH") and obs.trump_card_face_up is False
     assert Card.from_text("TH") in obs.known_opponent_cards()
@@ -81,7 +82,7 @@ def test_r10_1_trump_card_remembered_after_exhaustion() -> None:
 def test_r10_2_no_field_for_hidden_information() -> None:
     """R10.2: the observation has no field that could hold the opponent's hand or the stock."""
     hand = run(DECK_A, "0 play JC; 1 play QC")
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert set(obs._fields) == OBSERVATION_FIELDS
     assert set(obs.to_dict()) == OBSERVATION_FIELDS
     assert Observation.from_dict(obs.to_dict()) == obs
@@ -91,7 +92,7 @@ def test_r10_2_no_field_for_hidden_information() -> None:
 def hidden_from(hand: Hand, seat: int) -> set[str]:
     """Cards `seat` may not locate: the opponent's hand (less what was shown) and the
     face-down stock."""
-    obs = hand.observe(seat)
+    obs = observe(hand, seat)
     opponent = {str(c) for c in hand.holding(1 - seat)}
     shown = {str(c) for c in obs.known_opponent_cards()}
     face_down = {str(c) for c in hand.stock_cards()[:-1]} if hand.stock_size else set()
@@ -120,7 +121,7 @@ def test_r10_2_to_dict_never_names_a_hidden_card() -> None:
     anywhere in the observation's dict."""
     for hand in random_states(300):
         for seat in (0, 1):
-            obs = hand.observe(seat)
+            obs = observe(hand, seat)
             named = set(CARD.findall(json.dumps(obs.to_dict())))
             assert not named & hidden_from(hand, seat)
             assert named <= ({str(c) for c in obs.hand} | {str(c) for c in obs.played_cards()}
@@ -153,8 +154,8 @@ def test_r10_2_observation_is_the_same_whatever_is_hidden() -> None:
             other = Hand(other_deck, dealer)
             for who, action in plays:
                 other.apply(who, action)
-            assert other.observe(seat) == hand.observe(seat)
-            assert other.observe(seat).to_dict() == hand.observe(seat).to_dict()
+            assert observe(other, seat) == observe(hand, seat)
+            assert observe(other, seat).to_dict() == observe(hand, seat).to_dict()
             checked += 1
     assert checked == 400
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ALL_CARDS, Action, Card, Hand, IllegalActionError, Profile, Trick
+from engine import ALL_CARDS, Action, Card, Hand, IllegalActionError, Profile, Trick, observe
 
 # Deck A of docs/rules.md (dealer 1): seat 0 JC AS TS KH QH, seat 1 QC KS JS JD QD, trump TH,
 # stock KC QS AD TC JH AC KD TD AH.
@@ -48,7 +48,7 @@ def plays(hand: Hand) -> set[str]:
 
 
 def snapshot(hand: Hand) -> tuple:
-    return (hand.observe(0).to_dict(), hand.observe(1).to_dict(), list(hand.history),
+    return (observe(hand, 0).to_dict(), observe(hand, 1).to_dict(), list(hand.history),
             hand.stock_cards(), hand.holding(0), hand.holding(1))
 
 
@@ -66,7 +66,7 @@ def test_r3_1_higher_card_of_the_suit_led_wins_and_leads_next() -> None:
     assert hand.tricks_won(1) == 1 and hand.tricks_won(0) == 0
     assert hand.points(1) == 5 and hand.points(0) == 0
     assert hand.to_act == 1 and hand.leader == 1
-    assert hand.observe(0).tricks == (Trick(0, Card.from_text("JC"), Card.from_text("QC"), 1),)
+    assert observe(hand, 0).tricks == (Trick(0, Card.from_text("JC"), Card.from_text("QC"), 1),)
 
 
 def test_r3_1_card_of_another_plain_suit_never_wins() -> None:
@@ -157,7 +157,7 @@ def test_r3_3_last_draw_gives_the_loser_the_trump_card() -> None:
     assert hand.stock_size == 0
     assert held(hand, 0) == {"KH", "AD", "JH", "KD", "AH"}  # the winner: the face-down AH
     assert held(hand, 1) == {"QD", "KC", "TC", "AC", "TH"}  # the loser: the trump card TH
-    obs = hand.observe(0)
+    obs = observe(hand, 0)
     assert obs.stock_size == 0
     assert obs.trump_card == Card.from_text("TH")  # remembered
     assert obs.trump_card_face_up is False

@@ -52,7 +52,7 @@ def test_simulation_and_house_match_on_the_filesystem_broker(embedded, monkeypat
     monkeypatch.setattr(hooks, "on_match_end", [])
     sim_id = simulations.create_simulation("random", "bully", 40, seed=9, chunk_deals=10,
                                            sessions=sessions)
-    simulations.dispatch(sim_id, sessions, send_chunks)
+    simulations.dispatch(sim_id, sessions, send=send_chunks)
     a, _ = bots.register_bot("bully", kind=HOUSE, house_strategy="bully", sessions=sessions)
     b, _ = bots.register_bot("random", kind=HOUSE, house_strategy="random", sessions=sessions)
     match = matches.create_match([a.id, b.id], seed=1, sessions=sessions)

@@ -27,7 +27,7 @@ def hidden_cards(sessions, match_id: int, seq: int) -> set[str]:
         return set()
     hidden = {str(c) for seat in (0, 1) for c in hand.holding(seat)}
     hidden |= {str(c) for c in hand.stock_cards()}
-    obs = hand.observe(0)
+    obs = engine.observe(hand, 0)
     if obs.trump_card_face_up or obs.stock_size == 0:
         hidden.discard(str(obs.trump_card))
     hidden -= {str(e.taken) for e in obs.exchanges}

@@ -5,6 +5,8 @@
 - `workers.ladder`: pairings and openskill ratings (the standings and a simulation's progress,
   read by the dashboard too, live in `db.standings` and `db.progress`; the statistics in
   `db.stats`);
-- `workers.app` / `workers.tasks`: the Celery app, its queues (`moves`, `batch`) and tasks;
+- `workers.app` / `workers.tasks`: the Celery app, its queues (`moves`, `batch`) and tasks,
+  and the senders that enqueue them (passed to the modules that enqueue: none imports the
+  task registry);
 - `workers.sweeper`: re-enqueues whatever the database says is owed.
 """

@@ -43,6 +43,7 @@ from kombu import Queue
 from kombu.transport import TRANSPORT_ALIASES
 
 from workers import metrics as _metrics  # noqa: F401  (first: it sets up multiprocess metrics)
+from workers.broker import broker_url
 
 # The embedded broker: kombu's filesystem transport with atomic writes and claims.
 TRANSPORT_ALIASES.setdefault("bummerlfs", "workers.fsbroker:Transport")
@@ -54,13 +55,6 @@ BATCH = "batch"
 
 def _env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
-
-
-def broker_url() -> str:
-    url = os.environ.get("BUMMERL_BROKER_URL") or os.environ.get("REDIS_URL") or "bummerlfs://"
-    if url.startswith("filesystem://"):
-        url = "bummerlfs://" + url.removeprefix("filesystem://")
-    return url
 
 
 def broker_dir() -> Path:

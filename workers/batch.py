@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from db.stats import Totals
-from engine import Hand, HandResult, Profile, deck_for
+from engine import Hand, HandResult, Profile, deck_for, observe
 from workers.bots import Bot, make_bot
 
 
@@ -39,7 +39,7 @@ def play_hand(deck: list, dealer: int, profile: Profile, bots: tuple[Bot, Bot],
         seat = hand.to_act
         if seat is None:
             break
-        action = bots[seat].choose(hand.observe(seat), rngs[seat])
+        action = bots[seat].choose(observe(hand, seat), rngs[seat])
         hand.apply(seat, action)
     assert hand.result is not None
     return hand.result

@@ -23,7 +23,7 @@ _installed = False
 
 
 def on_turn(match_id: int, seat: int, seq: int, turn: HouseTurn) -> None:
-    from workers.moves import send_move
+    from workers.tasks import send_move
 
     send_move(match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded())
 

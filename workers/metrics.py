@@ -12,7 +12,8 @@
 Tasks run in the pool's child processes, so the counts go through prometheus-client's
 multiprocess mode: `PROMETHEUS_MULTIPROC_DIR` names a writable folder (the manifests set it;
 when only `BUMMERL_METRICS_PORT` is set, a temporary folder is made). That variable is read
-when prometheus-client is imported, so this module is imported first by `workers.app`.
+when prometheus-client is imported, so this module is imported first by `workers.app` (and never
+imports it).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from celery import signals  # noqa: E402
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram  # noqa: E402
 from prometheus_client.core import GaugeMetricFamily  # noqa: E402
 from prometheus_client.registry import Collector  # noqa: E402
+
+from workers.broker import broker_url  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +104,6 @@ class QueueDepth(Collector):
 def registry() -> CollectorRegistry:
     """The registry the main process serves: every pool process's values, and queue depths."""
     from prometheus_client import multiprocess
-
-    from workers.app import broker_url
 
     reg = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -14,7 +14,8 @@ as the same request: never applied twice.
 
 gRPC errors: stale or over (ABORTED, FAILED_PRECONDITION, NOT_FOUND) → nothing owed;
 UNAVAILABLE or DEADLINE_EXCEEDED → retried with backoff a few times, then left to the sweeper
-(`redispatch_house_turns`, which still reads the matches to find owed house moves).
+(`redispatch_house_turns`, which still reads the matches to find owed house moves, and enqueues
+them with the sender it is given: `workers.tasks.send_move`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from workers.service import CALL_TIMEOUT, service
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# Enqueues a house move: send(match_id, seat, seq, strategy=...) (workers.tasks.send_move).
+MoveSender = Callable[..., None]
 
 RETRY_DELAYS = (0.1, 0.3, 1.0, 2.0)  # backoff after UNAVAILABLE / DEADLINE_EXCEEDED
 NOTHING_OWED = ("ABORTED", "FAILED_PRECONDITION", "NOT_FOUND")
@@ -155,23 +159,10 @@ def play_house_move(match_id: int, seat: int, seq: int, *, strategy: str | None 
     return not result.duplicate or attempts > 1
 
 
-def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-              observation: str | None = None) -> None:
-    """Enqueue a house move (call after the commit that made it owed), with what the service
-    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`)."""
-    from workers.tasks import play_move_task
-
-    extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
-    # The message's readable copy of the arguments (its header, and the worker's logs) leaves
-    # the observation out: a message holds it once.
-    shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra
-    play_move_task.apply_async((match_id, seat, seq), extra, kwargsrepr=repr(shown))
-
-
-def redispatch_house_turns(stale_seconds: float,
-                           sessions: sessionmaker[Session] | None = None) -> list[int]:
-    """Sweeper part: enqueue the move of every running match waiting for a house bot for more
-    than `stale_seconds`; the match ids. (It reads the matches; it writes none.)"""
+def redispatch_house_turns(stale_seconds: float, sessions: sessionmaker[Session] | None = None,
+                           *, send: MoveSender) -> list[int]:
+    """Sweeper part: enqueue (`send`) the move of every running match waiting for a house bot
+    for more than `stale_seconds`; the match ids. (It reads the matches; it writes none.)"""
     sessions = sessions or session_factory()
     cutoff = datetime.now(UTC) - timedelta(seconds=stale_seconds)
     owed: list[tuple[int, int, int, str | None]] = []
@@ -188,7 +179,7 @@ def redispatch_house_turns(stale_seconds: float,
                 owed.append((match.id, seat, match.seq, bot.house_strategy))
     # ids and the strategy only: the task asks the service for the observation (GetObservation)
     for match_id, seat, seq, strategy in owed:
-        send_move(match_id, seat, seq, strategy=strategy)
+        send(match_id, seat, seq, strategy=strategy)
     if owed:
         log.warning("sweeper: re-enqueued %d house move(s): %s", len(owed),
                     [(m, s, q) for m, s, q, _ in owed])

@@ -4,7 +4,8 @@ The flow: `create_simulation` writes the simulation and all its chunks (state `p
 `dispatch` marks up to `window` chunks as enqueued and, after the commit, sends their ids to the
 `batch` queue; `run_chunk` plays a chunk in-process and records its exact totals in the same
 transaction that marks it done, but only if it was still pending (so nothing is counted twice),
-then finishes the simulation, stops it (SPRT decided) or dispatches more chunks.
+then finishes the simulation, stops it (SPRT decided) or dispatches more chunks. Chunk ids are
+enqueued by the `send` each is given (on a site: `workers.tasks.send_chunks`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from workers.bots import make_bot
 
 log = logging.getLogger(__name__)
 
-Sender = Callable[[list[int]], None]
+Sender = Callable[[list[int]], None]  # enqueues chunk ids (workers.tasks.send_chunks)
 
 
 def rowcount(result: object) -> int:
@@ -56,14 +57,6 @@ def now() -> datetime:
 
 def window() -> int:
     return int(os.environ.get("BUMMERL_BATCH_WINDOW", "16"))
-
-
-def send_chunks(chunk_ids: list[int]) -> None:
-    """Default sender: one `bummerl.chunk` task per id on the `batch` queue."""
-    from workers.tasks import run_chunk_task
-
-    for chunk_id in chunk_ids:
-        run_chunk_task.apply_async((chunk_id,))
 
 
 def default_chunk(strategy_a: str, strategy_b: str) -> int:
@@ -121,8 +114,8 @@ def _in_flight(s: Session, sim_id: int) -> int:
         SimulationChunk.enqueued_at.is_not(None))) or 0
 
 
-def dispatch(sim_id: int, sessions: sessionmaker[Session] | None = None,
-             send: Sender = send_chunks) -> list[int]:
+def dispatch(sim_id: int, sessions: sessionmaker[Session] | None = None, *,
+             send: Sender) -> list[int]:
     """Enqueue fresh chunks up to the window (after the commit); the ids sent."""
     sessions = sessions or session_factory()
     with sessions.begin() as s:
@@ -131,8 +124,8 @@ def dispatch(sim_id: int, sessions: sessionmaker[Session] | None = None,
     return ids
 
 
-def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None,
-              send: Sender = send_chunks) -> bool:
+def run_chunk(chunk_id: int, sessions: sessionmaker[Session] | None = None, *,
+              send: Sender) -> bool:
     """Play chunk `chunk_id` and record it. Idempotent: True only if this call counted it."""
     sessions = sessions or session_factory()
     with sessions.begin() as s:
@@ -196,7 +189,7 @@ def _after_chunk(s: Session, sim_id: int) -> list[int]:
 
 
 def redispatch_stalled(stale_seconds: float, sessions: sessionmaker[Session] | None = None,
-                       send: Sender = send_chunks) -> list[int]:
+                       *, send: Sender) -> list[int]:
     """Sweeper part: re-enqueue the owed chunks of running simulations without progress for
     `stale_seconds` (their messages were lost with a worker, or never sent); the ids sent."""
     sessions = sessions or session_factory()

@@ -5,7 +5,8 @@ Run by beat every `BUMMERL_SWEEP_EVERY` seconds. It re-enqueues
   (a worker died with the message, or it was never sent), and
 - the move of every running match where a house bot is to act and nothing happened for
   `BUMMERL_SWEEP_MOVE_STALE` seconds.
-Duplicates are harmless: every task is idempotent.
+Duplicates are harmless: every task is idempotent. It enqueues with the senders it is given
+(`workers.tasks.send_chunks`, `workers.tasks.send_move`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ import os
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from workers.moves import redispatch_house_turns
-from workers.simulations import redispatch_stalled
+from workers.moves import MoveSender, redispatch_house_turns
+from workers.simulations import Sender, redispatch_stalled
 
 log = logging.getLogger(__name__)
 
 
-def sweep(sessions: sessionmaker[Session] | None = None) -> dict[str, list]:
+def sweep(sessions: sessionmaker[Session] | None = None, *, send_chunks: Sender,
+          send_move: MoveSender) -> dict[str, list]:
     stale = float(os.environ.get("BUMMERL_SWEEP_STALE", "60"))
     move_stale = float(os.environ.get("BUMMERL_SWEEP_MOVE_STALE", str(min(stale, 10.0))))
     return {
-        "chunks": redispatch_stalled(stale, sessions),
-        "moves": redispatch_house_turns(move_stale, sessions),
+        "chunks": redispatch_stalled(stale, sessions, send=send_chunks),
+        "moves": redispatch_house_turns(move_stale, sessions, send=send_move),
     }

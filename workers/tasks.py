@@ -10,6 +10,10 @@ idempotent.
 
 All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
 after its task ran, and a worker process that dies mid-task puts it back on the queue.
+
+This registry imports the implementations, never the other way round: the ones that enqueue a
+task (a chunk's successors, the sweeper's re-sends) are given a sender from here (`send_move`,
+`send_chunks`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = No
 def run_chunk_task(chunk_id: int) -> None:
     from workers.simulations import run_chunk
 
-    run_chunk(chunk_id)
+    run_chunk(chunk_id, send=send_chunks)
 
 
 @app.task(name="bummerl.ladder_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
@@ -60,4 +64,21 @@ def rate_match_task(match_id: int) -> None:
 def sweep_task() -> None:
     from workers.sweeper import sweep
 
-    sweep()
+    sweep(send_chunks=send_chunks, send_move=send_move)
+
+
+def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
+              observation: str | None = None) -> None:
+    """Enqueue a house move (call after the commit that made it owed), with what the service
+    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`)."""
+    extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
+    # The message's readable copy of the arguments (its header, and the worker's logs) leaves
+    # the observation out: a message holds it once.
+    shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra
+    play_move_task.apply_async((match_id, seat, seq), extra, kwargsrepr=repr(shown))
+
+
+def send_chunks(chunk_ids: list[int]) -> None:
+    """One `bummerl.chunk` task per id on the `batch` queue."""
+    for chunk_id in chunk_ids:
+        run_chunk_task.apply_async((chunk_id,))

@@ -161,7 +161,7 @@ class Site:
         a, b, deals, seed = SIM
         sim_id = simulations.create_simulation(a, b, deals, seed=seed, chunk_deals=1,
                                                sessions=self.sessions)
-        simulations.dispatch(sim_id, self.sessions, lambda ids: [
+        simulations.dispatch(sim_id, self.sessions, send=lambda ids: [
             self.app.send_task("bummerl.chunk", (i,), queue="batch") for i in ids])
         return sim_id
 

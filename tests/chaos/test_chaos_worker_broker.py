@@ -60,7 +60,7 @@ def test_worker_reconnects_after_broker_cut(redis_proxy, postgres_database, brok
                                            sessions=sessions)
     worker = procs.start_worker(env, queues="batch", concurrency=2, logfile=log, name="cw")
     try:
-        simulations.dispatch(sim_id, sessions, lambda ids: [
+        simulations.dispatch(sim_id, sessions, send=lambda ids: [
             app.send_task("bummerl.chunk", (i,), queue="batch") for i in ids])
         wait_until(lambda: running(sessions, sim_id) == 2, 60, every=0.05,
                    what="two chunks running at once")
