@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+# tests/ mirrors the code (tests/services/ holds the tests of services/, and so on), in folders
+# that are not packages. With the repository root on sys.path, `import services` always finds
+# the real package, from any working directory (a folder without __init__.py only becomes a
+# namespace package when no package of that name is found). Test modules import what they share
+# by module name (`from test_web_pages import play`, as when tests/ was one folder): every folder
+# with tests is on sys.path too, so that works whichever folders are collected (test file names
+# are unique across tests/). The helpers here (servicekit, ...) are found because pytest puts
+# this file's folder on sys.path.
+for _folder in [ROOT, *sorted({p.parent for p in DATA.parent.glob("*/test_*.py")})]:
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_URL = os.environ.get(
