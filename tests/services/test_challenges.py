@@ -24,7 +24,7 @@ from examples.simple_bot import SimpleBot
 from services import bots
 from services import matches as plain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

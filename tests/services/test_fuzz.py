@@ -34,7 +34,7 @@ from servicekit import OPERATOR, fresh_database
 from services import bots, matches
 from services.config import Settings, sha256
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("BUMMERL_FUZZ_SEED", "20261201"))
 SECONDS = float(os.environ.get("BUMMERL_FUZZ_SECONDS", "10"))
 CALLERS = 4  # concurrent fuzzing clients

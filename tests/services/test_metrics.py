@@ -29,7 +29,7 @@ from services.errors import FailedPrecondition
 from services.server import create_server
 from workers import metrics as worker_metrics
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def value(name: str, labels: dict[str, str] | None = None,

@@ -27,7 +27,7 @@ from services import matches as plain_matches
 from services import tls
 from services.server import create_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
