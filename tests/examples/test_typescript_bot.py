@@ -16,7 +16,7 @@ from client import Runner
 from examples.random_bot import RandomBot
 from services import matches as plain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "examples" / "typescript"
 
 
