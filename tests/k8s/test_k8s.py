@@ -19,7 +19,7 @@ import pytest
 import yaml
 from npmkit import npm_ci
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
 CODE = ["engine", "cli", "services", "workers", "web", "db", "client"]
