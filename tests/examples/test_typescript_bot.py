@@ -18,6 +18,7 @@ from services import matches as plain
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "examples" / "typescript"
+pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")
