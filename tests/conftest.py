@@ -1,15 +1,30 @@
-"""Shared fixtures: paths and the real Redis / PostgreSQL servers the integration tests use."""
+"""Shared fixtures: paths, the real Redis / PostgreSQL servers the integration tests use, and the
+hooks that mark what each test needs (tests/needs.py)."""
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+# tests/ mirrors the code (tests/services/ holds the tests of services/, and so on), in folders
+# that are not packages. With the repository root on sys.path, `import services` always finds
+# the real package, from any working directory (a folder without __init__.py only becomes a
+# namespace package when no package of that name is found). Test modules import what they share
+# by module name (`from test_web_pages import play`, as when tests/ was one folder): every folder
+# with tests is on sys.path too, so that works whichever folders are collected (test file names
+# are unique across tests/). The helpers here (servicekit, ...) are found because pytest puts
+# this file's folder on sys.path.
+for _folder in [ROOT, *sorted({p.parent for p in DATA.parent.glob("*/test_*.py")})]:
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_URL = os.environ.get(
@@ -25,7 +40,8 @@ def _answering(port: int) -> bool:
         return False
 
 
-def _need(port: int, what: str) -> None:
+def _need(port: int, what: str, marker: str) -> None:
+    needs.check(marker, what)
     if _answering(port):
         return
     message = f"{what} is not answering on 127.0.0.1:{port}"
@@ -34,10 +50,25 @@ def _need(port: int, what: str) -> None:
     pytest.skip(message + "; start it (or run .ci/run) to run this test")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of what each test needs (tests/needs.py), before `-m` selects by them."""
+    needs.mark(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item):  # type: ignore[no-untyped-def]
+    needs.running = item
+    try:
+        return (yield)
+    finally:
+        needs.running = None
+
+
 @pytest.fixture
 def redis_url() -> str:
     """URL of the real Redis server (database 15, flushed before the test)."""
-    _need(6379, "Redis")
+    _need(6379, "Redis", "redis")
     import redis
 
     client = redis.Redis.from_url(REDIS_URL)
@@ -49,7 +80,7 @@ def redis_url() -> str:
 @pytest.fixture
 def postgres_url() -> str:
     """URL of the real PostgreSQL test database."""
-    _need(5432, "PostgreSQL")
+    _need(5432, "PostgreSQL", "postgres")
     return POSTGRES_URL
 
 

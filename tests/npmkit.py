@@ -10,9 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from needs import check
 
 
 def need_npm() -> str:
+    check("node", "Node.js and npm")
     npm = shutil.which("npm")
     if npm and shutil.which("node"):
         return npm

@@ -1,7 +1,7 @@
 // Validate KEDA objects against KEDA's own schemas (@kubernetes-models/keda, generated from
 // KEDA's CRDs): reads a JSON array of objects on stdin, prints one line per object
 // ("ok <kind>/<name>" or "invalid <kind>/<name>: <why>"), exits 1 if any is invalid.
-// Used by tests/test_k8s.py: `node tools/validate-keda.mjs < objects.json`.
+// Used by tests/k8s/test_k8s.py: `node tools/validate-keda.mjs < objects.json`.
 import { readFileSync } from "node:fs";
 import * as keda from "@kubernetes-models/keda/keda.sh/v1alpha1";
 

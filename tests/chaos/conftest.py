@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from faultproxy import Proxy
+from needs import check
 
 REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_URL = os.environ.get(
@@ -18,6 +19,7 @@ POSTGRES_URL = os.environ.get(
 
 def need(port: int, what: str) -> None:
     """Skip (fail under BUMMERL_REQUIRE_SERVICES=1) unless the server answers."""
+    check({6379: "redis", 5432: "postgres"}[port], what)
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
             return

@@ -105,6 +105,7 @@ def test_worker_reconnects_after_broker_cut(redis_proxy, postgres_database, brok
         sessions.kw["bind"].dispose()
 
 
+@pytest.mark.redis
 def test_broker_check_sees_a_leaked_prefetch_slot(broker_prefix, tmp_path, monkeypatch):
     """The leak itself, made on purpose on a real Redis channel: a delivery the worker does not
     account for (its ack was lost) makes the check raise a connection error on its second

@@ -17,7 +17,7 @@ false claim than by letting the closer succeed (R8.2 vs R8.3).
 
 `Position` is the solver's view of one hand (built from an engine `Hand`); `action_values` gives
 the value of each engine action at the root, for the bot. The brute-force test in
-tests/test_endgame.py checks that the values equal a plain minimax over the engine itself.
+tests/workers/test_endgame.py checks that the values equal a plain minimax over the engine itself.
 """
 
 from __future__ import annotations

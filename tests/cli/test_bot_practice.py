@@ -16,7 +16,7 @@ from db.stats import summary
 from workers.batch import play_deals
 from workers.bots import make_bot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUGGY = """
 from client import Bot
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from servicekit import OPERATOR, fresh_database, running_service
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUMMERL = Path(sys.executable).parent / "bummerl"
 
 

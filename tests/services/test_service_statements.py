@@ -5,7 +5,7 @@ the process that created the match; elsewhere (another replica, after a restart)
 also reads and locks the match; a Play stream's look runs one; a turn's observation comes from
 the cached game without any. Regression guard of the bench. (Concurrent submits of different
 matches share those statements and the commit: the group commit,
-tests/test_service_groupcommit.py.)
+tests/services/test_service_groupcommit.py.)
 And the match update refuses to overwrite a row that moved on since it was read."""
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from examples.simple_bot import SimpleBot
 from services.core import matches as plain
 from services.ops import bots
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

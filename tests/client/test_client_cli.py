@@ -18,7 +18,7 @@ from client.__main__ import load_bot
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -16,8 +16,9 @@ from client import Runner
 from examples.random_bot import RandomBot
 from services.core import matches as plain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "examples" / "typescript"
+pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")

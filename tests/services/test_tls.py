@@ -27,7 +27,7 @@ from services.api import tls
 from services.api.server import create_server
 from services.core import matches as plain_matches
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from services.ops import bots
 FAST = DbTimeouts(connect_s=2, statement_ms=2000, answer_s=3.0, pool_s=3.0, keepalive_s=5)
 PROMPT_S = 12.0  # generous: answer_s + connect_s + a loaded CI machine
 CALLER_DEADLINE_S = 60.0
+pytestmark = pytest.mark.postgres
 
 
 @dataclass

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from npmkit import npm_ci
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
 CODE = ["engine", "cli", "services", "workers", "web", "db", "client"]
@@ -46,6 +46,7 @@ UNSET_MEANS_OFF = {
 # Must be set on every bummerl container in a cluster: without them a process would fall back
 # to a private SQLite file and the embedded broker, i.e. work alone and silently.
 REQUIRED = {"DATABASE_URL", "REDIS_URL"}
+pytestmark = pytest.mark.kubectl
 
 
 def kubectl() -> str:
@@ -152,6 +153,7 @@ def validate_keda(objects: list[dict[str, Any]]) -> subprocess.CompletedProcess[
                           timeout=120, cwd=ROOT / "tools")
 
 
+@pytest.mark.node
 def test_keda_objects_are_valid_against_kedas_schemas():
     objects = [doc for overlay in OVERLAYS for doc in render(overlay)
                if doc["apiVersion"].startswith("keda.sh/")]

@@ -517,6 +517,7 @@ def test_a_stopped_event_loop_does_not_stop_the_match(database):
         bind.dispose()
 
 
+@pytest.mark.postgres
 def test_the_array_literals_of_a_postgres_batch_round_trip_exactly(request, tmp_path):
     """What the PostgreSQL batch sends as array literals (`appends._array`) reads back as the
     values themselves: texts with quotes, backslashes, braces, commas, spaces and non-ASCII;

@@ -12,7 +12,7 @@ from engine import (
     observe,
 )
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
 def points(hand: Hand) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import pytest
 
 from engine.replay import InvalidCaseError, replay_case
 
-CASES = sorted((Path(__file__).parent / "data" / "conformance").glob("*.json"))
+CASES = sorted((Path(__file__).parent.parent / "data" / "conformance").glob("*.json"))
 
 
 def test_there_are_cases() -> None:
@@ -27,7 +27,7 @@ def test_case_gives_its_expect(path: Path) -> None:
 
 def _bummerl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
-                          text=True, cwd=Path(__file__).parent.parent, timeout=120)
+                          text=True, cwd=Path(__file__).parents[2], timeout=120)
 
 
 def test_replay_command_prints_one_line_per_case() -> None:

@@ -38,6 +38,7 @@ from services.core.matches import create_match
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 LAPTOP, PHONE = (1366, 900), (390, 844)
+pytestmark = pytest.mark.browser
 
 
 def artifacts() -> Path:

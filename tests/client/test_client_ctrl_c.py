@@ -20,7 +20,7 @@ from client import Runner
 from examples.random_bot import RandomBot
 from services.core import matches as plain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SLOW_BOT = """
 import time
 from client import Bot

@@ -13,7 +13,7 @@ from client import Bot
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def play_locally(bots: list[Bot], seed: int) -> engine.Match:

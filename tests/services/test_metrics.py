@@ -29,7 +29,7 @@ from services.core import matches as plain_matches
 from services.core.errors import FailedPrecondition
 from workers import metrics as worker_metrics
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def value(name: str, labels: dict[str, str] | None = None,

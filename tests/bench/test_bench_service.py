@@ -9,7 +9,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench(*args: str) -> str:

@@ -35,7 +35,7 @@ from services.core import matches
 from services.core.config import Settings, sha256
 from services.ops import bots
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("BUMMERL_FUZZ_SEED", "20261201"))
 SECONDS = float(os.environ.get("BUMMERL_FUZZ_SECONDS", "10"))
 CALLERS = 4  # concurrent fuzzing clients

@@ -16,7 +16,7 @@ from cli.main import build_parser
 from db.schema import create_all
 from web.server import Dashboard
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def get(url: str) -> tuple[int, str]:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from npmkit import npm_ci
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"
 RELEASED = ROOT / "proto" / "released" / "v1.json"
+pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")

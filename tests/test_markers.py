@@ -1,0 +1,46 @@
+"""The markers of what a test needs (tests/needs.py) hold: they are registered, a test that
+reaches a server without its marker fails there, and every collected test that uses a server's
+fixture, or has a tool's marker, also carries `services` (so `pytest -m "not services"` runs
+none of them: there this file checks the tests it selected)."""
+
+from __future__ import annotations
+
+import needs
+import pytest
+
+
+def test_the_markers_are_registered(pytestconfig):
+    registered = {line.split(":", 1)[0] for line in pytestconfig.getini("markers")}
+    assert {"services", *needs.TOOLS} <= registered
+
+
+def test_a_test_that_reaches_a_server_without_its_marker_fails_there():
+    with pytest.raises(pytest.fail.Exception, match="is not marked `redis`"):
+        needs.check("redis", "Redis")
+    with pytest.raises(pytest.fail.Exception, match="is not marked `postgres`"):
+        needs.check("postgres", "PostgreSQL")
+
+
+def test_a_test_with_the_marker_passes_the_check(monkeypatch):
+    class Marked:  # a test marked `postgres` (this one must stay unmarked: it needs nothing)
+        nodeid = "tests/x.py::test_x"
+
+        def get_closest_marker(self, name: str) -> pytest.Mark | None:
+            return pytest.mark.postgres.mark if name == "postgres" else None
+
+    monkeypatch.setattr(needs, "running", Marked())
+    needs.check("postgres", "PostgreSQL")
+    with pytest.raises(pytest.fail.Exception, match="tests/x.py::test_x reaches Redis"):
+        needs.check("redis", "Redis")
+
+
+def test_every_collected_test_that_needs_something_is_marked(request):
+    unmarked = []
+    for item in request.session.items:
+        wanted = {marker for fixture, marker in needs.FIXTURES.items()
+                  if fixture in getattr(item, "fixturenames", ())}
+        if wanted or any(item.get_closest_marker(m) for m in needs.TOOLS):
+            wanted.add("services")
+        unmarked += [f"{item.nodeid}: {m}" for m in sorted(wanted)
+                     if item.get_closest_marker(m) is None]
+    assert unmarked == []
