@@ -18,7 +18,7 @@ against the rules of the architecture (docs/architecture.md).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,21 +59,31 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
-    """Every module `source` (the module `module`) imports; `from a import b` counts as both
-    `a` and `a.b` (b may be a module), relative imports are resolved."""
-    found: set[str] = set()
+def statements(source: str, module: str, is_package: bool = False
+               ) -> Iterator[tuple[str, list[str]]]:
+    """Each import of `source` (the module `module`) as (the module named, the names taken
+    from it as dotted paths): `import a.b` is ("a.b", []), `from a import b, c` is
+    ("a", ["a.b", "a.c"]); relative imports are resolved."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name, []
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 package = module.split(".") if is_package else module.split(".")[:-1]
                 anchor = package[: len(package) - (node.level - 1)]
                 base = ".".join(filter(None, [*anchor, base]))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            yield base, [f"{base}.{alias.name}" for alias in node.names]
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Every module `source` (the module `module`) imports; `from a import b` counts as both
+    `a` and `a.b` (b may be a module), relative imports are resolved."""
+    found: set[str] = set()
+    for base, names in statements(source, module, is_package):
+        found.add(base)
+        found.update(names)
     return found
 
 
@@ -97,19 +107,10 @@ def dependencies(source: str, module: str, is_package: bool, known: set[str]) ->
     """The modules of `known` that `source` (the module `module`) depends on: `import a.b` is
     a.b; `from a import b` is a.b when that is a module, else a (`b` is a name of a's)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = module.split(".") if is_package else module.split(".")[:-1]
-                anchor = package[: len(package) - (node.level - 1)]
-                base = ".".join(filter(None, [*anchor, base]))
-            names = [f"{base}.{alias.name}" for alias in node.names]
-            found.update(name for name in names if name in known)
-            if any(name not in known for name in names):
-                found.add(base)
+    for base, names in statements(source, module, is_package):
+        found.update(name for name in names if name in known)
+        if not names or any(name not in known for name in names):
+            found.add(base)
     return (found & known) - {module}
 
 
