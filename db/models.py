@@ -86,6 +86,9 @@ class Match(Base):
         Index("ix_matches_state", "state"),
         Index("ix_matches_bot0", "bot0_id"),
         Index("ix_matches_bot1", "bot1_id"),
+        # A duplicate pair's two matches, found by this key (a CreateMatch repeated after a
+        # lost answer returns the match it made).
+        Index("ix_matches_pair", "pair_id", "pair_leg", unique=True),
         {"postgresql_with": {"fillfactor": 80}},
     )
 
@@ -127,6 +130,13 @@ class Match(Base):
     # it); None where the bot said none.
     version0: Mapped[str | None] = mapped_column(String(100))
     version1: Mapped[str | None] = mapped_column(String(100))
+    # The duplicate pair (`db.pairs`) this match is one leg of (leg 0: the pair's bot a in
+    # seat 0), and the event it belongs to (per `origin`: the tournament's or the version
+    # test's id) and its round; None for matches of no event. Set at creation, never changed.
+    pair_id: Mapped[int | None] = mapped_column(Integer)
+    pair_leg: Mapped[int | None] = mapped_column(Integer)
+    event_id: Mapped[int | None] = mapped_column(Integer)
+    event_round: Mapped[int | None] = mapped_column(Integer)
 
     bot0: Mapped[Bot] = relationship(foreign_keys=[bot0_id], lazy="joined")
     bot1: Mapped[Bot] = relationship(foreign_keys=[bot1_id], lazy="joined")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from db import batch, models, ratings  # noqa: F401  (their tables join Base.metadata)
+from db import batch, events, models, pairs, ratings  # noqa: F401  (tables join the metadata)
 from db.base import Base, make_engine
 
 metadata = Base.metadata

@@ -5,7 +5,8 @@ against the rules of the architecture (docs/architecture.md).
 - Between the project's packages, only the arrows of `ALLOWED`: engine imports nothing of the
   project; the contracts (bummerl) only the engine; services/ the engine, the contracts and the
   database, never the bot authors' kit (client/); web/ reads the database and never imports
-  workers/; the command line (cli/) may use everything.
+  workers/; the command line (cli/) may use everything. events/ (the pure logic of
+  tournaments) imports only the engine; the database, services, workers, web and cli use it.
 - Inside services/, the packages are layers, highest first: api → ops → live → core. A module
   imports its own package and the ones below it, never one above.
 - workers/ computes house moves and submits them over gRPC: of services/ it uses only the
@@ -25,17 +26,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # The folders of the project's code, and the package each holds (proto/ holds `bummerl`).
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
-           "examples": "examples"}
+           "examples": "examples", "events": "events"}
 ALLOWED = {
     "engine": set(),
+    "events": {"engine"},
     "bummerl": {"engine"},
-    "db": {"engine"},
-    "services": {"engine", "bummerl", "db"},
-    "workers": {"engine", "bummerl", "db", "services"},
-    "web": {"engine", "bummerl", "db", "services"},
+    "db": {"engine", "events"},
+    "services": {"engine", "bummerl", "db", "events"},
+    "workers": {"engine", "bummerl", "db", "services", "events"},
+    "web": {"engine", "bummerl", "db", "services", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client"},
-    "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client"},
+    "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics"}

@@ -80,6 +80,23 @@ def _rating_row(s: Session, bot_id: int, profile: str, lock: bool = False) -> Ra
     return row
 
 
+def apply_result(s: Session, match: Match) -> None:
+    """Update both bots' ratings in `match.profile` for finished `match` (its winner), in the
+    caller's transaction, with a history row each. The caller makes sure it happens once."""
+    assert match.winner is not None
+    rows = [_rating_row(s, match.bot_id(seat), match.profile, lock=True) for seat in (0, 1)]
+    teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in rows]
+    ranks = [0.0, 1.0] if match.winner == 0 else [1.0, 0.0]
+    new = MODEL.rate(teams, ranks=ranks)
+    for seat, (row, [rating]) in enumerate(zip(rows, new, strict=True)):
+        row.mu, row.sigma = rating.mu, rating.sigma
+        row.matches += 1
+        row.wins += int(match.winner == seat)
+        row.updated_at = now()
+        s.add(RatingHistory(bot_id=row.bot_id, profile=row.profile, match_id=match.id,
+                            mu=row.mu, sigma=row.sigma, at=row.updated_at))
+
+
 def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> bool:
     """Update both ratings for finished ladder match `match_id`, once; True if this call did."""
     sessions = sessions or session_factory()
@@ -100,18 +117,7 @@ def rate_match(match_id: int, sessions: sessionmaker[Session] | None = None) -> 
                                 .values(rated_at=now()))
             if rowcount(claimed) == 0:
                 return False  # not a ladder match, or rated already
-            rows = [_rating_row(s, match.bot_id(seat), match.profile, lock=True)
-                    for seat in (0, 1)]
-            teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in rows]
-            ranks = [0.0, 1.0] if match.winner == 0 else [1.0, 0.0]
-            new = MODEL.rate(teams, ranks=ranks)
-            for seat, (row, [rating]) in enumerate(zip(rows, new, strict=True)):
-                row.mu, row.sigma = rating.mu, rating.sigma
-                row.matches += 1
-                row.wins += int(match.winner == seat)
-                row.updated_at = now()
-                s.add(RatingHistory(bot_id=row.bot_id, profile=row.profile, match_id=match_id,
-                                    mu=row.mu, sigma=row.sigma, at=row.updated_at))
+            apply_result(s, match)
             return True
     except IntegrityError:  # a rating row created concurrently: the next tick rates it
         log.info("rating match %s raced with another; will retry", match_id)

@@ -2,8 +2,9 @@
 
 Workers change matches only through the service's gRPC API, with the house token
 (`BUMMERL_HOUSE_TOKEN`): it may observe and act for the seats of house bots, and create matches
-(the ladder); it is not the operator token. The service is at `BUMMERL_SERVICE_ADDRESS` (default
-127.0.0.1:50051). One channel per process, made lazily (after the fork of a prefork pool child).
+(the ladder's, and the legs of events' duplicate pairs); it is not the operator token. The
+service is at `BUMMERL_SERVICE_ADDRESS` (default 127.0.0.1:50051). One channel per process, made
+lazily (after the fork of a prefork pool child).
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ class Service:
         request = match_pb2.CreateMatchRequest(
             bot_ids=list(bot_ids), profile=wire.PROFILES[engine.Profile(profile)],
             ladder=ladder)
+        reply = self.matches.CreateMatch(request, metadata=self.auth, timeout=CALL_TIMEOUT)
+        return int(reply.match.match_id)
+
+    def create_pair_match(self, pair_id: int, leg: int) -> int:
+        """Create leg `leg` of duplicate pair `pair_id` (CreateMatch with the pair; everything
+        else comes from the pair's row); its match id. Idempotent: asked again, the service
+        returns the match it made the first time (`services.core.pairs`)."""
+        from bummerl.v1 import match_pb2
+
+        request = match_pb2.CreateMatchRequest(pair_id=pair_id, pair_leg=leg)
         reply = self.matches.CreateMatch(request, metadata=self.auth, timeout=CALL_TIMEOUT)
         return int(reply.match.match_id)
 

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
 from services.api import status
-from services.core import connections, matches
+from services.core import connections, matches, pairs
 from services.core.actions import submit_action
 from services.core.config import Settings
 from services.core.errors import InvalidArgument
@@ -111,6 +111,16 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     def CreateMatch(self, request, context):  # type: ignore[no-untyped-def]
         bots.require_operator(token_of(context), self.config, "CreateMatch", house_ok=True)
         tc = request.time_control
+        if request.pair_id:  # an event's duplicate pair: everything comes from the pair
+            m = pairs.create_pair_match(
+                request.pair_id, request.pair_leg, asked=pairs.Asked(
+                    bot_ids=tuple(request.bot_ids),
+                    profile=wire.PROFILE_NAMES[request.profile].value
+                    if request.profile in wire.PROFILE_NAMES else None,
+                    seed=request.seed if request.HasField("seed") else None,
+                    move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
+                    ladder=request.ladder), sessions=self.sessions, config=self.config)
+            return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
         m = matches.create_match(
             list(request.bot_ids),
             profile=wire.PROFILE_NAMES.get(request.profile, "soft"),

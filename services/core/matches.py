@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from sqlalchemy import Connection, bindparam, insert, literal, or_, select
+from sqlalchemy import Connection, bindparam, insert, literal, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
 from db.base import utcnow
 from db.models import ABORTED, FINISHED, RUNNING, ActionLog, Bot, Hand, Match
+from db.pairs import PLAYING, DuplicatePair
 from db.ratings import LadderMatch
 from services.core.announce import after_commit
 from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, in_range
@@ -27,7 +29,13 @@ from services.core.connections import (
     site_of,
     writing,
 )
-from services.core.errors import InvalidArgument, NotFound, PermissionDenied, quote
+from services.core.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    quote,
+)
 from services.core.store import bot_of, game_of
 from services.core.values import MatchState
 
@@ -66,6 +74,7 @@ def create_match(
     ladder: bool = False,
     origin: str | None = None,
     rated: bool = True,
+    pair: PairLeg | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
@@ -75,12 +84,15 @@ def create_match(
     the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
     ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
     rates it even if the caller never heard the answer. `origin` and `rated` go in the same
-    INSERT (a challenge's: 'challenge', unrated). Raises InvalidArgument or NotFound.
+    INSERT (a challenge's: 'challenge', unrated). With `pair`, the match is that leg of a
+    duplicate pair (`services.core.pairs`), recorded on the pair in the same transaction; it
+    raises FailedPrecondition unless the pair is being played. Raises InvalidArgument or
+    NotFound.
     """
     [m] = create_matches(
         [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
-        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, sessions=sessions,
-        config=config)
+        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, pair=pair,
+        sessions=sessions, config=config)
     return m
 
 
@@ -95,6 +107,7 @@ def create_matches(
     ladder: bool = False,
     origin: str | None = None,
     rated: bool = True,
+    pair: PairLeg | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> list[Match]:
@@ -126,8 +139,10 @@ def create_matches(
     # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
     # the bots (kept by the process once read), then the match's rows (`_add`). One match on
     # PostgreSQL is one statement in autocommit mode; several are one transaction.
-    alone = bind.dialect.name == "postgresql" and len(seatings) == 1
+    alone = bind.dialect.name == "postgresql" and len(seatings) == 1 and pair is None
     with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
+        if pair is not None:
+            claim_leg(connection, pair)
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -139,11 +154,16 @@ def create_matches(
                 illegal1=0, created_at=now, counter0=7, counter1=7, schneider=False,
                 rated=rated, origin=origin, winner=None, end_reason=None, end_detail=None,
                 forfeit_seat=None, finished_at=None,
+                pair_id=pair.pair_id if pair else None, pair_leg=pair.leg if pair else None,
+                event_id=pair.event_id if pair else None,
+                event_round=pair.event_round if pair else None,
             )
             m.bot0, m.bot1 = bots[0], bots[1]
             summarize(m, game)
             start_turn(m, now, config)
             m.id = _add(connection, m, game.hand.dealer, ladder)
+            if pair is not None:
+                record_leg(connection, pair, m.id)
             made.append((m, game))
     for m, game in made:
         key = bind_key(bind, m.id)
@@ -167,6 +187,40 @@ def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
         connection.execute(ADD_LADDER_MATCH, {"match_id": match_id, "profile": m.profile,
                                               "created_at": m.created_at, "rated_at": None})
     return match_id
+
+
+class PairLeg(NamedTuple):
+    """The leg of a duplicate pair a new match is (`db.pairs`): which pair, which leg, and the
+    event and round it belongs to."""
+
+    pair_id: int
+    leg: int
+    event_id: int | None
+    event_round: int | None
+
+
+PAIRS = DuplicatePair.metadata.tables["duplicate_pairs"]
+LOCK_PAIR = select(PAIRS.c.state).where(PAIRS.c.id == bindparam("pair_id")).with_for_update()
+
+
+def claim_leg(connection: Connection, pair: PairLeg) -> None:
+    """In the new match's transaction: lock the pair's row, and refuse (FailedPrecondition)
+    unless the pair is being played, so an operator's withdrawal or cancellation, committed
+    first, is never followed by a match of it."""
+    state = connection.execute(LOCK_PAIR, {"pair_id": pair.pair_id}).scalar_one_or_none()
+    if state is None:
+        raise NotFound(f"no duplicate pair with id {pair.pair_id}")
+    if state != PLAYING:
+        raise FailedPrecondition(
+            f"duplicate pair {pair.pair_id} is {state}, not {PLAYING}: its matches are made "
+            "only while it is being played")
+
+
+def record_leg(connection: Connection, pair: PairLeg, match_id: int) -> None:
+    """Record `match_id` on the pair as its leg (same transaction as the match)."""
+    column = "match_a_id" if pair.leg == 0 else "match_b_id"
+    connection.execute(update(PAIRS).where(PAIRS.c.id == pair.pair_id)
+                       .values({column: match_id}))
 
 
 def _match(session: Session, match_id: int) -> Match:
@@ -299,7 +353,8 @@ def _match_states_query():  # type: ignore[no-untyped-def]
         select(Match.id, Match.bot0_id, Match.bot1_id, Match.profile, Match.seed, Match.state,
                Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
                Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"),
-               bot1.kind.label("kind1"))
+               bot1.kind.label("kind1"), Match.origin, Match.event_id, Match.event_round,
+               Match.pair_id, Match.pair_leg)
         .join(bot0, bot0.id == Match.bot0_id)
         .join(bot1, bot1.id == Match.bot1_id)
         .where(or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")))

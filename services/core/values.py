@@ -32,6 +32,13 @@ class MatchState(NamedTuple):
     bank1_ms: int
     kind0: str
     kind1: str
+    # The event the match belongs to (`matches.origin`, `event_id`, `event_round`) and the
+    # duplicate pair it is a leg of; None for a match of no event.
+    origin: str | None = None
+    event_id: int | None = None
+    event_round: int | None = None
+    pair_id: int | None = None
+    pair_leg: int | None = None
 
     @staticmethod
     def of(m: Match) -> MatchState:
@@ -40,7 +47,9 @@ class MatchState(NamedTuple):
             id=m.id, bot0_id=m.bot0_id, bot1_id=m.bot1_id, profile=m.profile, seed=m.seed,
             state=m.state, seq=m.seq, to_act=m.to_act, hand_number=m.hand_number,
             winner=m.winner, deadline_at=m.deadline_at, bank0_ms=m.bank0_ms,
-            bank1_ms=m.bank1_ms, kind0=m.bot(0).kind, kind1=m.bot(1).kind)
+            bank1_ms=m.bank1_ms, kind0=m.bot(0).kind, kind1=m.bot(1).kind, origin=m.origin,
+            event_id=m.event_id, event_round=m.event_round, pair_id=m.pair_id,
+            pair_leg=m.pair_leg)
 
     def seat_of(self, bot_id: int) -> int | None:
         """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""

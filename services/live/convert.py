@@ -13,6 +13,8 @@ from db.models import (
     FORFEIT_ILLEGAL,
     FORFEIT_TIMEOUT,
     HOUSE,
+    ORIGIN_TEST,
+    ORIGIN_TOURNAMENT,
     PLAYED,
     RUNNING,
     ActionLog,
@@ -20,6 +22,7 @@ from db.models import (
     Hand,
     Match,
 )
+from services.core.values import MatchState
 
 STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED,
           ABORTED: match_pb2.MATCH_STATE_ABORTED}
@@ -30,6 +33,23 @@ END_REASONS = {
     FORFEIT_ILLEGAL: match_pb2.END_REASON_FORFEIT_ILLEGAL,
     ABORTED_BY_OPERATOR: match_pb2.END_REASON_ABORTED,
 }
+
+
+EVENT_KINDS = {ORIGIN_TOURNAMENT: match_pb2.EVENT_KIND_TOURNAMENT,
+               ORIGIN_TEST: match_pb2.EVENT_KIND_TEST}
+
+
+def fill_event(event: match_pb2.EventRef, m: Match | MatchState) -> bool:
+    """Fill `event` with the event, round and pair of `m`; False (left unset) for a match of
+    no event."""
+    if m.pair_id is None:
+        return False
+    event.kind = EVENT_KINDS.get(m.origin or "", match_pb2.EVENT_KIND_UNSPECIFIED)
+    event.event_id = m.event_id or 0
+    event.round = m.event_round or 0
+    event.pair_id = m.pair_id
+    event.pair_leg = m.pair_leg or 0
+    return True
 
 
 def _seat(value: int | None) -> int:
@@ -47,6 +67,12 @@ def bot_to_pb(bot: Bot) -> bot_pb2.Bot:
 
 
 def match_to_pb(m: Match) -> match_pb2.Match:
+    message = _match_to_pb(m)
+    fill_event(message.event, m)
+    return message
+
+
+def _match_to_pb(m: Match) -> match_pb2.Match:
     return match_pb2.Match(
         match_id=m.id,
         bot_ids=[m.bot0_id, m.bot1_id],

@@ -377,6 +377,8 @@ class PlaySession:
         if m.deadline_at is not None:
             wire.fill_timestamp(turn.deadline, m.deadline_at)
         turn.bank_left_ms = clocks.bank_left(m, seat)
+        if m.pair_id is not None:
+            convert.fill_event(turn.event, m)
         return response
 
 
