@@ -240,7 +240,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             release = self.streams.limits.admit(
                 f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            await status.abort_async(context, e, "Play")
+            await status.refuse_stream(context, request_iterator, e, "Play")
             return
         session = PlaySession(bot, self.sessions, self.config, run)
         if self.streams.players is None:
@@ -255,7 +255,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             async for response in session.responses():
                 yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            await status.abort_async(context, e, "Play")
+            if reader is None:
+                await status.refuse_stream(context, request_iterator, e, "Play")
+            else:  # (as a refusal: not before the bot's first message arrived)
+                await session.heard_first(status.FIRST_MESSAGE_S)
+                await status.abort_async(context, e, "Play")
         finally:
             watch.cancel()
             if reader is not None:

@@ -20,6 +20,7 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -59,6 +60,7 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
+        self.heard = asyncio.Event()  # the bot's first message arrived, or its side ended
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: values.Change | None) -> None:
@@ -111,6 +113,7 @@ class PlaySession:
         stream open: the bot may still listen; the stream ends when the call ends."""
         try:
             async for request in requests:
+                self.heard.set()
                 if request.WhichOneof("message") == "action":
                     await self.answer(request.action)
         except asyncio.CancelledError:
@@ -120,6 +123,14 @@ class PlaySession:
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
+        finally:
+            self.heard.set()
+
+    async def heard_first(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) until the bot's first message arrived or its side
+        of the stream ended (services.api.status.refuse_stream says why)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.heard.wait(), timeout)
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
