@@ -15,7 +15,7 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_g
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
-from services.api import status
+from services.api import limits, status
 from services.core import connections, matches
 from services.core.actions import submit_action
 from services.core.config import Settings
@@ -232,6 +232,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             config=self.config)
         return bot_pb2.ChallengeResponse(matches=[convert.match_to_pb(m) for m in created])
 
+    @limits.answers_refusals  # a malformed answer is refused on its own: the stream goes on
     async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
         run = self.streams.run
         try:

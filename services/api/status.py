@@ -25,7 +25,8 @@ def status_code(failure: Failure) -> grpc.StatusCode:
 
 def rich_status(failure: Failure | ServiceError) -> grpc.Status:
     """The status of `failure`, with a google.rpc.Status detail (ErrorInfo; PreconditionFailure
-    naming the rule) and the rule id also in the `bummerl-rule` trailing metadata."""
+    naming the rule; BadRequest naming the field that failed a check) and the rule id also in
+    the `bummerl-rule` trailing metadata."""
     if isinstance(failure, ServiceError):
         failure = failure_of(failure)
     metadata = dict(failure.details)
@@ -41,6 +42,12 @@ def rich_status(failure: Failure | ServiceError) -> grpc.Status:
             error_details_pb2.PreconditionFailure.Violation(
                 type="RULE", subject=failure.rule, description=failure.message)]))
         details.append(violation)
+    if failure.details.get("field"):
+        bad = any_pb2.Any()
+        bad.Pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(
+                field=failure.details["field"], description=failure.message)]))
+        details.append(bad)
     status = rpc_status.to_status(status_pb2.Status(
         code=status_code(failure).value[0], message=failure.message, details=details))
     if failure.rule:

@@ -34,7 +34,13 @@ import engine
 from db.models import RUNNING, Bot, Match
 from services.core import actions, cache, clocks, connections, failures, matches, metrics, values
 from services.core.config import Settings, settings
-from services.core.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
+from services.core.errors import (
+    Aborted,
+    InvalidArgument,
+    PermissionDenied,
+    RefusedRequest,
+    ServiceError,
+)
 from services.live import convert, notify
 
 log = logging.getLogger(__name__)
@@ -108,18 +114,22 @@ class PlaySession:
         self.loop.call_soon_threadsafe(self.events.put_nowait, STOP)
 
     # --- the bot's answers ------------------------------------------------------------------
-    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
+    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest | RefusedRequest]
+                   ) -> None:
         """Apply the bot's answers, one at a time. A half-close (no more answers) keeps the
-        stream open: the bot may still listen; the stream ends when the call ends."""
+        stream open: the bot may still listen; the stream ends when the call ends. A message
+        that failed a check of the request guard is refused on its own (`refused`)."""
         try:
             async for request in requests:
                 self.heard.set()
-                if request.WhichOneof("message") == "action":
+                if isinstance(request, RefusedRequest):
+                    self.refused(request)
+                elif request.WhichOneof("message") == "action":
                     await self.answer(request.action)
         except asyncio.CancelledError:
             raise
-        except ServiceError as e:  # a refused request (services.api.limits): the writer aborts
-            self.events.put_nowait(e)
+        except ServiceError as e:  # bytes that are no PlayRequest (services.api.limits): the
+            self.events.put_nowait(e)  # writer aborts the stream
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
@@ -131,6 +141,25 @@ class PlaySession:
         of the stream ended (services.api.status.refuse_stream says why)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.heard.wait(), timeout)
+
+    def refused(self, refused: RefusedRequest) -> None:
+        """A message that parsed but failed a check (services.api.limits: a field over its
+        limit, an id out of range, an unknown enum number). An answer is refused like any other
+        (an ActionRejected naming the field); a Hello is ignored, and the bot told so by a
+        Notice. Either way the stream, and the bot's other matches, go on."""
+        request = refused.request
+        assert isinstance(request, bot_pb2.PlayRequest)
+        if request.WhichOneof("message") == "action":
+            self.refuse(request.action, refused.error)
+            return
+        error = refused.error
+        failures.failure_of(error, "Play hello")  # logged as any client error
+        hello = request.WhichOneof("message") == "hello"
+        self.events.put_nowait(bot_pb2.PlayResponse(notice=bot_pb2.Notice(
+            kind=bot_pb2.NOTICE_KIND_HELLO_REFUSED if hello else bot_pb2.NOTICE_KIND_UNSPECIFIED,
+            code=error.code, field=str(error.details.get("field", "")),
+            message=f"your {'Hello' if hello else 'message'} was refused and ignored "
+                    f"({error.message}); the stream goes on as without it")))
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
@@ -180,6 +209,7 @@ class PlaySession:
         if isinstance(e, ServiceError):
             left = e.details.get("illegal_left")
             rejected.illegal_left = int(left) if isinstance(left, int) else 0
+            rejected.field = str(e.details.get("field", ""))  # a malformed answer's
         resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
         self.events.put_nowait((rejected, resend))
 
@@ -240,6 +270,8 @@ class PlaySession:
                     if resend:
                         self.sent.pop(rejected.match_id, None)  # send the same turn again
                         full = True
+                elif isinstance(event, bot_pb2.PlayResponse):  # a notice
+                    yield event
                 elif event is STOP:
                     return
                 elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
