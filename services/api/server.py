@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.api import admin_servicer, limits, reflection, tls
 from services.api.health import DatabaseHealth
 from services.api.servicers import BotServicer, MatchServicer, Streams
-from services.core import actions, committers, failures, hooks
+from services.core import actions, breaker, committers, failures, hooks
 from services.core.config import Settings, settings
 from services.core.connections import bound_engine, site_of
 from services.live import bus, notify, revocation
@@ -141,7 +141,10 @@ class Server:
         self._call(self.grpc.wait_for_termination())
 
     def _referee_loop(self) -> None:
+        down = breaker.of_sessions(self.sessions)
         while not self._stop.wait(REFEREE_SECONDS):
+            if down.is_open:  # the database is known to be unreachable: a round would hang
+                continue
             try:
                 actions.enforce_deadlines(sessions=self.sessions)
             except Exception as e:  # noqa: BLE001  (keep refereeing; the next round retries)

@@ -32,7 +32,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import RUNNING, Bot, Match
-from services.core import actions, cache, clocks, connections, failures, matches, metrics, values
+from services.core import (
+    actions,
+    breaker,
+    cache,
+    clocks,
+    connections,
+    failures,
+    matches,
+    metrics,
+    values,
+)
 from services.core.config import Settings, settings
 from services.core.errors import (
     Aborted,
@@ -46,6 +56,12 @@ from services.live import convert, notify
 log = logging.getLogger(__name__)
 FULL = object()  # an event: read the database
 STOP = object()  # an event: end the stream
+DOWN = object()  # an event: the database's breaker opened (services.core.breaker)
+BACK = object()  # an event: it closed
+DOWN_MESSAGE = ("the service cannot reach its database: answers are refused with UNAVAILABLE "
+                "until it is back; stay connected: this stream stays open, and your pending "
+                "turns come again as soon as the database is back")
+BACK_MESSAGE = "the database is back: your pending turns follow"
 
 
 class PlaySession:
@@ -67,7 +83,11 @@ class PlaySession:
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
         self.heard = asyncio.Event()  # the bot's first message arrived, or its side ended
+        self.breaker = breaker.of(self.bind)
+        self.told_down = False  # the bot was told the database is down (once per outage)
+        self.stale = False  # a read was skipped or failed in an outage: read when it is back
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
+        self.unlisten = self.breaker.listen(self._database)
 
     def changed(self, change: values.Change | None) -> None:
         """A change of one of the bot's matches (any thread; most come on the loop's own,
@@ -78,8 +98,13 @@ class PlaySession:
         else:
             self.loop.call_soon_threadsafe(self.events.put_nowait, event)
 
+    def _database(self, opened: bool) -> None:
+        """The breaker opened or closed (the health check's thread)."""
+        self.loop.call_soon_threadsafe(self.events.put_nowait, DOWN if opened else BACK)
+
     def close(self) -> None:
         self.unsubscribe()
+        self.unlisten()
 
     def wake(self) -> None:
         """Read the database and send what is missing (on the loop: the safety net)."""
@@ -89,7 +114,10 @@ class PlaySession:
         """Whether the rows of the safety net's query (services.live.watchers.Players: id, bot0_id,
         bot1_id, state, seq, to_act, hand_number) hold something this stream has not sent: a
         new match of its bot, a turn, a hand's or a match's end. Rows older than what the
-        stream handled since are skipped (it moved on meanwhile)."""
+        stream handled since are skipped (it moved on meanwhile). A stream whose read failed
+        in an outage (`stale`) has missed something by definition."""
+        if self.stale:
+            return True
         for row in rows:
             seat = 0 if row.bot0_id == self.bot_id else 1 if row.bot1_id == self.bot_id else None
             if seat is None:
@@ -166,6 +194,7 @@ class PlaySession:
         on reading; the commit's outcome comes back as a callback: `_settled`); otherwise it
         waits for the pool, one answer at a time."""
         try:
+            self.breaker.check()  # the database is known to be down: refused at once
             live = self.submit_live(answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             self.refuse(answer, e)
@@ -276,17 +305,50 @@ class PlaySession:
                     return
                 elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
                     raise event
+                elif event is DOWN:
+                    if not self.told_down:
+                        self.told_down = True
+                        yield self._notice(bot_pb2.NOTICE_KIND_DATABASE_UNAVAILABLE,
+                                           "UNAVAILABLE", DOWN_MESSAGE)
+                elif event is BACK:
+                    if self.told_down:
+                        self.told_down = False
+                        yield self._notice(bot_pb2.NOTICE_KIND_DATABASE_BACK, "OK", BACK_MESSAGE)
+                    full = True  # what was missed meanwhile, and the turns refused
                 else:
                     full = True
+            if full and self.breaker.is_open:  # no read: it would hang; read when it is back
+                self.stale, full = True, False
+            elif full:
+                self.stale = False
+            rows: list[values.MatchState] | None
             if full:
-                rows = await self.run(matches.match_states_of, self.bot_id, list(self.known),
-                                      sessions=self.sessions)
+                rows = await self._outage_safe(matches.match_states_of, self.bot_id,
+                                               list(self.known), sessions=self.sessions)
             else:
                 rows = [m for m in changes.values() if self._newer(m, None)]
             if rows:
                 quick = None if full else self.quick_step(rows)
-                for response in quick if quick is not None else await self.run(self.step, rows):
+                out = quick if quick is not None else await self._outage_safe(self.step, rows)
+                for response in out or ():
                     yield response
+
+    async def _outage_safe(self, function: Callable[..., Any], *args: Any, **kwargs: Any
+                           ) -> Any:
+        """`function` on the pool; None if the database was unavailable (the stream stays: it
+        reads again once the breaker closes, or the safety net finds what it missed)."""
+        try:
+            return await self.run(function, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (an outage is waited out; the rest is raised)
+            if failures.failure_of(e, "Play stream read").code != "UNAVAILABLE":
+                raise
+            self.stale = True
+            return None
+
+    @staticmethod
+    def _notice(kind: int, code: str, message: str) -> bot_pb2.PlayResponse:
+        return bot_pb2.PlayResponse(notice=bot_pb2.Notice(kind=kind, code=code,  # type: ignore[arg-type]
+                                                          message=message))
 
     def _newer(self, m: values.MatchState, than: values.MatchState | None) -> bool:
         """Whether `m` is newer than `than` (or, without it, than what was handled)."""
