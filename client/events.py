@@ -2,7 +2,7 @@
 
 Each event is a log record of the "bummerl.client" logger with two extra attributes: `event`
 (its name: connected, reconnected, disconnected, match_started, hand_ended, match_ended,
-refused, draining, drained, abandoned) and `fields` (a dict of its values). As text it is
+refused, notice, draining, drained, abandoned) and `fields` (a dict of its values). As text it is
 `TIME LEVEL message`; with `--log-json` it is one JSON object per line:
 
     {"time": "2026-12-01T03:20:00.123Z", "level": "info", "event": "match_ended",

@@ -297,6 +297,8 @@ class Runner:
                 self._hand_ended(response.hand_ended)
             elif kind == "match_ended":
                 self._match_ended(response.match_ended)
+            elif kind == "notice":
+                self._notice(response.notice)
             if self._stopped.is_set():
                 call.cancel()
                 break
@@ -408,7 +410,15 @@ class Runner:
         event(log, logging.WARNING, "refused", "match %d: %s refused (%s%s: %s)%s",
               r.match_id, action, r.code, f" {r.rule}" if r.rule else "", r.message, left,
               match_id=r.match_id, seq=r.seq, action=action, code=r.code, rule=r.rule,
-              detail=r.message, illegal_left=r.illegal_left)
+              detail=r.message, illegal_left=r.illegal_left, field=r.field)
+
+    def _notice(self, n: bot_pb2.Notice) -> None:
+        """What the service says that is not about one answer (its Hello refused, ...)."""
+        kind = bot_pb2.NoticeKind.Name(n.kind) if n.kind in bot_pb2.NoticeKind.values() \
+            else str(n.kind)
+        event(log, logging.INFO if n.code == "OK" else logging.WARNING, "notice",
+              "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
+              detail=n.message, field=n.field)
 
     def _hand_ended(self, h: match_pb2.HandEnded) -> None:
         if self._track(h.match_id):

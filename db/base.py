@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
@@ -18,8 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import overload
 
-from sqlalchemy import Engine, MetaData, create_engine, event, make_url, text
+from sqlalchemy import Engine, MetaData, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import Pool
 
 try:
     import psycopg
@@ -229,17 +231,47 @@ def _check_idle_connections(engine: Engine) -> None:
 _pings: dict[int, Future[None]] = {}
 _pinger = ThreadPoolExecutor(max_workers=2, thread_name_prefix="db-ping")
 _pings_lock = threading.Lock()
+_ping_pools: weakref.WeakKeyDictionary[Engine, Pool] = weakref.WeakKeyDictionary()
+
+
+def _ping_pool(engine: Engine) -> Pool:
+    """A pool of `engine`'s kind of connections (the same parameters and set-up) that only the
+    ping uses: an engine whose every pooled connection is busy is not an unreachable database.
+    Disposed with the engine's own."""
+    with _pings_lock:
+        pool = _ping_pools.get(engine)
+        if pool is None:
+            pool = _ping_pools[engine] = engine.pool.recreate()
+            event.listen(engine, "engine_disposed", _dispose_ping_pool)
+    return pool
+
+
+def _dispose_ping_pool(engine: Engine) -> None:
+    with _pings_lock:
+        pool = _ping_pools.pop(engine, None)
+    if pool is not None:
+        pool.dispose()
 
 
 def _select_one(engine: Engine) -> None:
-    with engine.connect() as connection:
-        connection.execute(text("SELECT 1"))
+    connection = _ping_pool(engine).connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SELECT 1")
+        cursor.fetchall()
+        cursor.close()
+    except BaseException:
+        connection.invalidate()  # its state is unknown: the next ping connects afresh
+        raise
+    finally:
+        connection.close()
 
 
 def ping(engine: Engine, timeout: float = 2.0) -> str | None:
     """None if the database answers `SELECT 1` within `timeout` seconds, else a short reason
     safe to show (no host, port or driver text). At most one ping per engine is in flight: a
-    caller during a hang waits on the same one (health checks cannot pile up threads)."""
+    caller during a hang waits on the same one (health checks cannot pile up threads). It runs
+    on a connection of its own (`_ping_pool`), never waiting for a busy engine's pool."""
     with _pings_lock:
         future = _pings.get(id(engine))
         if future is None or future.done():

@@ -1,11 +1,15 @@
 """The service's gRPC health (grpc.health.v1) reflects its real dependency, the database.
 
-A background thread runs `SELECT 1` every `every` seconds (`BUMMERL_HEALTH_EVERY`, default 5)
+A background thread runs `SELECT 1` every `every` seconds (`BUMMERL_HEALTH_EVERY`, default 1)
 and sets every served name ("" and the services) to SERVING when it answers, NOT_SERVING when
 it does not (so a Kubernetes readiness probe takes a replica that lost its database out of the
 Service until it is back). The first check runs before the server reports anything. The name
 "liveness" is SERVING as long as the process serves (the liveness probe's: a database outage
 must not restart every replica).
+
+The same check opens the database's breaker (`services.core.breaker`) when the ping fails, so
+the calls that need the database fail at once with UNAVAILABLE, and the first ping that
+succeeds closes it; while it is open the check runs every `breaker.RECHECK_S` (0.5 s).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from grpc_health.v1 import health_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import ping
+from services.core import breaker
 from services.core.connections import bound_engine
 
 log = logging.getLogger(__name__)
@@ -30,12 +35,9 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-def database_ok(sessions: sessionmaker[Session] | None) -> bool:
-    """Whether the database answers `SELECT 1` (db.base.ping: bounded, safe reason)."""
-    problem = ping(bound_engine(sessions))
-    if problem:
-        log.warning("health: %s", problem)
-    return problem is None
+def database_problem(sessions: sessionmaker[Session] | None) -> str | None:
+    """None if the database answers `SELECT 1`, else why not (db.base.ping: bounded, safe)."""
+    return ping(bound_engine(sessions))
 
 
 class DatabaseHealth:
@@ -50,15 +52,26 @@ class DatabaseHealth:
         self.sessions = sessions
         self.names = list(names)
         self.stop = stop
-        self.every = every or float(os.environ.get("BUMMERL_HEALTH_EVERY", "5"))
+        self.every = every or float(os.environ.get("BUMMERL_HEALTH_EVERY", "1"))
         self.status: int | None = None
+        self.breaker = breaker.of_sessions(sessions)
 
     def check(self) -> bool:
-        ok = database_ok(self.sessions)
+        """Ping the database; set the health and the breaker (a line in the log for each
+        change, none for each failed ping of an outage)."""
+        problem = database_problem(self.sessions)
+        ok = problem is None
+        if ok:
+            if self.breaker.close():
+                log.warning("database breaker closed: the database answers again")
+        elif self.breaker.open():
+            log.warning("database breaker open (%s): calls that need the database fail at "
+                        "once with UNAVAILABLE until it answers again", problem)
         status = SERVING if ok else NOT_SERVING
         if status != self.status and not self.stop.is_set():
-            if self.status is not None:
-                log.warning("health: %s", "SERVING (database back)" if ok else "NOT_SERVING")
+            if self.status is not None or not ok:
+                log.warning("health: %s", "SERVING (database back)" if ok
+                            else f"NOT_SERVING ({problem})")
             self.status = status
             for name in self.names:
                 self.set_status(name, status)
@@ -71,5 +84,6 @@ class DatabaseHealth:
         return self
 
     def _run(self) -> None:
-        while not self.stop.wait(self.every):
+        while not self.stop.wait(min(self.every, breaker.RECHECK_S) if self.breaker.is_open
+                                 else self.every):
             self.check()

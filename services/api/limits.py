@@ -4,9 +4,11 @@
 and its limit, when a request cannot be parsed, has a string or a repeated field over its limit,
 an enum number its enum does not define, or an id (a `..._id` or `..._ids` field) above the
 largest the database stores. A request over `MAX_REQUEST_BYTES` is refused by
-gRPC itself with RESOURCE_EXHAUSTED. The plain functions still check what the values mean (a
-name's characters, a time control's range); these limits keep any request, and so any error
-message and any log line, small.
+gRPC itself with RESOURCE_EXHAUSTED. On a stream whose handler answers each message on its own
+(`answers_refusals`: the Play stream) a message that fails a check is handed to the handler as
+a `RefusedRequest`, to refuse that one and go on; only bytes that cannot be parsed end it.
+The plain functions still check what the values mean (a name's characters, a time control's
+range); these limits keep any request, and so any error message and any log line, small.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from google.protobuf.message import Message
 
 from services.api import status
 from services.core.bounds import MAX_ID
-from services.core.errors import InvalidArgument, cut
+from services.core.errors import InvalidArgument, RefusedRequest, cut
 
 log = logging.getLogger(__name__)
 
@@ -91,34 +93,37 @@ def _rule(field: FieldDescriptor) -> _Rule:
 
 def check(message: Message) -> None:
     """Raise InvalidArgument for the first field of `message` over its limit, or holding an
-    enum number its enum does not define (the message names the field's path)."""
+    enum number its enum does not define (the message names the field's path, and so does its
+    `field` detail: e.g. "action.match_id")."""
     for field, value in message.ListFields():
         rule = _rules.get(field) or _rule(field)
         if rule.skip:
             continue
         values = value if rule.repeated else (value,)
+        name = field.name
         if rule.repeated and len(values) > rule.items:
             raise InvalidArgument(
-                f"{field.name} has {len(values)} items; at most {rule.items} allowed")
+                f"{name} has {len(values)} items; at most {rule.items} allowed", field=name)
         for item in values:
             if rule.size and len(item) > rule.size:
                 unit = "characters" if field.type == field.TYPE_STRING else "bytes"
-                raise InvalidArgument(f"{field.name} is {len(item)} {unit} long; "
-                                      f"at most {rule.size} allowed")
+                raise InvalidArgument(f"{name} is {len(item)} {unit} long; "
+                                      f"at most {rule.size} allowed", field=name)
             if rule.enum is not None and item not in rule.enum:
                 enum = field.enum_type
                 assert enum is not None
                 known = ", ".join(f"{v.name}={v.number}" for v in enum.values)
-                raise InvalidArgument(f"{field.name}: {item} is not a {enum.full_name} "
-                                      f"value ({cut(known, 300)})")
+                raise InvalidArgument(f"{name}: {item} is not a {enum.full_name} "
+                                      f"value ({cut(known, 300)})", field=name)
             if rule.most is not None and item > rule.most:
-                raise InvalidArgument(f"{field.name}: {item} is not a valid id (ids are "
-                                      f"at most {rule.most})")
+                raise InvalidArgument(f"{name}: {item} is not a valid id (ids are "
+                                      f"at most {rule.most})", field=name)
             if rule.message:
                 try:
                     check(item)  # the path is made only for an error: a request is checked
                 except InvalidArgument as e:  # on the hot path, and nearly always passes
-                    raise InvalidArgument(f"{field.name}.{e}") from None
+                    raise InvalidArgument(f"{name}.{e}",
+                                          field=f"{name}.{e.details['field']}") from None
 
 
 class Unparseable:
@@ -171,17 +176,33 @@ def _checked(requests: Iterator[Any], context: grpc.ServicerContext,
 
 
 async def _checked_async(requests: AsyncIterator[Any], context: Any,
-                         where: str, abort: bool = True) -> AsyncIterator[Any]:
+                         where: str, abort: bool = True, answers: bool = False
+                         ) -> AsyncIterator[Any]:
     """The requests, checked; a refused one aborts the call, or with `abort` false is raised
     to the reader (a bidirectional handler reads in a task of its own while its writer may be
-    sending: the handler aborts from the writer, as two operations at once would fail)."""
+    sending: the handler aborts from the writer, as two operations at once would fail). With
+    `answers` (a handler marked with `answers_refusals`), a message that parses but
+    fails a check is handed on as a `RefusedRequest`, and only one that cannot be parsed
+    at all is raised."""
     async for request in requests:
         refusal = _refusal(request)
         if refusal is not None:
+            if answers and not isinstance(request, Unparseable):
+                yield RefusedRequest(request, refusal)
+                continue
             if not abort:
                 raise refusal
             await status.abort_async(context, refusal, where)
         yield request
+
+
+def answers_refusals(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a bidirectional (async generator) handler that answers each message on its own:
+    a message that fails a check reaches it as a `RefusedRequest` (it refuses that one and the
+    stream goes on: the Play stream), instead of ending the stream. Only bytes that are not a
+    message at all end it. Unmarked handlers keep the stream's end."""
+    method.answers_refusals = True  # type: ignore[attr-defined]
+    return method
 
 
 def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
@@ -213,7 +234,8 @@ def guard(handler: grpc.RpcMethodHandler, where: str) -> grpc.RpcMethodHandler:
             return behavior(request, context)
     elif inspect.isasyncgenfunction(behavior):
         async def call(requests: Any, context: Any) -> Any:  # type: ignore[misc]
-            checked = _checked_async(requests, context, where, abort=False)
+            checked = _checked_async(requests, context, where, abort=False,
+                                     answers=getattr(behavior, "answers_refusals", False))
             try:
                 async for response in behavior(checked, context):
                     yield response

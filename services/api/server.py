@@ -7,8 +7,9 @@ handlers), run on one bounded thread pool (`Settings.grpc_threads`). Changes are
 streams (`services.live.notify`, and `services.live.bus` between replicas); hooks run on their own
 dispatcher thread (`services.core.dispatch`).
 
-Health checking (grpc.health.v1) and server reflection are on, so `grpcurl -plaintext
-localhost:50051 list` works. A referee thread enforces the time control (see services.core.actions).
+Health checking (grpc.health.v1) and server reflection (grpc.reflection.v1 and v1alpha:
+services.api.reflection) are on, so `grpcurl -plaintext localhost:50051 list` works. A referee
+thread enforces the time control (see services.core.actions).
 """
 
 from __future__ import annotations
@@ -26,13 +27,12 @@ import grpc
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, match_pb2, match_pb2_grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.api import admin_servicer, limits, tls
+from services.api import admin_servicer, limits, reflection, tls
 from services.api.health import DatabaseHealth
 from services.api.servicers import BotServicer, MatchServicer, Streams
-from services.core import actions, committers, failures, hooks
+from services.core import actions, breaker, committers, failures, hooks
 from services.core.config import Settings, settings
 from services.core.connections import bound_engine, site_of
 from services.live import bus, notify, revocation
@@ -96,9 +96,8 @@ class Server:
         admin_service = admin_servicer.add_to_server(server, self.sessions, self.config)
         self.health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME,
-             reflection.SERVICE_NAME), server)
+        reflection.enable(  # v1 and v1alpha (services.api.reflection)
+            (MATCH_SERVICE, BOT_SERVICE, admin_service, health.SERVICE_NAME), server)
         self.port = tls.add_port(server, address, self.tls)
         return server
 
@@ -142,7 +141,10 @@ class Server:
         self._call(self.grpc.wait_for_termination())
 
     def _referee_loop(self) -> None:
+        down = breaker.of_sessions(self.sessions)
         while not self._stop.wait(REFEREE_SECONDS):
+            if down.is_open:  # the database is known to be unreachable: a round would hang
+                continue
             try:
                 actions.enforce_deadlines(sessions=self.sessions)
             except Exception as e:  # noqa: BLE001  (keep refereeing; the next round retries)

@@ -15,8 +15,8 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_g
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING
-from services.api import status
-from services.core import connections, matches, pairs
+from services.api import limits, status
+from services.core import breaker, connections, matches, pairs
 from services.core.actions import submit_action
 from services.core.config import Settings
 from services.core.errors import InvalidArgument
@@ -52,11 +52,14 @@ def _abort(context: grpc.ServicerContext, error: BaseException, where: str = "")
 
 
 def unary(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Map any exception to its status (services.api.status; the rule id goes in `bummerl-rule`)."""
+    """Map any exception to its status (services.api.status; the rule id goes in `bummerl-rule`).
+    Every unary call needs the database: while its breaker is open (services.core.breaker) the
+    call is UNAVAILABLE at once."""
 
     @functools.wraps(method)
     def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         try:
+            breaker.of_sessions(self.sessions).check()
             return method(self, request, context)
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
             _abort(context, e, method.__name__)
@@ -174,6 +177,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         """Pushed: the stream reads the match again when a change of it is committed (here or
         heard on the change bus), or when the server's one safety-net query for all watched
         matches (every `safety_s`, `poll_s` without a bus) finds it changed."""
+        breaker.of_sessions(self.sessions).check()  # the database is known to be down
         release = self.streams.limits.admit(
             "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
         woken = asyncio.Event()
@@ -242,15 +246,17 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             config=self.config)
         return bot_pb2.ChallengeResponse(matches=[convert.match_to_pb(m) for m in created])
 
+    @limits.answers_refusals  # a malformed answer is refused on its own: the stream goes on
     async def Play(self, request_iterator, context):  # type: ignore[no-untyped-def]
         run = self.streams.run
         try:
+            breaker.of_sessions(self.sessions).check()  # the database is known to be down
             bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
             admin.check_may_play(bot)  # a suspended bot is refused
             release = self.streams.limits.admit(
                 f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            await status.abort_async(context, e, "Play")
+            await status.refuse_stream(context, request_iterator, e, "Play")
             return
         session = PlaySession(bot, self.sessions, self.config, run)
         if self.streams.players is None:
@@ -265,7 +271,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             async for response in session.responses():
                 yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            await status.abort_async(context, e, "Play")
+            if reader is None:
+                await status.refuse_stream(context, request_iterator, e, "Play")
+            else:  # (as a refusal: not before the bot's first message arrived)
+                await session.heard_first(status.FIRST_MESSAGE_S)
+                await status.abort_async(context, e, "Play")
         finally:
             watch.cancel()
             if reader is not None:

@@ -60,6 +60,16 @@ class Unavailable(ServiceError):
     code = "UNAVAILABLE"
 
 
+class RefusedRequest:
+    """A message of a request stream that failed a check of the request guard
+    (services.api.limits): a bidirectional handler that answers each message on its own (the
+    Play stream) is handed this in its place, to refuse that message and go on."""
+
+    def __init__(self, request: object, error: InvalidArgument) -> None:
+        self.request = request  # the message, as parsed
+        self.error = error  # names the field (`error.details["field"]`) and its limit
+
+
 MAX_QUOTE = 100  # characters of a client's input quoted in a message
 MAX_MESSAGE = 500  # characters of any message a client sees (fits the 16 KiB trailers)
 

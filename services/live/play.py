@@ -20,6 +20,7 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -31,14 +32,36 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import RUNNING, Bot, Match
-from services.core import actions, cache, clocks, connections, failures, matches, metrics, values
+from services.core import (
+    actions,
+    breaker,
+    cache,
+    clocks,
+    connections,
+    failures,
+    matches,
+    metrics,
+    values,
+)
 from services.core.config import Settings, settings
-from services.core.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
+from services.core.errors import (
+    Aborted,
+    InvalidArgument,
+    PermissionDenied,
+    RefusedRequest,
+    ServiceError,
+)
 from services.live import convert, notify
 
 log = logging.getLogger(__name__)
 FULL = object()  # an event: read the database
 STOP = object()  # an event: end the stream
+DOWN = object()  # an event: the database's breaker opened (services.core.breaker)
+BACK = object()  # an event: it closed
+DOWN_MESSAGE = ("the service cannot reach its database: answers are refused with UNAVAILABLE "
+                "until it is back; stay connected: this stream stays open, and your pending "
+                "turns come again as soon as the database is back")
+BACK_MESSAGE = "the database is back: your pending turns follow"
 
 
 class PlaySession:
@@ -59,7 +82,12 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
+        self.heard = asyncio.Event()  # the bot's first message arrived, or its side ended
+        self.breaker = breaker.of(self.bind)
+        self.told_down = False  # the bot was told the database is down (once per outage)
+        self.stale = False  # a read was skipped or failed in an outage: read when it is back
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
+        self.unlisten = self.breaker.listen(self._database)
 
     def changed(self, change: values.Change | None) -> None:
         """A change of one of the bot's matches (any thread; most come on the loop's own,
@@ -70,8 +98,13 @@ class PlaySession:
         else:
             self.loop.call_soon_threadsafe(self.events.put_nowait, event)
 
+    def _database(self, opened: bool) -> None:
+        """The breaker opened or closed (the health check's thread)."""
+        self.loop.call_soon_threadsafe(self.events.put_nowait, DOWN if opened else BACK)
+
     def close(self) -> None:
         self.unsubscribe()
+        self.unlisten()
 
     def wake(self) -> None:
         """Read the database and send what is missing (on the loop: the safety net)."""
@@ -81,7 +114,10 @@ class PlaySession:
         """Whether the rows of the safety net's query (services.live.watchers.Players: id, bot0_id,
         bot1_id, state, seq, to_act, hand_number) hold something this stream has not sent: a
         new match of its bot, a turn, a hand's or a match's end. Rows older than what the
-        stream handled since are skipped (it moved on meanwhile)."""
+        stream handled since are skipped (it moved on meanwhile). A stream whose read failed
+        in an outage (`stale`) has missed something by definition."""
+        if self.stale:
+            return True
         for row in rows:
             seat = 0 if row.bot0_id == self.bot_id else 1 if row.bot1_id == self.bot_id else None
             if seat is None:
@@ -106,26 +142,59 @@ class PlaySession:
         self.loop.call_soon_threadsafe(self.events.put_nowait, STOP)
 
     # --- the bot's answers ------------------------------------------------------------------
-    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
+    async def read(self, requests: AsyncIterator[bot_pb2.PlayRequest | RefusedRequest]
+                   ) -> None:
         """Apply the bot's answers, one at a time. A half-close (no more answers) keeps the
-        stream open: the bot may still listen; the stream ends when the call ends."""
+        stream open: the bot may still listen; the stream ends when the call ends. A message
+        that failed a check of the request guard is refused on its own (`refused`)."""
         try:
             async for request in requests:
-                if request.WhichOneof("message") == "action":
+                self.heard.set()
+                if isinstance(request, RefusedRequest):
+                    self.refused(request)
+                elif request.WhichOneof("message") == "action":
                     await self.answer(request.action)
         except asyncio.CancelledError:
             raise
-        except ServiceError as e:  # a refused request (services.api.limits): the writer aborts
-            self.events.put_nowait(e)
+        except ServiceError as e:  # bytes that are no PlayRequest (services.api.limits): the
+            self.events.put_nowait(e)  # writer aborts the stream
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
+        finally:
+            self.heard.set()
+
+    async def heard_first(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) until the bot's first message arrived or its side
+        of the stream ended (services.api.status.refuse_stream says why)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.heard.wait(), timeout)
+
+    def refused(self, refused: RefusedRequest) -> None:
+        """A message that parsed but failed a check (services.api.limits: a field over its
+        limit, an id out of range, an unknown enum number). An answer is refused like any other
+        (an ActionRejected naming the field); a Hello is ignored, and the bot told so by a
+        Notice. Either way the stream, and the bot's other matches, go on."""
+        request = refused.request
+        assert isinstance(request, bot_pb2.PlayRequest)
+        if request.WhichOneof("message") == "action":
+            self.refuse(request.action, refused.error)
+            return
+        error = refused.error
+        failures.failure_of(error, "Play hello")  # logged as any client error
+        hello = request.WhichOneof("message") == "hello"
+        self.events.put_nowait(bot_pb2.PlayResponse(notice=bot_pb2.Notice(
+            kind=bot_pb2.NOTICE_KIND_HELLO_REFUSED if hello else bot_pb2.NOTICE_KIND_UNSPECIFIED,
+            code=error.code, field=str(error.details.get("field", "")),
+            message=f"your {'Hello' if hello else 'message'} was refused and ignored "
+                    f"({error.message}); the stream goes on as without it")))
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
         on reading; the commit's outcome comes back as a callback: `_settled`); otherwise it
         waits for the pool, one answer at a time."""
         try:
+            self.breaker.check()  # the database is known to be down: refused at once
             live = self.submit_live(answer)
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             self.refuse(answer, e)
@@ -169,6 +238,7 @@ class PlaySession:
         if isinstance(e, ServiceError):
             left = e.details.get("illegal_left")
             rejected.illegal_left = int(left) if isinstance(left, int) else 0
+            rejected.field = str(e.details.get("field", ""))  # a malformed answer's
         resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
         self.events.put_nowait((rejected, resend))
 
@@ -229,21 +299,56 @@ class PlaySession:
                     if resend:
                         self.sent.pop(rejected.match_id, None)  # send the same turn again
                         full = True
+                elif isinstance(event, bot_pb2.PlayResponse):  # a notice
+                    yield event
                 elif event is STOP:
                     return
                 elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
                     raise event
+                elif event is DOWN:
+                    if not self.told_down:
+                        self.told_down = True
+                        yield self._notice(bot_pb2.NOTICE_KIND_DATABASE_UNAVAILABLE,
+                                           "UNAVAILABLE", DOWN_MESSAGE)
+                elif event is BACK:
+                    if self.told_down:
+                        self.told_down = False
+                        yield self._notice(bot_pb2.NOTICE_KIND_DATABASE_BACK, "OK", BACK_MESSAGE)
+                    full = True  # what was missed meanwhile, and the turns refused
                 else:
                     full = True
+            if full and self.breaker.is_open:  # no read: it would hang; read when it is back
+                self.stale, full = True, False
+            elif full:
+                self.stale = False
+            rows: list[values.MatchState] | None
             if full:
-                rows = await self.run(matches.match_states_of, self.bot_id, list(self.known),
-                                      sessions=self.sessions)
+                rows = await self._outage_safe(matches.match_states_of, self.bot_id,
+                                               list(self.known), sessions=self.sessions)
             else:
                 rows = [m for m in changes.values() if self._newer(m, None)]
             if rows:
                 quick = None if full else self.quick_step(rows)
-                for response in quick if quick is not None else await self.run(self.step, rows):
+                out = quick if quick is not None else await self._outage_safe(self.step, rows)
+                for response in out or ():
                     yield response
+
+    async def _outage_safe(self, function: Callable[..., Any], *args: Any, **kwargs: Any
+                           ) -> Any:
+        """`function` on the pool; None if the database was unavailable (the stream stays: it
+        reads again once the breaker closes, or the safety net finds what it missed)."""
+        try:
+            return await self.run(function, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (an outage is waited out; the rest is raised)
+            if failures.failure_of(e, "Play stream read").code != "UNAVAILABLE":
+                raise
+            self.stale = True
+            return None
+
+    @staticmethod
+    def _notice(kind: int, code: str, message: str) -> bot_pb2.PlayResponse:
+        return bot_pb2.PlayResponse(notice=bot_pb2.Notice(kind=kind, code=code,  # type: ignore[arg-type]
+                                                          message=message))
 
     def _newer(self, m: values.MatchState, than: values.MatchState | None) -> bool:
         """Whether `m` is newer than `than` (or, without it, than what was handled)."""

@@ -20,6 +20,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING, Match
+from services.core import breaker
 from services.core.connections import bound_engine, reading
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class Watched:
     async def _loop(self) -> None:
         while self.events:
             await asyncio.sleep(self.interval())
+            if breaker.of_sessions(self.sessions).is_open:  # the database is down: no read
+                continue
             ids = sorted(self.events)
             try:
                 now = await self.run(self._read, ids)
@@ -101,6 +104,8 @@ class Players:
     async def _loop(self) -> None:
         while self.streams:
             await asyncio.sleep(self.interval())
+            if breaker.of_sessions(self.sessions).is_open:  # the streams re-read when it closes
+                continue
             streams = list(self.streams)
             bots = sorted({s.bot.id for s in streams})
             followed = sorted({match_id for s in streams for match_id in s.known})

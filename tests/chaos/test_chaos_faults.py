@@ -114,13 +114,78 @@ def test_postgres_refused_20s(site):
     scenario(site, "PostgreSQL refused 20 s", fault)
 
 
+DATABASE_DOWN_NOTICE = "cannot reach its database"  # in the kit's log line of the notice
+
+
+def fail_fast(site: Site, match_id: int, cut: float, seconds: float) -> dict[str, float]:
+    """Start a GetMatch call (a 5 s deadline, as a client would) every 0.1 s from the cut until
+    `seconds` after it, and ask the health each time: when the health said NOT_SERVING, when
+    the first call was answered UNAVAILABLE at once (the breaker open: in under 1 s), and how
+    long the calls started after that took at most (each must be UNAVAILABLE)."""
+    import threading
+
+    import grpc
+    from bummerl.v1 import match_pb2, match_pb2_grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    answers: list[tuple[float, float, grpc.StatusCode]] = []  # (started, answered, code)
+    lock = threading.Lock()
+    not_serving: float | None = None
+
+    def done(started: float, call: grpc.Future) -> None:
+        error = call.exception()
+        with lock:
+            answers.append((started - cut, time.monotonic() - cut,
+                            grpc.StatusCode.OK if error is None else error.code()))
+
+    with grpc.insecure_channel(f"127.0.0.1:{site.port}") as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+        calls = []
+        while time.monotonic() - cut < seconds:
+            started = time.monotonic()
+            call = stub.GetMatch.future(match_pb2.GetMatchRequest(match_id=match_id), timeout=5)
+            call.add_done_callback(lambda c, t=started: done(t, c))
+            calls.append(call)
+            if not_serving is None and health.Check(
+                    health_pb2.HealthCheckRequest(), timeout=5).status == \
+                    health_pb2.HealthCheckResponse.NOT_SERVING:
+                not_serving = time.monotonic() - cut
+            time.sleep(0.1)
+        for call in calls:
+            call.exception()  # every call answered (its callback ran)
+    fast = [(s, a) for s, a, code in answers if code == grpc.StatusCode.UNAVAILABLE and a - s < 1]
+    assert fast, f"no call failed fast while the database was black-holed: {answers[:10]}"
+    first = min(a for _, a in fast)
+    later = [(a - s, code) for s, a, code in answers if s > first]
+    wrong = [code for _, code in later if code != grpc.StatusCode.UNAVAILABLE]
+    assert not wrong, f"{len(wrong)} calls after the breaker opened were answered {wrong[:3]}"
+    return {"not_serving": -1.0 if not_serving is None else not_serving, "first": first,
+            "slowest": max((took for took, _ in later), default=0.0), "calls": len(later)}
+
+
 def test_postgres_blackholed_10s(site):
+    """Black-holed (packets dropped, nothing closed): once the service's health check knows,
+    calls fail at once with UNAVAILABLE (not a client's 5 s deadline, call after call), and
+    each connected bot is told once on its Play stream, which stays open."""
+    measured: dict[str, float] = {}
+    told = {name: site.log(f"{name}.log").count(DATABASE_DOWN_NOTICE) for name in site.bots}
+
     def fault() -> None:
+        match_id = site.running_ladder()[0].id
         site.postgres.set(BLACKHOLE)
-        time.sleep(10)
+        measured.update(fail_fast(site, match_id, time.monotonic(), 10))
         site.postgres.set(PASS)
 
     scenario(site, "PostgreSQL black-holed 10 s", fault)
+    print(f"PostgreSQL black-holed: health NOT_SERVING {measured['not_serving']:.1f} s and "
+          f"the first call UNAVAILABLE {measured['first']:.1f} s after the cut, then "
+          f"{measured['calls']:.0f} calls UNAVAILABLE in at most {measured['slowest']:.3f} s "
+          "each")
+    assert measured["slowest"] < 1.0
+    for name, before in told.items():
+        now = site.log(f"{name}.log").count(DATABASE_DOWN_NOTICE)
+        assert now - before == 1, f"{name} was told {now - before} times"
 
 
 def test_bot_disconnect_and_reconnect(site):

@@ -196,3 +196,28 @@ def test_json_lines(capsys):
         kit.setLevel(logging.NOTSET)
     assert line["event"] == "match_started" and line["match_id"] == 3
     assert line["message"] == "match 3 started" and line["opponent"] == "x"
+
+
+def test_a_refused_hello_is_a_notice_line_and_the_bot_plays_on(service, caplog):
+    """A client name over the Hello's limit: the service ignores the Hello and says so (a
+    Notice); the kit logs it as a `notice` event naming the field and plays its match."""
+    caplog.set_level(logging.INFO, logger="bummerl.client")
+    a_id, a_token = service.register("alice")
+    b_id, b_token = service.register("bob")
+    plain.create_match([a_id, b_id], seed=5, sessions=service.sessions, config=service.config)
+    runners = [Runner(RandomBot(1), service.server.address, a_token, max_matches=1,
+                      client_name="c" * 300),
+               Runner(RandomBot(2), service.server.address, b_token, max_matches=1)]
+    threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for r in runners:
+        r.stop()
+    assert not any(t.is_alive() for t in threads), "the match was not played to its end"
+    (notice,) = events(caplog, "notice")
+    assert notice.levelno == logging.WARNING
+    assert notice.fields["kind"] == "NOTICE_KIND_HELLO_REFUSED"
+    assert notice.fields["field"] == "hello.client" and "hello.client" in notice.getMessage()
+    assert len(events(caplog, "match_ended")) == 2

@@ -30,6 +30,8 @@ from services.ops import bots
 FAST = DbTimeouts(connect_s=2, statement_ms=2000, answer_s=3.0, pool_s=3.0, keepalive_s=5)
 PROMPT_S = 12.0  # generous: answer_s + connect_s + a loaded CI machine
 CALLER_DEADLINE_S = 60.0
+HEALTH_EVERY_S = 0.5  # the service's health check interval in these tests
+FAST_S = 1.0  # "at once": a call refused by the open breaker (it was 2-3 s, the bounds, before)
 pytestmark = pytest.mark.postgres
 
 
@@ -54,7 +56,8 @@ class Outage:
 
 
 @pytest.fixture
-def outage(request, tmp_path) -> Iterator[Outage]:
+def outage(request, tmp_path, monkeypatch) -> Iterator[Outage]:
+    monkeypatch.setenv("BUMMERL_HEALTH_EVERY", str(HEALTH_EVERY_S))
     with fresh_database("postgres", request, tmp_path) as database, \
             Proxy(("127.0.0.1", make_url(database.url).port or 5432)) as proxy:
         database.create_tables()
@@ -290,6 +293,101 @@ def test_a_play_answer_after_the_database_dropped_its_connections_is_accepted(ou
             pending.append(streams[seat].responses.get_nowait())
         assert not [r for r in pending if not isinstance(r, grpc.RpcError)
                     and r.WhichOneof("message") == "rejected"], pending
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def drain_until(stream, want, timeout: float = PROMPT_S) -> list[Any]:  # type: ignore[no-untyped-def]
+    """The responses of `stream` up to and including the first for which `want(response)`;
+    AssertionError if the stream ends (every outage must leave it open) or after `timeout`."""
+    import queue
+
+    seen = []
+    limit = time.monotonic() + timeout
+    while True:
+        try:
+            item = stream.responses.get(timeout=max(0.01, limit - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"not seen within {timeout} s; seen {seen}") from None
+        assert not isinstance(item, grpc.RpcError), f"the stream ended: {item}"
+        seen.append(item)
+        if want(item):
+            return seen
+
+
+def notice_of(kind: int):  # type: ignore[no-untyped-def]
+    return lambda r: r.WhichOneof("message") == "notice" and r.notice.kind == kind
+
+
+def test_black_holed_database_fails_fast_once_known_and_bots_are_told_once(outage, caplog):
+    """Issue 25, item 4: once the health check knows the database is unreachable (NOT_SERVING),
+    the calls that need it are UNAVAILABLE at once, not after their own bounds (a client with a
+    5 s deadline saw DEADLINE_EXCEEDED call after call); each Play stream is told once, stays
+    open, and has its answers refused at once; when the database is back every stream is told
+    so and sent its pending turn again, and the answer to it is applied."""
+    from bummerl import wire
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from serviceprocs import PlayStream
+
+    caplog.set_level(logging.INFO)
+    o = outage
+    health = health_pb2_grpc.HealthStub(o.channel)
+    streams = {seat: PlayStream(o.channel, o.tokens[seat]) for seat in (0, 1)}
+    try:
+        seat, turn = play_two(o, streams)
+        o.proxy.set(BLACKHOLE)
+        cut = time.monotonic()
+        while health.Check(health_pb2.HealthCheckRequest(), timeout=5).status != \
+                health_pb2.HealthCheckResponse.NOT_SERVING:
+            assert time.monotonic() - cut < PROMPT_S, "the health check did not notice"
+            time.sleep(0.05)
+        known = time.monotonic() - cut
+        token = o.tokens[seat]
+        fast = {
+            "GetMatch": lambda: o.matches.GetMatch(
+                match_pb2.GetMatchRequest(match_id=o.match_id), timeout=5),
+            "SubmitAction": lambda: o.matches.SubmitAction(match_pb2.SubmitActionRequest(
+                match_id=o.match_id, seat=seat, expected_seq=turn.seq,
+                action=turn.observation.legal_actions[0]), metadata=auth(token), timeout=5),
+            "GetObservation": lambda: o.matches.GetObservation(match_pb2.GetObservationRequest(
+                match_id=o.match_id, seat=seat), metadata=auth(token), timeout=5),
+            "Play": lambda: list(o.bots.Play(
+                iter([bot_pb2.PlayRequest(hello=bot_pb2.Hello())]), metadata=auth(token),
+                timeout=5)),
+        }
+        times = {}
+        for name, call in fast.items():
+            times[name] = assert_unavailable(o, name, call)
+            assert times[name] < FAST_S, f"{name}: UNAVAILABLE after {times[name]:.2f} s"
+        for stream in streams.values():  # told, once
+            drain_until(stream, notice_of(bot_pb2.NOTICE_KIND_DATABASE_UNAVAILABLE))
+        start = time.monotonic()
+        streams[seat].answer(o.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="in-the-outage")
+        (*_, rejected) = drain_until(streams[seat], lambda r: r.WhichOneof("message") ==
+                                     "rejected")
+        answered = time.monotonic() - start
+        assert rejected.rejected.code == "UNAVAILABLE" and answered < FAST_S, answered
+        time.sleep(2 * HEALTH_EVERY_S)  # more health checks fail: no second notice
+        o.proxy.restore()
+        back = time.monotonic()
+        for each, stream in streams.items():
+            seen = drain_until(stream, notice_of(bot_pb2.NOTICE_KIND_DATABASE_BACK))
+            assert not [r for r in seen if notice_of(
+                bot_pb2.NOTICE_KIND_DATABASE_UNAVAILABLE)(r)], "told twice"
+            if each == seat:
+                (*_, again) = drain_until(stream, lambda r: r.WhichOneof("message") == "turn")
+                assert again.turn.seq == turn.seq
+        told_back = time.monotonic() - back
+        streams[seat].answer(o.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="after-the-outage")
+        wait_applied(o, turn.seq, "the answer after the outage was not applied")
+        print(f"\nblack-holed: NOT_SERVING {known:.2f} s after the cut; then UNAVAILABLE in "
+              + ", ".join(f"{k} {v:.3f} s" for k, v in times.items())
+              + f"; a Play answer refused in {answered:.3f} s; database back: streams told "
+              f"and the turn sent again {told_back:.2f} s after")
+        assert_no_traceback(caplog)
     finally:
         for stream in streams.values():
             stream.close()

@@ -432,3 +432,84 @@ def test_fuzz_every_rpc(server):
     assert proc.poll() is None, "the server died"
 
 
+
+
+STORM_BOTS = 3  # bots of the stream storm
+STORM_STREAMS = 300  # Play streams each bot opens at once
+STORM_CYCLES = 3
+STORM_CAP = 4  # the server's max_play_streams (the Settings default of SERVER)
+
+
+async def storm_cycle(address: str, tokens: list[str]) -> tuple[Counter[str], list[str]]:
+    """Every bot opens STORM_STREAMS Play streams at once (a grpc.aio client, one channel per
+    bot, as one bot process has), each sending its Hello and keeping its side open; the first
+    answer of each (a Welcome, or the status that ended it) is counted per bot; then every
+    stream is dropped. The codes (`welcome` for an admitted stream), and what was wrong."""
+    import asyncio
+
+    from bummerl.v1 import bot_pb2_grpc
+
+    counts: Counter[str] = Counter()
+    bad: list[str] = []
+    channels = [grpc.aio.insecure_channel(address) for _ in tokens]
+    calls = []
+    hold = asyncio.Event()
+
+    async def requests() -> Any:
+        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="storm"))
+        await hold.wait()  # the bot's side stays open, as a bot's does
+
+    async def first(bot: int, call: Any) -> None:
+        try:
+            response = await asyncio.wait_for(call.read(), 60)
+            kind = "welcome" if response is not grpc.aio.EOF and \
+                response.WhichOneof("message") == "welcome" else f"first {response!r}"
+        except grpc.RpcError as e:
+            kind = e.code().name
+            if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                bad.append(f"bot {bot}: {kind} {e.details()}")
+        counts[f"{bot}:{kind}"] += 1
+
+    waits = []
+    for bot, (channel, token) in enumerate(zip(channels, tokens, strict=True)):
+        stub = bot_pb2_grpc.BotServiceStub(channel)
+        for _ in range(STORM_STREAMS):
+            call = stub.Play(requests(), metadata=(("authorization", f"Bearer {token}"),))
+            calls.append(call)
+            waits.append(first(bot, call))
+    await asyncio.gather(*waits)
+    for call in calls:
+        call.cancel()
+    hold.set()
+    for channel in channels:
+        await channel.close()
+    return counts, bad
+
+
+def test_play_stream_storm_past_the_cap(server):
+    """Three bots open 300 Play streams each at once and drop them, three times (issue 25):
+    each bot's first STORM_CAP streams are admitted and every other one is refused with
+    RESOURCE_EXHAUSTED, never INTERNAL. (A refusal sent before the client's first write was
+    done read as INTERNAL, "Internal error from Core", to a grpc.aio client: some 3 in 100.)"""
+    import asyncio
+
+    from bummerl.v1 import bot_pb2_grpc
+
+    proc, address, _ids, tokens = server
+    with grpc.insecure_channel(address) as channel:
+        third = bot_pb2_grpc.BotServiceStub(channel).RegisterBot(
+            bot_pb2.RegisterBotRequest(name="storm-c"),
+            metadata=(("authorization", f"Bearer {OPERATOR}"),), timeout=10)
+    players = [tokens[0], tokens[1], third.token]
+    for cycle in range(STORM_CYCLES):
+        counts, bad = asyncio.run(storm_cycle(address, players))
+        print(f"storm cycle {cycle}: {dict(sorted(counts.items()))}")
+        assert not bad, f"cycle {cycle}: {len(bad)} streams ended otherwise: {bad[:5]}"
+        for bot in range(STORM_BOTS):
+            admitted = counts[f"{bot}:welcome"]
+            assert 1 <= admitted <= STORM_CAP, (cycle, bot, admitted)
+            assert counts[f"{bot}:RESOURCE_EXHAUSTED"] == STORM_STREAMS - admitted, counts
+        if cycle == 0:  # nothing was open before: exactly the cap was admitted
+            assert all(counts[f"{bot}:welcome"] == STORM_CAP for bot in range(STORM_BOTS))
+        time.sleep(0.5)  # the dropped streams close on the server
+    assert proc.poll() is None, "the server died"

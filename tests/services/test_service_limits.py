@@ -5,6 +5,7 @@ an oversized trailer), unparseable payloads are INVALID_ARGUMENT with one short 
 from __future__ import annotations
 
 import logging
+import time
 
 import grpc
 import pytest
@@ -141,6 +142,27 @@ def test_huge_card_is_invalid_argument(service):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "request_id is 65 characters" in details
 
 
+def test_a_field_check_names_the_field_in_the_rich_status(sqlite_service):
+    """The field that failed a check is in the rich status too: ErrorInfo's `field` and a
+    google.rpc.BadRequest field violation, for tools that read them."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    _, token = sqlite_service.register("fred")
+    request = match_pb2.SubmitActionRequest(match_id=1, seat=0, action=common_pb2.Action(
+        kind=common_pb2.ACTION_KIND_PLAY, card="X" * 9))
+    with pytest.raises(grpc.RpcError) as info:
+        sqlite_service.matches.SubmitAction(request, metadata=auth(token))
+    status = rpc_status.from_call(info.value)
+    assert status is not None
+    error_info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
+    assert status.details[0].Unpack(error_info) and status.details[1].Unpack(bad)
+    assert error_info.metadata["field"] == "action.card"
+    (violation,) = bad.field_violations
+    assert violation.field == "action.card"
+    assert violation.description == "action.card is 9 characters long; at most 8 allowed"
+
+
 def test_unknown_enum_number_is_invalid_argument(sqlite_service):
     code, details = refused(sqlite_service.matches.ListMatches,
                             match_pb2.ListMatchesRequest(state=99))
@@ -203,3 +225,91 @@ def test_health_and_reflection_still_answer(sqlite_service):
     health = health_pb2_grpc.HealthStub(sqlite_service.channel)
     assert health.Check(health_pb2.HealthCheckRequest()).status == \
         health_pb2.HealthCheckResponse.SERVING
+
+
+def two_matches(service) -> tuple[int, str, int, match_pb2.Match]:
+    """Bots ann and ben in two matches of the same deal, seats swapped, so ann is to act in
+    exactly one: (ann's id, her token, ben's id, the match where she is to act)."""
+    a, a_token = service.register("ann")
+    b, _ = service.register("ben")
+    made = [plain.create_match(ids, seed=5, sessions=service.sessions, config=service.config)
+            for ids in ([a, b], [b, a])]
+    mine = next(m for m in made if (m.bot0_id, m.bot1_id)[m.to_act] == a)
+    return a, a_token, b, service.matches.GetMatch(
+        match_pb2.GetMatchRequest(match_id=mine.id)).match
+
+
+def test_a_malformed_answer_is_refused_naming_its_field_and_the_stream_goes_on(service):
+    """Issue 25, item 1: an answer that fails a field check (an id out of range, a string over
+    its limit, an unknown enum number) is refused with an ActionRejected naming the field, like
+    any other refused answer; the stream, and so every other match of the bot, goes on."""
+    from bummerl import wire
+    from serviceprocs import PlayStream
+
+    _, token, _, match = two_matches(service)
+    stream = PlayStream(service.channel, token)
+    try:
+        turn = stream.next("turn").turn
+        assert turn.match_id == match.match_id
+        legal = turn.observation.legal_actions[0]
+        cases = [
+            (bot_pb2.TurnAnswer(match_id=10**15, seq=turn.seq, action=legal), "action.match_id",
+             f"action.match_id: {10**15} is not a valid id (ids are at most {bounds.MAX_ID})"),
+            (bot_pb2.TurnAnswer(match_id=turn.match_id, seq=turn.seq, action=legal,
+                                request_id="r" * 65), "action.request_id",
+             "action.request_id is 65 characters long; at most 64 allowed"),
+            (bot_pb2.TurnAnswer(match_id=turn.match_id, seq=turn.seq, action=common_pb2.Action(
+                kind=99, card="TH")), "action.action.kind",
+             "action.action.kind: 99 is not a bummerl.v1.ActionKind value"),
+            (bot_pb2.TurnAnswer(match_id=turn.match_id, seq=turn.seq, action=common_pb2.Action(
+                kind=common_pb2.ACTION_KIND_PLAY, card="X" * 100)), "action.action.card",
+             "action.action.card is 100 characters long; at most 8 allowed"),
+        ]
+        for answer, field, message in cases:
+            stream.requests.put(bot_pb2.PlayRequest(action=answer))
+            rejected = stream.next("rejected").rejected
+            assert (rejected.code, rejected.field) == ("INVALID_ARGUMENT", field), rejected
+            assert rejected.message.startswith(message), rejected.message
+            assert (rejected.match_id, rejected.seq) == (answer.match_id, answer.seq)
+            if answer.match_id == turn.match_id:  # its turn comes again, to answer properly
+                assert stream.next("turn").turn.seq == turn.seq
+        stream.answer(turn.match_id, turn.seq, wire.action_from_pb(legal), request_id="ok")
+        deadline = time.monotonic() + 10
+        while service.matches.GetMatch(match_pb2.GetMatchRequest(
+                match_id=turn.match_id)).match.seq == turn.seq:
+            assert time.monotonic() < deadline, "the good answer after the bad ones was lost"
+            time.sleep(0.02)
+    finally:
+        stream.close()
+
+
+def test_a_hello_that_fails_a_check_is_ignored_with_a_notice(service):
+    """A Hello over a limit is ignored, and the bot told so by a Notice naming the field; the
+    stream plays on (its pending turn comes, and an answer to it is applied)."""
+    from bummerl import wire
+    from serviceprocs import PlayStream
+
+    _, token, _, match = two_matches(service)
+    stream = PlayStream(service.channel, token)  # (sends nothing itself: the Hello is ours)
+    try:
+        stream.requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="c" * 300)))
+        seen: dict[str, bot_pb2.PlayResponse] = {}
+        while not {"notice", "turn"} <= set(seen):
+            item = stream.responses.get(timeout=10)
+            assert not isinstance(item, grpc.RpcError), item
+            seen.setdefault(item.WhichOneof("message"), item)
+        notice = seen["notice"].notice
+        assert notice.kind == bot_pb2.NOTICE_KIND_HELLO_REFUSED
+        assert (notice.code, notice.field) == ("INVALID_ARGUMENT", "hello.client")
+        assert "hello.client is 300 characters long; at most 200 allowed" in notice.message
+        turn = seen["turn"].turn
+        assert turn.match_id == match.match_id
+        stream.answer(turn.match_id, turn.seq, wire.action_from_pb(
+            turn.observation.legal_actions[0]), request_id="after-hello")
+        deadline = time.monotonic() + 10
+        while service.matches.GetMatch(match_pb2.GetMatchRequest(
+                match_id=turn.match_id)).match.seq == turn.seq:
+            assert time.monotonic() < deadline, "the answer after the refused Hello was lost"
+            time.sleep(0.02)
+    finally:
+        stream.close()

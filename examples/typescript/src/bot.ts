@@ -19,10 +19,11 @@ interface Observation { points: number; legal_actions: Action[]; }
 interface Turn { match_id: string; seq: string; seat: number; observation: Observation; }
 interface Match { match_id: string; bot_names: string[]; counters: number[]; end_detail: string; }
 interface PlayResponse {
-  message: "welcome" | "turn" | "rejected" | "hand_ended" | "match_ended";
+  message: "welcome" | "turn" | "rejected" | "hand_ended" | "match_ended" | "notice";
   welcome?: { bot: { name: string; bot_id: string }; running_matches: number };
   turn?: Turn;
-  rejected?: { match_id: string; code: string; rule: string; message: string };
+  rejected?: { match_id: string; code: string; rule: string; message: string; field: string };
+  notice?: { kind: string; code: string; message: string; field: string };
   match_ended?: { seat: number; won: boolean; match: Match };
 }
 
@@ -92,6 +93,11 @@ call.on("data", (response: PlayResponse) => {
     case "rejected": {
       const r = response.rejected!;
       console.log(`match ${r.match_id}: action refused (${r.code} ${r.rule}: ${r.message})`);
+      break;
+    }
+    case "notice": { // not about one answer: e.g. the Hello refused, the database unavailable
+      const n = response.notice!;
+      console.log(`the service says: ${n.message} (${n.code})`);
       break;
     }
     case "match_ended": {

@@ -1,0 +1,92 @@
+"""The database breaker: once the service knows its database is unreachable, the calls that need
+it fail at once with UNAVAILABLE, instead of each waiting out its own bounds (the connect and
+answer time-outs of `db.base.DbTimeouts`, seconds each) for as long as the outage lasts.
+
+One breaker per database engine (`of`). The health check (`services.api.health`) opens it when
+the database does not answer its ping in time, and the first ping that succeeds closes it;
+while it is open the health check pings every `RECHECK_S`. What is refused while it is open,
+and how the Play streams are told (once), is in docs/service.md ("Database outages").
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.core.connections import bound_engine
+from services.core.errors import Unavailable
+from services.core.failures import UNAVAILABLE_MESSAGE
+
+RECHECK_S = 0.5  # the health check's interval while the breaker is open
+
+
+class Breaker:
+    """Open while the database is known to be unreachable. `listen` callbacks hear each change
+    (True: opened, False: closed), on the thread that made it."""
+
+    def __init__(self) -> None:
+        self.opened_at: float | None = None  # time.monotonic() when it opened
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[bool], None]] = []
+
+    @property
+    def is_open(self) -> bool:
+        return self.opened_at is not None
+
+    def check(self) -> None:
+        """Raise Unavailable (the message of any database outage) while open."""
+        if self.opened_at is not None:
+            raise Unavailable(UNAVAILABLE_MESSAGE)
+
+    def open(self) -> bool:
+        """Open it; True if it was closed."""
+        return self._set(True)
+
+    def close(self) -> bool:
+        """Close it; True if it was open."""
+        return self._set(False)
+
+    def _set(self, opened: bool) -> bool:
+        with self._lock:
+            if self.is_open == opened:
+                return False
+            self.opened_at = time.monotonic() if opened else None
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(opened)
+        return True
+
+    def listen(self, callback: Callable[[bool], None]) -> Callable[[], None]:
+        """Call `callback(opened)` on each change; returns the function that stops it."""
+        with self._lock:
+            self._listeners.append(callback)
+
+        def stop() -> None:
+            with self._lock:
+                if callback in self._listeners:
+                    self._listeners.remove(callback)
+
+        return stop
+
+
+_breakers: weakref.WeakKeyDictionary[Engine, Breaker] = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
+
+
+def of(bind: Engine) -> Breaker:
+    """The breaker of the database `bind` reaches (made on first use)."""
+    breaker = _breakers.get(bind)
+    if breaker is None:
+        with _guard:
+            breaker = _breakers.setdefault(bind, Breaker())
+    return breaker
+
+
+def of_sessions(sessions: sessionmaker[Session] | None) -> Breaker:
+    """The breaker of the session factory's database (the configured one when None)."""
+    return of(bound_engine(sessions))
