@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import ping
-from services.core import breaker
+from services.core import breaker, failures
 from services.core.connections import bound_engine
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,8 @@ class DatabaseHealth:
 
     def __init__(self, set_status: Callable[[str, int], None],
                  sessions: sessionmaker[Session] | None,
-                 names: Sequence[str], stop: threading.Event, every: float | None = None
-                 ) -> None:
+                 names: Sequence[str], stop: threading.Event, every: float | None = None,
+                 recover: Callable[[], object] | None = None) -> None:
         self.set_status = set_status
         self.sessions = sessions
         self.names = list(names)
@@ -55,12 +55,24 @@ class DatabaseHealth:
         self.every = every or float(os.environ.get("BUMMERL_HEALTH_EVERY", "1"))
         self.status: int | None = None
         self.breaker = breaker.of_sessions(sessions)
+        # Run when the database answers again after an outage, before the breaker closes (the
+        # server gives the running matches fresh turn clocks: the outage is not charged).
+        self.recover = recover
 
     def check(self) -> bool:
         """Ping the database; set the health and the breaker (a line in the log for each
         change, none for each failed ping of an outage)."""
         problem = database_problem(self.sessions)
         ok = problem is None
+        if ok and self.breaker.is_open and self.recover is not None:
+            for attempt in (1, 2):  # the pool's connections from before the outage may be
+                try:                # dead: the first failure drops them, the second try is new
+                    self.recover()
+                    break
+                except Exception as e:  # noqa: BLE001  (still out: stay open, retry next check)
+                    if attempt == 2 or not failures.unavailable(e):
+                        failures.log_failure("recovering from a database outage (retried)", e)
+                        return False
         if ok:
             if self.breaker.close():
                 log.warning("database breaker closed: the database answers again")

@@ -117,10 +117,17 @@ class Server:
         self._referee.start()
         # SERVING while the database answers, NOT_SERVING while it does not (services.api.health)
         DatabaseHealth(self._set_health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
-                       self._stop).start()
+                       self._stop, recover=self._after_outage).start()
         log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
                  " (TLS)" if self.tls else "", resumed)
         return self
+
+    def _after_outage(self) -> None:
+        """The database answers again after an outage: every running match gets a fresh turn
+        clock, as after a restart (the outage is not charged to the seat to act, whose answers
+        were refused meanwhile), and its pending turn is announced again."""
+        resumed = actions.resume_all(sessions=self.sessions, config=self.config)
+        log.warning("database back: %d running matches got fresh turn clocks", resumed)
 
     def stop(self, grace: float | None = 0.5) -> None:
         if not self.loop.is_running():

@@ -46,7 +46,7 @@ from db.models import (
     Match,
     Refusal,
 )
-from services.core import appends, committers, metrics
+from services.core import appends, breaker, committers, metrics
 from services.core.announce import after_commit, announce, hand_over
 from services.core.cache import (
     bind_key,
@@ -408,12 +408,17 @@ def enforce_deadlines(
 ) -> list[int]:
     """Forfeit every running match whose seat to act is past its deadline; returns their ids.
 
-    The gRPC server runs this a few times a second; any process may call it.
+    The gRPC server runs this a few times a second; any process may call it. A round that a
+    database outage interrupted (the breaker opened since it began) forfeits nothing: a seat's
+    time that ran out while its answers were refused is not its fault, and the clocks are given
+    afresh when the database is back (`resume_all`, run by the server's health check).
     """
     now = now or utcnow()
     factory = factory_of(sessions)
     bind = bound_engine(sessions)
     site = site_of(bind)
+    down = breaker.of(bind)
+    openings = down.openings
     with reading(bind) as connection:  # a plain read: a few times a second, mostly of nothing
         due = list(connection.execute(DUE, {"now": now}).scalars())
     done = []
@@ -425,6 +430,8 @@ def enforce_deadlines(
                 deadline = aware(m.deadline_at) if m else None
                 if m is None or m.state != RUNNING or deadline is None or deadline >= now:
                     continue
+                if not down.steady(openings):
+                    break
                 _timeout(m, now)
                 try:
                     save(session, m, m.seq)
@@ -440,7 +447,9 @@ def enforce_deadlines(
 def resume_all(
     *, sessions: sessionmaker[Session] | None = None, config: Settings | None = None
 ) -> int:
-    """On start-up: give every running match a fresh turn clock and re-announce house turns.
+    """On start-up, and when the database is back after an outage: give every running match a
+    fresh turn clock (the downtime is not charged) and re-announce its turn (the house turns'
+    hooks too).
 
     Returns the number of running matches. Their state is rebuilt from seed + log on demand.
     """

@@ -31,12 +31,17 @@ class Breaker:
 
     def __init__(self) -> None:
         self.opened_at: float | None = None  # time.monotonic() when it opened
+        self.openings = 0  # how many times it opened (a change means: an outage came between)
         self._lock = threading.Lock()
         self._listeners: list[Callable[[bool], None]] = []
 
     @property
     def is_open(self) -> bool:
         return self.opened_at is not None
+
+    def steady(self, openings: int) -> bool:
+        """Closed, and not opened since it had opened `openings` times."""
+        return self.opened_at is None and self.openings == openings
 
     def check(self) -> None:
         """Raise Unavailable (the message of any database outage) while open."""
@@ -56,6 +61,7 @@ class Breaker:
             if self.is_open == opened:
                 return False
             self.opened_at = time.monotonic() if opened else None
+            self.openings += opened
             listeners = list(self._listeners)
         for listener in listeners:
             listener(opened)

@@ -314,7 +314,10 @@ class PlaySession:
                     if self.told_down:
                         self.told_down = False
                         yield self._notice(bot_pb2.NOTICE_KIND_DATABASE_BACK, "OK", BACK_MESSAGE)
-                    full = True  # what was missed meanwhile, and the turns refused
+                    # The running matches got fresh turn clocks before the breaker closed: every
+                    # pending turn goes again, with its new deadline, and what was missed.
+                    self.sent.clear()
+                    full = True
                 else:
                     full = True
             if full and self.breaker.is_open:  # no read: it would hang; read when it is back

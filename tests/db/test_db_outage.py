@@ -391,3 +391,46 @@ def test_black_holed_database_fails_fast_once_known_and_bots_are_told_once(outag
     finally:
         for stream in streams.values():
             stream.close()
+
+
+def test_a_turn_clock_that_runs_out_in_an_outage_is_not_charged(outage, caplog):
+    """A seat whose move time runs out while the database is black-holed (its answers refused)
+    does not forfeit: when the database is back every running match gets a fresh turn clock,
+    the seat is sent its turn again with a deadline ahead, and its answer is applied. Before,
+    the referee forfeited the seat on time as soon as it could reach the database again."""
+    from bummerl import wire
+    from serviceprocs import PlayStream
+
+    caplog.set_level(logging.INFO)
+    o = outage
+    carol, carol_token = bots.register_bot("carol", sessions=o.sessions)
+    dave, dave_token = bots.register_bot("dave", sessions=o.sessions)
+    assert carol_token and dave_token
+    m = matches.create_match([carol.id, dave.id], seed=5, move_ms=1500, bank_ms=0,
+                             sessions=o.sessions, config=CONFIG)
+    assert m.to_act is not None
+    tokens = {0: carol_token, 1: dave_token}
+    streams = {seat: PlayStream(o.channel, tokens[seat]) for seat in (0, 1)}
+    try:
+        turn = drain_until(streams[m.to_act], lambda r: r.WhichOneof("message") == "turn"
+                           and r.turn.match_id == m.id)[-1].turn
+        o.proxy.set(BLACKHOLE)
+        time.sleep(1.5 + 2 * HEALTH_EVERY_S + 4.0)  # past the deadline, the breaker open
+        o.proxy.restore()  # the seat's 1.5 s ran out long ago
+        again = drain_until(streams[m.to_act], lambda r: r.WhichOneof("message") == "turn"
+                            and r.turn.match_id == m.id and r.turn.seq == turn.seq)[-1].turn
+        left = again.deadline.ToDatetime().timestamp() - time.time()
+        assert left > 0.5, f"the turn came again with {left:.2f} s left"
+        state = o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.id), timeout=PROMPT_S)
+        assert state.match.state == match_pb2.MATCH_STATE_RUNNING, state.match.end_detail
+        streams[m.to_act].answer(m.id, turn.seq, wire.action_from_pb(
+            again.observation.legal_actions[0]), request_id="after-the-outage")
+        limit = time.monotonic() + PROMPT_S
+        while o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.id),
+                                 timeout=PROMPT_S).match.seq == turn.seq:
+            assert time.monotonic() < limit, "the answer after the outage was not applied"
+            time.sleep(0.05)
+        assert "fresh turn clocks" in caplog.text
+    finally:
+        for stream in streams.values():
+            stream.close()
