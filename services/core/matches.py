@@ -5,12 +5,13 @@ and the engine). Actions are submitted through `services.core.actions`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Connection, bindparam, insert, literal, or_, select
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
+from db import presence
 from db.base import utcnow
 from db.models import ABORTED, FINISHED, RUNNING, ActionLog, Bot, Hand, Match
 from db.ratings import LadderMatch
@@ -27,7 +28,13 @@ from services.core.connections import (
     site_of,
     writing,
 )
-from services.core.errors import InvalidArgument, NotFound, PermissionDenied, quote
+from services.core.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    quote,
+)
 from services.core.store import bot_of, game_of
 from services.core.values import MatchState
 
@@ -66,6 +73,7 @@ def create_match(
     ladder: bool = False,
     origin: str | None = None,
     rated: bool = True,
+    must_take: Mapping[int, str] | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
@@ -75,12 +83,13 @@ def create_match(
     the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
     ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
     rates it even if the caller never heard the answer. `origin` and `rated` go in the same
-    INSERT (a challenge's: 'challenge', unrated). Raises InvalidArgument or NotFound.
+    INSERT (a challenge's: 'challenge', unrated). `must_take`: see `create_matches`. Raises
+    InvalidArgument, NotFound or FailedPrecondition.
     """
     [m] = create_matches(
         [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
-        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, sessions=sessions,
-        config=config)
+        max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated,
+        must_take=must_take, sessions=sessions, config=config)
     return m
 
 
@@ -95,12 +104,20 @@ def create_matches(
     ladder: bool = False,
     origin: str | None = None,
     rated: bool = True,
+    must_take: Mapping[int, str] | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> list[Match]:
     """`create_match` for each of `seatings` (the bot ids of seat 0 and seat 1), all in one
     transaction: every match is created, or none (a challenge of several matches). A given
-    `seed` is every match's; without one each gets its own."""
+    `seed` is every match's; without one each gets its own.
+
+    `must_take`: bot id -> the kind of match (`db.presence.PAIRING` or `CHALLENGE`) the bot
+    must be taking: a connected bot whose Play streams say otherwise (challenges only, or no
+    new match: `bots.accepts`) makes it FailedPrecondition. It is read under a lock of the
+    bots' rows in the same transaction (PostgreSQL; SQLite serialises writers), so a Play
+    stream's Drain, which writes that row, is ordered with the new match: the match is either
+    committed before the Drain is recorded (and is in the Drain's answer) or refused."""
     config = config or settings()
     for bot_ids in seatings:
         if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
@@ -126,8 +143,10 @@ def create_matches(
     # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
     # the bots (kept by the process once read), then the match's rows (`_add`). One match on
     # PostgreSQL is one statement in autocommit mode; several are one transaction.
-    alone = bind.dialect.name == "postgresql" and len(seatings) == 1
+    alone = bind.dialect.name == "postgresql" and len(seatings) == 1 and not must_take
     with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
+        if must_take:
+            _check_taking(connection, must_take, config.heartbeat_s)
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -153,6 +172,21 @@ def create_matches(
     return [m for m, _ in made]
 
 
+def _check_taking(connection: Connection, must_take: Mapping[int, str],
+                  heartbeat_s: float) -> None:
+    """FailedPrecondition unless every connected bot of `must_take` takes its kind of match
+    (see `create_matches`); the rows stay locked until the transaction ends."""
+    rows = connection.execute(
+        select(Bot.id, Bot.name, Bot.kind, Bot.accepts, Bot.connected_since, Bot.last_seen_at)
+        .where(Bot.id.in_(sorted(must_take))).order_by(Bot.id).with_for_update()).all()
+    for row in rows:
+        if not presence.takes(row.accepts, must_take[row.id]) and presence.is_connected(
+                Bot(kind=row.kind, connected_since=row.connected_since,
+                    last_seen_at=row.last_seen_at), heartbeat_s):
+            raise FailedPrecondition(presence.refusal(row.name, row.accepts,
+                                                      must_take[row.id]))
+
+
 def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
     """Insert the new match `m`, its first hand (dealt by `dealer`) and, with `ladder`, its
     ladder row; its id."""
@@ -167,6 +201,19 @@ def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
         connection.execute(ADD_LADDER_MATCH, {"match_id": match_id, "profile": m.profile,
                                               "created_at": m.created_at, "rated_at": None})
     return match_id
+
+
+def bot_ids_named(names: Sequence[str], *, sessions: sessionmaker[Session] | None = None
+                  ) -> list[int]:
+    """The ids of the bots named `names`, in order; NotFound naming the first unknown one."""
+    with factory_of(sessions)() as session:
+        found = dict(session.execute(select(Bot.name, Bot.id).where(
+            Bot.name.in_(list(names)))).all())
+    for name in names:
+        if name not in found:
+            raise NotFound(f"no bot named {quote(name)}: give a registered bot's name or id "
+                           "(`bummerl bot register NAME` prints both)")
+    return [found[name] for name in names]
 
 
 def _match(session: Session, match_id: int) -> Match:

@@ -13,6 +13,14 @@ is heard) finds something it missed, it re-reads the bot's running matches from 
 and sends what is missing, so a reconnecting bot (or a restarted server) simply gets its
 pending turns again.
 
+What the stream takes (`db.presence`): the bot's Hello may say challenges only (the ladder and
+tournaments leave it out), and a Drain says no new match at all. The stream waits up to
+`HELLO_WAIT_S` for the Hello before it records itself in the presence (so a challenges-only
+bot is never, even briefly, the ladder's), then sends the Welcome. A Drain is recorded in the
+presence first and answered with `Draining`, listing the bot's running matches: a pairing or a
+challenge decided before is in that list or was refused (`services.core.matches` checks what the
+bots take under a lock of their rows).
+
 The stream runs as an asyncio task of the server's event loop; its database work runs on the
 server's thread pool.
 """
@@ -20,6 +28,7 @@ server's thread pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -30,15 +39,17 @@ from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
-from db.models import RUNNING, Bot, Match
+from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE, RUNNING, Bot, Match
 from services.core import actions, cache, clocks, connections, failures, matches, metrics, values
 from services.core.config import Settings, settings
 from services.core.errors import Aborted, InvalidArgument, PermissionDenied, ServiceError
 from services.live import convert, notify
+from services.live.presence import Presence
 
 log = logging.getLogger(__name__)
 FULL = object()  # an event: read the database
 STOP = object()  # an event: end the stream
+HELLO_WAIT_S = 2.0  # how long a new stream waits for the bot's Hello before its Welcome
 
 
 class PlaySession:
@@ -59,6 +70,14 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
+        self.challenges_only = False  # the Hello said so
+        self.draining = False  # a Drain came: no new match for the bot
+        self.greeted = asyncio.Event()  # the Hello (or any first message) came
+        self.presence: Presence | None = None
+        self.presence_key: int | None = None  # this stream's, once recorded in `presence`
+        self.recorded = asyncio.Event()
+        self.presence_lock = asyncio.Lock()
+        self.chores: set[asyncio.Task[None]] = set()  # drains being recorded
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
 
     def changed(self, change: values.Change | None) -> None:
@@ -72,6 +91,63 @@ class PlaySession:
 
     def close(self) -> None:
         self.unsubscribe()
+        for chore in list(self.chores):
+            chore.cancel()
+
+    @property
+    def accepts(self) -> str:
+        """What this stream takes now (`db.models.ACCEPTS_*`)."""
+        if self.draining:
+            return ACCEPTS_NONE
+        return ACCEPTS_CHALLENGES if self.challenges_only else ACCEPTS_ALL
+
+    async def greet(self, presence: Presence, wait_s: float = HELLO_WAIT_S) -> None:
+        """Wait (at most `wait_s`) for the bot's first message, then record the stream in
+        `presence` with what it takes."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.greeted.wait(), wait_s)
+        self.presence = presence
+        await self.record()
+
+    async def record(self) -> bool:
+        """Write what this stream takes to the presence (opening it there the first time);
+        False if the write failed."""
+        if self.presence is None:
+            return True  # `greet` records it
+        async with self.presence_lock:
+            if self.presence_key is None:
+                self.presence_key = await self.run(self.presence.opened, self.bot_id,
+                                                   self.accepts)
+                self.recorded.set()
+                return True
+            return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
+                                       self.accepts))
+
+    async def hello(self, hello: bot_pb2.Hello) -> None:
+        first = not self.greeted.is_set()
+        self.challenges_only = hello.challenges_only
+        self.greeted.set()
+        if not first:  # a later Hello: what it says counts from now
+            await self.record()
+
+    def drain(self, drain: bot_pb2.Drain) -> None:
+        """The bot takes no new match: record it (on a task of its own, so answers go on being
+        read), then answer with the running matches."""
+        self.draining = True
+        self.greeted.set()
+        log.info("bot %d drains its Play stream (%s)", self.bot_id, drain.reason or "no reason")
+        chore = self.loop.create_task(self._drained())
+        self.chores.add(chore)
+        chore.add_done_callback(self.chores.discard)
+
+    async def _drained(self) -> None:
+        await self.recorded.wait()
+        while not await self.record():  # the database failed: try again after a heartbeat
+            await asyncio.sleep(self.config.heartbeat_s)
+        rows = await self.run(matches.match_states_of, self.bot_id, (), sessions=self.sessions)
+        response = bot_pb2.PlayResponse()
+        response.draining.running_match_ids.extend(m.id for m in rows if m.state == RUNNING)
+        self.events.put_nowait(response)
 
     def wake(self) -> None:
         """Read the database and send what is missing (on the loop: the safety net)."""
@@ -111,8 +187,14 @@ class PlaySession:
         stream open: the bot may still listen; the stream ends when the call ends."""
         try:
             async for request in requests:
-                if request.WhichOneof("message") == "action":
+                kind = request.WhichOneof("message")
+                if kind == "action":
+                    self.greeted.set()
                     await self.answer(request.action)
+                elif kind == "hello":
+                    await self.hello(request.hello)
+                elif kind == "drain":
+                    self.drain(request.drain)
         except asyncio.CancelledError:
             raise
         except ServiceError as e:  # a refused request (services.api.limits): the writer aborts
@@ -120,6 +202,8 @@ class PlaySession:
         except Exception as e:  # noqa: BLE001  (the call ended or broke: the writer stops)
             log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
+        finally:
+            self.greeted.set()  # no Hello is coming
 
     async def answer(self, answer: bot_pb2.TurnAnswer) -> None:
         """Apply `answer`. On the fast path the reader does not wait for the commit (it goes
@@ -209,7 +293,8 @@ class PlaySession:
         running = await self.run(matches.match_states_of, self.bot_id, (),
                                  sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
-            bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
+            bot=convert.bot_to_pb(self.bot), running_matches=len(running),
+            challenges_only=self.challenges_only))
         for response in await self.run(self.step, running):
             yield response
         while True:
@@ -229,6 +314,8 @@ class PlaySession:
                     if resend:
                         self.sent.pop(rejected.match_id, None)  # send the same turn again
                         full = True
+                elif isinstance(event, bot_pb2.PlayResponse):  # e.g. the answer to a Drain
+                    yield event
                 elif event is STOP:
                     return
                 elif isinstance(event, ServiceError):  # raised to the servicer, which aborts
