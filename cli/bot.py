@@ -71,9 +71,13 @@ def register(subparsers: Any) -> None:
 
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
-    create = mcommands.add_parser("create", help="create a match; prints its id and seats")
-    create.add_argument("bot_ids", nargs=2, type=int, metavar="BOT_ID",
-                        help="the bots of seat 0 and seat 1 (ids `bot register` printed)")
+    create = mcommands.add_parser(
+        "create", help="create a match; prints its id and seats",
+        description="Create a match between two registered bots (BOT0 in seat 0, BOT1 in seat "
+                    "1), each given by name or by the id `bummerl bot register` printed (a "
+                    "number is an id). Needs the operator token.")
+    create.add_argument("bots", nargs=2, metavar="BOT",
+                        help="the bots of seat 0 and seat 1: names or ids")
     create.add_argument("--profile", choices=["soft", "sharp"], default="soft")
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--move-ms", type=int, default=0)
@@ -106,12 +110,15 @@ def run_create(args: argparse.Namespace) -> int:
     from cli.errors import ready_channel
 
     request = match_pb2.CreateMatchRequest(
-        bot_ids=args.bot_ids,
         profile=common_pb2.PROFILE_SHARP if args.profile == "sharp" else common_pb2.PROFILE_SOFT,
         time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
     if args.seed is not None:
         request.seed = args.seed
     with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
+        if all(b.isdigit() for b in args.bots):
+            request.bot_ids.extend(int(b) for b in args.bots)
+        else:  # names (an id among them is looked up: GetBot is public)
+            request.bot_names.extend(_name_of(channel, b) for b in args.bots)
         reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
             request, metadata=_metadata(args.operator_token), timeout=30)
     m = reply.match
@@ -119,6 +126,16 @@ def run_create(args: argparse.Namespace) -> int:
     for seat, (bot_id, name) in enumerate(zip(m.bot_ids, m.bot_names, strict=False)):
         print(f"seat {seat}: {name} (bot id {bot_id})")
     return 0
+
+
+def _name_of(channel: Any, bot: str) -> str:
+    """`bot` as a name: a number is a bot id, looked up."""
+    if not bot.isdigit():
+        return bot
+    from bummerl.v1 import bot_pb2, bot_pb2_grpc
+
+    return str(bot_pb2_grpc.BotServiceStub(channel).GetBot(
+        bot_pb2.GetBotRequest(bot_id=int(bot)), timeout=30).bot.name)
 
 
 def run_bot(args: argparse.Namespace) -> int:
