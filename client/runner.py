@@ -410,11 +410,11 @@ class Runner:
             self._event(logging.INFO, "waiting", "%s", self._waiting_hint())
 
     def _waiting_hint(self) -> str:
-        challenge = (f"`bummerl bot challenge --vs NAME --token ...` ({self.speaker} or your "
-                     "other bot against a house bot such as house-rdeep, or a connected bot)")
+        challenge = ("`bummerl bot challenge --vs OPPONENT --token ...` (a house bot where "
+                     "workers run, or a connected bot)")
         if self.challenges_only:
-            return (f"no match yet; connected for challenges only, so only a challenge starts "
-                    f"one: {challenge}")
+            return ("no match yet: connected for challenges only, so a challenge starts one: "
+                    + challenge)
         return (f"no match yet: start one with {challenge}, or wait for the ladder, which pairs "
                 "connected bots where its workers run (`bummerl up`; `bummerl serve` alone has "
                 "no ladder and no house bots)")

@@ -135,7 +135,7 @@ class PlaySession:
         read), then answer with the running matches."""
         self.draining = True
         self.greeted.set()
-        log.info("bot %d drains its Play stream (%s)", self.bot_id, drain.reason or "no reason")
+        log.debug("bot %d drains its Play stream (%s)", self.bot_id, drain.reason or "no reason")
         chore = self.loop.create_task(self._drained())
         self.chores.add(chore)
         chore.add_done_callback(self.chores.discard)

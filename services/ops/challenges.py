@@ -31,6 +31,7 @@ from services.live.presence import is_connected
 from services.ops import bots
 
 MAX_MATCHES = 20  # per challenge
+NOT_CONNECTED = "opponent_not_connected"  # ErrorInfo metadata `why`: a client may wait for it
 MAX_RUNNING = 20  # running challenge matches of one challenger
 
 
@@ -66,7 +67,7 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
         if other.kind != HOUSE and not is_connected(other, config.heartbeat_s):
             raise FailedPrecondition(
                 f"bot {other.name} is not connected: a remote bot can be challenged only while "
-                "its Play stream is open (or challenge a house bot)")
+                "its Play stream is open (or challenge a house bot)", why=NOT_CONNECTED)
         if other.kind != HOUSE and not takes_challenges(other, config.heartbeat_s):
             raise FailedPrecondition(refusal(other.name, other.accepts, CHALLENGE))
         running = s.scalar(select(func.count()).select_from(Match).where(

@@ -177,3 +177,15 @@ def test_challenging_a_house_bot_where_there_are_none_says_so(service):
     assert "no bot named 'house-rdeep'" in line
     assert "this server has no house bots" in line and "bummerl up" in line
     assert "named like" not in line
+
+
+def test_challenging_a_bot_that_is_not_connected_waits_then_says_so(service):
+    address = service.server.address
+    bummerl("bot", "register", "offline", server=address, operator=OPERATOR)
+    out = bummerl("bot", "register", "eager", server=address, operator=OPERATOR).stdout
+    token = out.split("token ", 1)[1].split()[0]
+    done = bummerl("bot", "challenge", "--vs", "offline", "--wait", "2", "--token", token,
+                   server=address)
+    line = one_line_error(done)
+    assert "bot offline is not connected" in line
+    assert "waiting for offline to connect ... 1 s (--wait 2)" in done.stderr

@@ -138,8 +138,8 @@ def test_with_nothing_to_play_the_kit_says_how_to_get_a_match(service, tmp_path)
         output = bot.communicate(timeout=30)[0]
     finally:
         bot.kill()
-    assert "connected for challenges only, so only a challenge starts one" in output, output
-    assert "bummerl bot challenge --vs NAME" in output
+    assert "connected for challenges only, so a challenge starts one" in output, output
+    assert "bummerl bot challenge --vs OPPONENT" in output
     assert "stopping: taking no new matches; finishing 0 running match(es)" in output, output
     assert bot.returncode == 0
 
