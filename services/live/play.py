@@ -116,8 +116,10 @@ class PlaySession:
             return True  # `greet` records it
         async with self.presence_lock:
             if self.presence_key is None:
-                self.presence_key = await self.run(self.presence.opened, self.bot_id,
-                                                   self.accepts)
+                # the key first: if the call ends while this waits, `closed` still pairs up
+                self.presence_key = self.presence.new_key()
+                await self.run(self.presence.opened, self.bot_id, self.accepts,
+                               self.presence_key)
                 self.recorded.set()
                 return True
             return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,

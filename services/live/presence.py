@@ -60,14 +60,24 @@ class Presence:
         self._open: Counter[int] = Counter()
         self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
         self._keys = count(1)
+        self._gone: set[int] = set()  # keys closed before their open was recorded
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
-    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL) -> int:
+    def new_key(self) -> int:
+        """A key for a stream's `opened`, `changed` and `closed`."""
+        return next(self._keys)
+
+    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None) -> int:
         """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
-        `closed`)."""
+        `closed`). A stream whose `closed` came first (its call ended while this waited for
+        the pool) is not counted."""
         with self._lock:
-            key = next(self._keys)
+            if key is None:
+                key = next(self._keys)
+            elif key in self._gone:
+                self._gone.discard(key)
+                return key
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
             before = widest(modes.values()) if modes else None
@@ -104,7 +114,10 @@ class Presence:
         with self._lock:
             modes = self._modes.get(bot_id, {})
             if key is not None:
-                modes.pop(key, None)
+                if key not in modes:  # before its `opened` ran: that one is not to count
+                    self._gone.add(key)
+                    return
+                modes.pop(key)
             elif modes:
                 modes.pop(next(iter(modes)))
             self._open[bot_id] -= 1

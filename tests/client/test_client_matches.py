@@ -154,3 +154,54 @@ def test_challenges_only_on_a_service_that_ignores_it_is_left_at_once(service, m
     with pytest.raises(Unsupported, match="does not know --challenges-only"):
         runner.run()
     assert runner.stats.turns == 0
+
+
+def test_a_draining_kit_drains_again_after_a_restart_of_the_service(service):
+    """The service restarts while the kit finishes its last match: it reconnects, says Drain
+    again (no pairing can reach it on the new stream either) and finishes the match."""
+    import dataclasses
+
+    from client import Backoff
+    from db.models import ACCEPTS_NONE, Bot
+    from services.api.server import create_server
+    from services.core import cache as game_states
+
+    me_id, me_token = service.register("me")
+    other_id, other_token = service.register("other")
+    config = dataclasses.replace(service.config, move_ms=60_000)  # no forfeit while it is down
+    m = plain.create_match([me_id, other_id], seed=9, sessions=service.sessions, config=config)
+    address = service.server.address
+    quick = Backoff(initial_s=0.1, max_s=0.5)
+    me = Runner(SlowRandom(1), address, me_token, max_matches=1, backoff=quick)
+    other = Runner(SlowRandom(2), address, other_token, backoff=quick)
+    threads = [background(me), background(other)]
+    try:
+        wait_for(lambda: me.draining and plain.get_match(m.id, sessions=service.sessions).seq
+                 >= 4, "the kit did not drain")
+        service.server.stop(grace=0)
+        game_states._cache.clear()
+        time.sleep(1)
+        service.server = create_server(address, sessions=service.sessions,
+                                       config=config).start()
+
+        def accepts() -> str | None:
+            with service.sessions() as s:
+                bot = s.get(Bot, me_id)
+                assert bot is not None
+                return bot.accepts
+
+        wait_for(lambda: me.stats.connections >= 2 and accepts() == ACCEPTS_NONE,
+                 "the kit did not drain its new stream")
+        threads[0].join(60)
+        assert not threads[0].is_alive(), "the kit did not finish"
+    finally:
+        me.stop()
+        other.stop()
+    final = plain.get_match(m.id, sessions=service.sessions)
+    assert (final.state, final.end_reason) == ("finished", "played")
+
+
+class SlowRandom(RandomBot):
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        time.sleep(0.05)
+        return super().act(observation)

@@ -178,3 +178,52 @@ def test_create_match_takes_bot_names(service):
         bot_names=["mybot"]), metadata=auth(OPERATOR), timeout=10))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert len(plain.list_matches(sessions=service.sessions)[0]) == 1  # nothing else created
+
+
+def test_a_drain_is_answered_only_once_it_is_written(service, monkeypatch):
+    """The database refuses the Drain's write twice (an outage): the stream tries again each
+    heartbeat and answers only once the presence says so; meanwhile it reads on."""
+    from services.live.presence import Presence
+
+    a_id, a_token = service.register("patient")
+    real = Presence.changed
+    failures = [True, True]
+
+    def flaky(self, bot_id, key, accepts):  # type: ignore[no-untyped-def]
+        if failures:
+            failures.pop()
+            return False
+        return real(self, bot_id, key, accepts)
+
+    monkeypatch.setattr(Presence, "changed", flaky)
+    stream = Stream(service, a_token, bot_pb2.Hello())
+    try:
+        stream.next("welcome")
+        started = time.monotonic()
+        stream.send(bot_pb2.PlayRequest(drain=bot_pb2.Drain()))
+        stream.next("draining")
+        assert not failures  # both failures happened before the answer
+        assert time.monotonic() - started >= 2 * FAST.heartbeat_s - 0.05
+        assert row(service.sessions, a_id).accepts == ACCEPTS_NONE
+    finally:
+        stream.close()
+
+
+def test_a_stream_that_ends_before_its_open_is_recorded_is_not_counted(service):
+    """A call that ends while its presence write waits for the pool: the close may run first;
+    the bot must not stay "connected" (and pairable) for ever."""
+    from services.live.presence import Presence, is_connected
+
+    a_id, _ = service.register("brief")
+    presence = Presence(service.sessions, FAST.heartbeat_s)
+    key = presence.new_key()
+    presence.closed(a_id, key)  # first
+    presence.opened(a_id, key=key)  # then
+    assert presence.accepts(a_id) is None
+    assert not is_connected(row(service.sessions, a_id), FAST.heartbeat_s)
+    other = presence.new_key()  # the usual order still counts
+    presence.opened(a_id, ACCEPTS_CHALLENGES, other)
+    assert presence.accepts(a_id) == ACCEPTS_CHALLENGES
+    assert is_connected(row(service.sessions, a_id), FAST.heartbeat_s)
+    presence.closed(a_id, other)
+    assert row(service.sessions, a_id).connected_since is None
