@@ -348,8 +348,11 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
         for row in table:
             if row["bot_id"] == bot_id:
                 ratings.append({"profile": profile, "of": len(table), **row})
+    connected = is_connected(bot, settings().heartbeat_s)
     return {**_seat(bot), "id": bot.id, "created_at": iso(bot.created_at), "ratings": ratings,
-            "connected": is_connected(bot, settings().heartbeat_s),
+            "connected": connected,
+            # what its Play streams take (db.presence): None/"all", "challenges", "none"
+            "accepts": bot.accepts if connected else None,
             "connected_since": iso(bot.connected_since), "last_seen_at": iso(bot.last_seen_at),
             "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0)}
 

@@ -312,6 +312,12 @@ def test_connected_remote_bots_are_marked(client, sessions):
     assert "not connected, last seen" in client.get(f"/bots/{off_id}").get_data(as_text=True)
     assert client.get(f"/api/bots/{on_id}").get_json()["connected"] is True
     assert client.get(f"/api/bots/{off_id}").get_json()["connected"] is False
+    assert "challenges only" not in client.get(f"/bots/{on_id}").get_data(as_text=True)
+    for accepts, shown in (("challenges", "challenges only"), ("none", "finishing up")):
+        with sessions.begin() as s:  # what its Play streams take (issue 22)
+            s.get(Bot, on_id).accepts = accepts
+        assert shown in client.get(f"/bots/{on_id}").get_data(as_text=True)
+        assert client.get(f"/api/bots/{on_id}").get_json()["accepts"] == accepts
 
 
 def test_simulations_show_progress_and_results(client, sessions):
