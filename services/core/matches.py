@@ -113,11 +113,13 @@ def create_matches(
     `seed` is every match's; without one each gets its own.
 
     `must_take`: bot id -> the kind of match (`db.presence.PAIRING` or `CHALLENGE`) the bot
-    must be taking: a connected bot whose Play streams say otherwise (challenges only, or no
-    new match: `bots.accepts`) makes it FailedPrecondition. It is read under a lock of the
-    bots' rows in the same transaction (PostgreSQL; SQLite serialises writers), so a Play
-    stream's Drain, which writes that row, is ordered with the new match: the match is either
-    committed before the Drain is recorded (and is in the Drain's answer) or refused."""
+    must be taking: a bot whose Play streams say otherwise (challenges only, or no new match:
+    `bots.accepts`, cleared when its last stream closes) makes it FailedPrecondition, whatever
+    its heartbeat (a late heartbeat of a loaded server must not open the door). It is read
+    under a lock of the bots' rows in the same transaction (PostgreSQL; SQLite serialises
+    writers), so a Play stream's Drain, which writes that row, is ordered with the new match:
+    the match is either committed before the Drain is recorded (and is in the Drain's answer)
+    or refused."""
     config = config or settings()
     for bot_ids in seatings:
         if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
@@ -146,7 +148,7 @@ def create_matches(
     alone = bind.dialect.name == "postgresql" and len(seatings) == 1 and not must_take
     with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
         if must_take:
-            _check_taking(connection, must_take, config.heartbeat_s)
+            _check_taking(connection, must_take)
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -172,17 +174,14 @@ def create_matches(
     return [m for m, _ in made]
 
 
-def _check_taking(connection: Connection, must_take: Mapping[int, str],
-                  heartbeat_s: float) -> None:
-    """FailedPrecondition unless every connected bot of `must_take` takes its kind of match
-    (see `create_matches`); the rows stay locked until the transaction ends."""
+def _check_taking(connection: Connection, must_take: Mapping[int, str]) -> None:
+    """FailedPrecondition unless every bot of `must_take` takes its kind of match (see
+    `create_matches`); the rows stay locked until the transaction ends."""
     rows = connection.execute(
-        select(Bot.id, Bot.name, Bot.kind, Bot.accepts, Bot.connected_since, Bot.last_seen_at)
-        .where(Bot.id.in_(sorted(must_take))).order_by(Bot.id).with_for_update()).all()
+        select(Bot.id, Bot.name, Bot.accepts).where(Bot.id.in_(sorted(must_take)))
+        .order_by(Bot.id).with_for_update()).all()
     for row in rows:
-        if not presence.takes(row.accepts, must_take[row.id]) and presence.is_connected(
-                Bot(kind=row.kind, connected_since=row.connected_since,
-                    last_seen_at=row.last_seen_at), heartbeat_s):
+        if not presence.takes(row.accepts, must_take[row.id]):
             raise FailedPrecondition(presence.refusal(row.name, row.accepts,
                                                       must_take[row.id]))
 

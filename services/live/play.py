@@ -49,7 +49,7 @@ from services.live.presence import Presence
 log = logging.getLogger(__name__)
 FULL = object()  # an event: read the database
 STOP = object()  # an event: end the stream
-HELLO_WAIT_S = 2.0  # how long a new stream waits for the bot's Hello before its Welcome
+HELLO_WAIT_S = 0.5  # how long a new stream waits for the bot's Hello before its Welcome
 
 
 class PlaySession:

@@ -22,7 +22,8 @@ from services.ops import bots
 from workers import ladder
 from workers import service as house_service
 
-FAST = dataclasses.replace(CONFIG, heartbeat_s=0.2)
+# a heartbeat that a loaded machine keeps: the bots stay connected throughout
+STEADY = dataclasses.replace(CONFIG, heartbeat_s=2.0)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -44,7 +45,7 @@ def connect(runner: Runner) -> threading.Thread:
 
 
 def test_a_bot_connected_for_challenges_only_gets_no_ladder_match(database, monkeypatch):
-    with running_service(database, FAST) as service:
+    with running_service(database, STEADY) as service:
         # the ladder creates its matches over gRPC, as on a worker
         monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", service.server.address)
         monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", OPERATOR)
@@ -59,7 +60,7 @@ def test_a_bot_connected_for_challenges_only_gets_no_ladder_match(database, monk
         threads = [connect(practiser), connect(other)]
         try:
             with service.sessions() as s:
-                eligible = [b.id for b in ladder.eligible_bots(s, "soft", FAST.heartbeat_s)]
+                eligible = [b.id for b in ladder.eligible_bots(s, "soft", STEADY.heartbeat_s)]
             assert eligible == [house.id, o_id]  # the open bot is the ladder's; the other not
             started = ladder.start_matches("soft", 5, service.sessions, random.Random(1))
             assert len(started) == 1  # house against the open bot: the only pair
