@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import time
 from typing import Any
 
 
@@ -41,8 +43,9 @@ def register(subparsers: Any) -> None:
     ch = commands.add_parser(
         "challenge", help="start unrated matches against a house bot or a connected bot",
         description="Start unrated matches of your bot (its --token) against OPPONENT: a house "
-                    "bot (house-rdeep, house-bully, house-random) or a remote bot that is "
-                    "connected now. They start at once; run your bot to play them.")
+                    "bot (house-rdeep, house-bully, house-random: only where workers run, e.g. "
+                    "`bummerl up`) or a remote bot that is connected (a bot just started is "
+                    "waited for, up to --wait). They start at once; run your bot to play them.")
     ch.add_argument("--vs", required=True, metavar="OPPONENT", help="the opponent's name")
     ch.add_argument("--matches", type=int, default=1, help="how many (1-20, default 1)")
     ch.add_argument("--profile", choices=["soft", "sharp"], default="soft")
@@ -71,9 +74,13 @@ def register(subparsers: Any) -> None:
 
     match = subparsers.add_parser("match", help="create a match between two bots")
     mcommands = match.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
-    create = mcommands.add_parser("create", help="create a match; prints its id and seats")
-    create.add_argument("bot_ids", nargs=2, type=int, metavar="BOT_ID",
-                        help="the bots of seat 0 and seat 1 (ids `bot register` printed)")
+    create = mcommands.add_parser(
+        "create", help="create a match; prints its id and seats",
+        description="Create a match between two registered bots (BOT0 in seat 0, BOT1 in seat "
+                    "1), each given by name or by the id `bummerl bot register` printed (a "
+                    "number is an id). Needs the operator token.")
+    create.add_argument("bots", nargs=2, metavar="BOT",
+                        help="the bots of seat 0 and seat 1: names or ids")
     create.add_argument("--profile", choices=["soft", "sharp"], default="soft")
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--move-ms", type=int, default=0)
@@ -106,12 +113,15 @@ def run_create(args: argparse.Namespace) -> int:
     from cli.errors import ready_channel
 
     request = match_pb2.CreateMatchRequest(
-        bot_ids=args.bot_ids,
         profile=common_pb2.PROFILE_SHARP if args.profile == "sharp" else common_pb2.PROFILE_SOFT,
         time_control=match_pb2.TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms))
     if args.seed is not None:
         request.seed = args.seed
     with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
+        if all(b.isdigit() for b in args.bots):
+            request.bot_ids.extend(int(b) for b in args.bots)
+        else:  # names (an id among them is looked up: GetBot is public)
+            request.bot_names.extend(_name_of(channel, b) for b in args.bots)
         reply = match_pb2_grpc.MatchServiceStub(channel).CreateMatch(
             request, metadata=_metadata(args.operator_token), timeout=30)
     m = reply.match
@@ -121,13 +131,41 @@ def run_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _name_of(channel: Any, bot: str) -> str:
+    """`bot` as a name: a number is a bot id, looked up."""
+    if not bot.isdigit():
+        return bot
+    from bummerl.v1 import bot_pb2, bot_pb2_grpc
+
+    return str(bot_pb2_grpc.BotServiceStub(channel).GetBot(
+        bot_pb2.GetBotRequest(bot_id=int(bot)), timeout=30).bot.name)
+
+
 def run_bot(args: argparse.Namespace) -> int:
     from client.__main__ import play
 
     return play(args)
 
 
+def _why(error: Any) -> str:
+    """The `why` of a bummerl error's google.rpc ErrorInfo, if it has one."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    try:
+        status = rpc_status.from_call(error)
+    except (AttributeError, ValueError):
+        return ""
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return info.metadata.get("why", "")
+    return ""
+
+
 def run_challenge(args: argparse.Namespace) -> int:
+    import grpc
+
     from cli.errors import ready_channel
     from client.challenge import challenge
     from client.errors import KitError
@@ -135,9 +173,25 @@ def run_challenge(args: argparse.Namespace) -> int:
     if not args.token:
         raise KitError("no bot token: pass --token TOKEN or set BUMMERL_TOKEN "
                        "(`bummerl bot register NAME` prints it once)")
+    started_at = time.monotonic()
     with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
-        started = challenge(channel, args.token, args.vs, args.matches, profile=args.profile,
-                            move_ms=args.move_ms, bank_ms=args.bank_ms)
+        while True:
+            try:
+                started = challenge(channel, args.token, args.vs, args.matches,
+                                    profile=args.profile, move_ms=args.move_ms,
+                                    bank_ms=args.bank_ms)
+                break
+            except grpc.RpcError as e:  # a bot just started may not be connected yet: wait
+                waited = int(time.monotonic() - started_at)
+                if _why(e) != "opponent_not_connected" or waited >= args.wait:
+                    if waited:
+                        print(file=sys.stderr)
+                    raise
+                print(f"\rwaiting for {args.vs} to connect ... {waited} s (--wait "
+                      f"{args.wait:g})", end="", file=sys.stderr, flush=True)
+                time.sleep(0.5)
+        if time.monotonic() - started_at >= 1:
+            print(file=sys.stderr)
     for m in started:
         seats = ", ".join(f"seat {seat}: {name}" for seat, name in enumerate(m.bot_names))
         print(f"match id {m.match_id} ({seats}; unrated challenge)")

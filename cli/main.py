@@ -13,13 +13,22 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from typing import NoReturn
 
 import cli
 from client.argv import join_values
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, answering a bad command line like any other error: one line saying what is
+    wrong and where to look, exit status 1 (not argparse's usage text and status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bummerl", description="Schnapsen bot ladders: rules engine, service and tools.")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (may also follow the command)")

@@ -22,11 +22,27 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+class Unhelpful(logging.Filter):
+    """Drops kombu's note that the embedded broker's URL (`bummerlfs://`) names no host: true,
+    and nothing to act on (it is a folder, see workers.fsbroker)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("No hostname was supplied")
+
+
+def quiet_logs() -> None:
+    """The service's own lines at INFO; the libraries' only when something is wrong (alembic
+    says each migration at INFO)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    logging.getLogger("kombu.connection").addFilter(Unhelpful())
+
+
 def run(args: argparse.Namespace) -> int:
     from services.api.server import serve
     from services.core.metrics import start_from_env
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    quiet_logs()
     start_from_env()  # /metrics on BUMMERL_METRICS_PORT, if set
     serve(args.address, migrate=not args.no_migrate)
     return 0

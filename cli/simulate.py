@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from client.errors import KitError
     from db.migrate import upgrade
     from db.stats import Sprt
     from workers import simulations
@@ -56,16 +57,15 @@ def run(args: argparse.Namespace) -> int:
     if args.watch is not None:
         return follow(args.watch)
     if not args.bot_a or not args.bot_b:
-        print("bummerl simulate: give two strategies, e.g. `bummerl simulate bully rdeep`")
-        return 2
+        raise KitError("give two strategies, e.g. `bummerl simulate bully rdeep` (or --watch "
+                       "ID)")
     sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta) if args.sprt else None
     try:
         sim_id = simulations.create_simulation(args.bot_a, args.bot_b, args.deals, seed=args.seed,
                                                profile=args.profile, chunk_deals=args.chunk,
                                                sprt=sprt)
     except ValueError as e:
-        print(f"bummerl simulate: {e}")
-        return 2
+        raise KitError(str(e)) from None
     print(f"simulation {sim_id}: {args.bot_a} vs {args.bot_b}, {args.deals} deals × 2 seatings, "
           f"profile {args.profile}")
     if args.inline:

@@ -93,8 +93,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=default_token(),
                         help="the bot's token (default: $BUMMERL_TOKEN); one starting with "
                              "'-' works too")
-    parser.add_argument("--matches", type=int, default=None,
-                        help="stop after this many matches ended (default: run until Ctrl-C)")
+    parser.add_argument("--matches", type=int, default=None, metavar="N",
+                        help="play N matches, then exit: every match the bot takes counts "
+                             "(challenges and ladder, those running when it connects too); "
+                             "after the Nth it takes no new ones, finishes every running "
+                             "one and exits (default: play until Ctrl-C)")
+    parser.add_argument("--challenges-only", action="store_true",
+                        help="take challenges only: the ladder (and tournaments) never pair "
+                             "the bot while it runs so")
     connect.add_arguments(parser)  # --tls, --ca
     parser.add_argument("--parallel", type=int, default=4,
                         help="matches the bot is asked about at once (default: %(default)s; "
@@ -134,10 +140,14 @@ def play(args: argparse.Namespace) -> int:
     if not args.token:
         raise KitError("no bot token: pass --token TOKEN or set BUMMERL_TOKEN "
                        "(`bummerl bot register NAME` prints it once)")
+    if args.matches is not None and args.matches < 1:
+        raise KitError(f"--matches must be at least 1, not {args.matches} (leave it out to "
+                       "play until Ctrl-C)")
     bot = load_bot(args.bot)
     runner = Runner(bot, args.server, args.token, max_matches=args.matches,
                     parallel=args.parallel, tls=args.tls or bool(args.ca), ca=args.ca,
-                    backoff=Backoff(initial_s=args.retry_initial, max_s=args.retry_max))
+                    backoff=Backoff(initial_s=args.retry_initial, max_s=args.retry_max),
+                    challenges_only=args.challenges_only)
     result: dict[str, BaseException] = {}
 
     def target() -> None:

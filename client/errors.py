@@ -9,3 +9,7 @@ class KitError(Exception):
 
 class TokenRefused(KitError):
     """The service refused the bot's token (UNAUTHENTICATED or PERMISSION_DENIED)."""
+
+
+class Unsupported(KitError):
+    """The service does not support what the kit was asked to do (an older service)."""

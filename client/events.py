@@ -1,12 +1,14 @@
 """The kit's log lines: one per event, as text or as JSON.
 
 Each event is a log record of the "bummerl.client" logger with two extra attributes: `event`
-(its name: connected, reconnected, disconnected, match_started, hand_ended, match_ended,
-refused, notice, draining, drained, abandoned) and `fields` (a dict of its values). As text it is
-`TIME LEVEL message`; with `--log-json` it is one JSON object per line:
+(its name: connected, reconnected, waiting, disconnected, match_started, hand_ended,
+match_ended, refused, notice, draining, drain_confirmed, extra_match, drained, abandoned) and
+`fields` (a dict of its values; `bot` is the bot that speaks: its registered name once
+connected, its class name before). As text it is `TIME LEVEL [bot] message`; with `--log-json`
+it is one JSON object per line:
 
     {"time": "2026-12-01T03:20:00.123Z", "level": "info", "event": "match_ended",
-     "message": "match 7 ended: won vs randy, ...", "match_id": 7, "won": true, ...}
+     "message": "match 7 ended: won vs randy, ...", "bot": "mybot", "match_id": 7, ...}
 """
 
 from __future__ import annotations
@@ -24,6 +26,24 @@ def event(logger: logging.Logger, level: int, name: str, message: str, *args: An
     logger.log(level, message, *args, extra={"event": name, "fields": fields})
 
 
+def speaker(record: logging.LogRecord) -> str | None:
+    """The bot a record of the kit speaks for, if it says."""
+    return getattr(record, "bot", None) or (getattr(record, "fields", None) or {}).get("bot")
+
+
+class TextFormatter(logging.Formatter):
+    """`TIME LEVEL [bot] message`: with two bots in one terminal, each line says whose it is."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(message)s", "%H:%M:%S")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802  (logging's name)
+        name = speaker(record)
+        if name:
+            record.message = f"[{name}] {record.message}"
+        return super().formatMessage(record)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record (see the module doc)."""
 
@@ -35,6 +55,9 @@ class JsonFormatter(logging.Formatter):
             "event": getattr(record, "event", "log"),
             "message": record.getMessage(),
         }
+        name = speaker(record)
+        if name:
+            line["bot"] = name
         for key, value in (getattr(record, "fields", None) or {}).items():
             line.setdefault(key, value)
         if record.exc_info:
@@ -47,8 +70,7 @@ def configure(*, verbose: bool = False, quiet: bool = False, as_json: bool = Fal
     (each turn and answer too), WARNING with `quiet` (refusals, lost connections, errors)."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if as_json else logging.Formatter(
-        "%(asctime)s %(levelname)-7s %(message)s", "%H:%M:%S"))
+    handler.setFormatter(JsonFormatter() if as_json else TextFormatter())
     kit = logging.getLogger("bummerl.client")
     kit.handlers[:] = [handler]
     kit.setLevel(level)

@@ -8,9 +8,17 @@
 - It asks the bot for several matches at once from a small thread pool (`parallel`); calls into
   the bot are serialized by a lock unless the bot class says `thread_safe = True`, so a bot
   written without threads in mind is safe. Never two calls for the same turn.
-- `drain()` (the first Ctrl-C): finish the running matches, then disconnect (the ladder and
-  challenges only pick connected bots, so no new match comes). `abandon()` (the second): leave
-  now, and log which matches will be forfeited on time and when.
+- `drain()` (the first Ctrl-C, or `max_matches` reached): tell the service the bot takes no
+  new matches (PlayRequest.drain: the ladder, tournaments and challengers leave it out from
+  then on), finish every running match, including any the service lists in its answer, then
+  disconnect. `abandon()` (the second Ctrl-C): leave now, and log which matches will be
+  forfeited on time and when.
+- `max_matches=N` counts the matches this run takes: every match of the bot it learns of,
+  ladder or challenge, those already running when it connects included. On the Nth it drains;
+  it never leaves a running match: one that arrives after the Nth (decided before the service
+  heard of the drain) is played to the end too, and the log says so.
+- `challenges_only=True`: the Hello says so, and the ladder and tournaments never pair the bot;
+  a service that does not confirm it in its Welcome is left at once (`Unsupported`).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import logging
 import queue
 import random
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +41,7 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_g
 import engine
 from client.bot import Bot
 from client.connect import channel as open_channel
-from client.errors import TokenRefused
+from client.errors import TokenRefused, Unsupported
 from client.events import event
 
 log = logging.getLogger("bummerl.client")
@@ -44,6 +53,8 @@ END_REASONS = {
     match_pb2.END_REASON_FORFEIT_ILLEGAL: "forfeit for illegal actions",
 }
 PROFILES = {common_pb2.PROFILE_SOFT: "soft", common_pb2.PROFILE_SHARP: "sharp"}
+DRAIN_CHECK_S = 5.0  # while draining: how often the running matches are listed again
+ACK_WAIT_S = 10.0  # a drain the service has not confirmed by then: an older service
 
 
 @dataclass(frozen=True)
@@ -84,22 +95,31 @@ class Running:
 
 
 class Runner:
-    """Plays `bot` with `token` on `server` until `max_matches` matches ended or `stop()`."""
+    """Plays `bot` with `token` on `server` until it took `max_matches` matches and finished
+    them, or `stop()`."""
 
     def __init__(self, bot: Bot, server: str, token: str, *, max_matches: int | None = None,
-                 client_name: str = "bummerl-python-client/0.2",
+                 client_name: str = "bummerl-python-client/0.3",
                  backoff: Backoff | None = None, parallel: int = 4, tls: bool = False,
-                 ca: str | None = None) -> None:
+                 ca: str | None = None, challenges_only: bool = False) -> None:
         self.bot = bot
         self.server = server
         self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
         self.token = token
         self.max_matches = max_matches
+        self.challenges_only = challenges_only
         self.client_name = client_name
         self.backoff = backoff or Backoff()
         self.stats = Stats()
         self.bot_info: bot_pb2.Bot | None = None
+        self.speaker = type(bot).__name__  # who speaks in the log: the bot's name once known
         self.draining = False
+        self.drain_reason = ""
+        self._drain_acked = False  # the service confirmed the drain on this connection
+        self._drain_started = 0.0  # time.monotonic() of the drain (or of its reconnect)
+        self._taken: set[int] = set()  # the matches this run took (for max_matches)
+        self._ended: set[int] = set()  # the matches that ended while it ran
+        self._drained = False
         self._outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None] = queue.SimpleQueue()
         self._stopped = threading.Event()
         self._call: grpc.Future | None = None
@@ -120,6 +140,12 @@ class Runner:
     def on_answer(self, turn: bot_pb2.Turn) -> None:
         """Called right after the answer to `turn` was queued for sending."""
 
+    # --- the log ---------------------------------------------------------------------------
+    def _event(self, level: int, name: str, message: str, *args: object, **fields: object
+               ) -> None:
+        """One event line (client.events), saying which bot speaks."""
+        event(log, level, name, message, *args, bot=self.speaker, **fields)
+
     # --- stopping --------------------------------------------------------------------------
     def stop(self) -> None:
         self._stopped.set()
@@ -136,28 +162,72 @@ class Runner:
         with self._lock:
             return sorted(self._running)
 
-    def drain(self) -> None:
-        """Take no new matches: finish the running ones, then stop."""
-        if self.draining:
-            return
-        self.draining = True
-        try:  # the service knows running matches the kit was not sent a turn of yet
-            for m in self._list_running():
-                with self._lock:
-                    self._running.setdefault(m.match_id, Running(m.match_id))
-        except grpc.RpcError as e:
-            log.debug("could not list the running matches: %s", e)
+    def drain(self, reason: str = "stopping") -> None:
+        """Take no new matches: tell the service, finish the running ones, then stop."""
+        with self._lock:
+            if self.draining:
+                return
+            self.draining = True
+            self.drain_reason = reason
+            self._drain_started = time.monotonic()
+            connected = self._welcomed_this_time
         running = self.running_matches()
-        if running:
-            event(log, logging.WARNING, "draining",
-                  "stopping: finishing %d running match(es) %s, then exiting "
-                  "(Ctrl-C again to leave now: they would be forfeited on time)",
-                  len(running), ", ".join(map(str, running)),
-                  matches=running)
-        else:
-            event(log, logging.WARNING, "draining", "stopping: no running matches",
-                  matches=[])
+        if not connected and not running:  # not connected (yet): nothing to finish
+            self._event(logging.WARNING, "draining", "%s: no running matches, exiting", reason,
+                        matches=[], reason=reason)
             self.stop()
+            return
+        self._send_drain()
+        self._event(logging.WARNING, "draining",
+                    "%s: taking no new matches; finishing %d running match(es)%s, then exiting"
+                    " (Ctrl-C %s to leave now: they would be forfeited on time)",
+                    reason, len(running), f" {', '.join(map(str, running))}" if running else "",
+                    "again" if reason == "stopping" else "twice", matches=running,
+                    reason=reason)
+        threading.Thread(target=self._watch_drain, daemon=True,
+                         name="bummerl-drain").start()
+
+    def _send_drain(self) -> None:
+        self._outbox.put(bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason)))
+
+    def _watch_drain(self) -> None:
+        """While draining: list the bot's running matches now and then (a match the stream has
+        not told of yet is tracked, so it is played), and if the service never confirms the
+        drain (an older service), finish what is listed and leave anyway."""
+        warned = False
+        while not self._stopped.wait(DRAIN_CHECK_S):
+            try:
+                listed = self._list_running()
+            except grpc.RpcError as e:
+                log.debug("could not list the running matches: %s", e,
+                          extra={"bot": self.speaker})
+                continue
+            for m in listed:
+                if m.match_id not in self._ended:
+                    self._add_match(m.match_id)
+            if not self._drain_acked and time.monotonic() - self._drain_started > ACK_WAIT_S:
+                if not warned:
+                    warned = True
+                    self._event(logging.WARNING, "draining",
+                                "the service did not confirm that it starts no new matches "
+                                "for this bot (an older service?): exiting once the running "
+                                "ones are over", matches=self.running_matches(),
+                                reason=self.drain_reason)
+                if not self.running_matches():
+                    self._finish_drain()
+
+    def _finish_drain(self) -> None:
+        with self._lock:
+            if self._drained:
+                return
+            self._drained = True
+        if self.max_matches is not None and self.drain_reason.startswith("--matches"):
+            self._event(logging.INFO, "drained", "%d match(es) played (--matches %d): exiting",
+                        len(self._taken), self.max_matches, matches=len(self._taken))
+        else:
+            self._event(logging.WARNING, "drained", "all running matches finished; exiting",
+                        matches=len(self._taken))
+        self.stop()
 
     def abandon(self) -> list[str]:
         """Leave now; log (and return) which running matches will be forfeited, and when."""
@@ -165,9 +235,9 @@ class Runner:
         for match_id in self.running_matches():
             lines.append(self._forfeit_line(match_id))
         for line in lines:
-            event(log, logging.WARNING, "abandoned", "%s", line)
+            self._event(logging.WARNING, "abandoned", "%s", line)
         if not lines:
-            event(log, logging.WARNING, "abandoned", "leaving now: no running matches")
+            self._event(logging.WARNING, "abandoned", "leaving now: no running matches")
         self.stop()
         return lines
 
@@ -202,7 +272,10 @@ class Runner:
     # --- running ---------------------------------------------------------------------------
     def _requests(self, outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None]
                   ) -> Iterator[bot_pb2.PlayRequest]:
-        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name))
+        yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name,
+                                                      challenges_only=self.challenges_only))
+        if self.draining:  # a reconnect while draining: the new stream takes nothing new
+            yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:
             item = outbox.get()
             if item is None:
@@ -261,11 +334,11 @@ class Runner:
                 what = "connection to %s lost" if self._welcomed_this_time else \
                     "cannot reach the bummerl service at %s" if self.stats.connections == 0 \
                     else "cannot reconnect to %s"
-                event(log, logging.WARNING, "disconnected",
-                      what + " (%s); retrying in %.1f s (attempt %d; the kit never gives up)",
-                      self.server, _short(reason), delay, failures,
-                      server=self.server, reason=_short(reason), retry_in_s=round(delay, 2),
-                      attempt=failures)
+                self._event(logging.WARNING, "disconnected",
+                            what + " (%s); retrying in %.1f s (attempt %d; the kit never gives "
+                            "up)", self.server, _short(reason), delay, failures,
+                            server=self.server, reason=_short(reason),
+                            retry_in_s=round(delay, 2), attempt=failures)
                 self._stopped.wait(delay)
         finally:
             self._pool.shutdown(wait=False, cancel_futures=True)
@@ -279,6 +352,9 @@ class Runner:
 
     def _play(self, stub: bot_pb2_grpc.BotServiceStub) -> None:
         self._welcomed_this_time = False
+        self._drain_acked = False
+        if self.draining:
+            self._drain_started = time.monotonic()
         self._outbox.put(None)  # ends the request stream of the previous connection, if any
         self._outbox = queue.SimpleQueue()
         call = stub.Play(self._requests(self._outbox), metadata=self._metadata())
@@ -299,32 +375,94 @@ class Runner:
                 self._match_ended(response.match_ended)
             elif kind == "notice":
                 self._notice(response.notice)
+            elif kind == "draining":
+                self._draining(response.draining)
             if self._stopped.is_set():
                 call.cancel()
                 break
 
     def _welcome(self, welcome: bot_pb2.Welcome) -> None:
+        if self.challenges_only and not welcome.challenges_only:
+            raise Unsupported(
+                f"the service at {self.server} does not know --challenges-only (an older "
+                "service): it could pair this bot on the ladder. Run without "
+                "--challenges-only, or ask its operator to upgrade it")
         self._welcomed_this_time = True
         self.bot_info = welcome.bot
+        self.speaker = welcome.bot.name
         self.stats.connections += 1
         again = self.stats.connections > 1
-        event(log, logging.INFO, "reconnected" if again else "connected",
-              "%s %s as %s (bot id %d, %d running matches)",
-              "reconnected to" if again else "connected to", self.server, welcome.bot.name,
-              welcome.bot.bot_id, welcome.running_matches, server=self.server,
-              bot=welcome.bot.name, bot_id=welcome.bot.bot_id,
-              running_matches=welcome.running_matches)
+        self._event(logging.INFO, "reconnected" if again else "connected",
+                    "%s %s as %s (bot id %d, %d running matches%s)",
+                    "reconnected to" if again else "connected to", self.server,
+                    welcome.bot.name, welcome.bot.bot_id, welcome.running_matches,
+                    "; challenges only: the ladder does not pair it" if self.challenges_only
+                    else "", server=self.server, bot_id=welcome.bot.bot_id,
+                    running_matches=welcome.running_matches,
+                    challenges_only=welcome.challenges_only)
+        if welcome.running_matches:  # learn which (and count them: they are this run's too)
+            try:
+                for m in self._list_running():
+                    if m.match_id not in self._ended:
+                        self._add_match(m.match_id)
+            except grpc.RpcError as e:
+                log.debug("could not list the running matches: %s", e,
+                          extra={"bot": self.speaker})
+        elif not again and not self.draining and not self.running_matches():
+            self._event(logging.INFO, "waiting", "%s", self._waiting_hint())
+
+    def _waiting_hint(self) -> str:
+        challenge = ("`bummerl bot challenge --vs OPPONENT --token ...` (a house bot where "
+                     "workers run, or a connected bot)")
+        if self.challenges_only:
+            return ("no match yet: connected for challenges only, so a challenge starts one: "
+                    + challenge)
+        return (f"no match yet: start one with {challenge}, or wait for the ladder, which pairs "
+                "connected bots where its workers run (`bummerl up`; `bummerl serve` alone has "
+                "no ladder and no house bots)")
 
     def _track(self, match_id: int, seat: int | None = None) -> bool:
         """Record a running match; True when it is new to the kit."""
         with self._lock:
             info = self._running.get(match_id)
             if info is None:
+                if match_id in self._ended:
+                    return False  # over already (a late message)
                 self._running[match_id] = Running(match_id, seat)
-                return True
-            if seat is not None:
-                info.seat = seat
-            return False
+                self._taken.add(match_id)
+                taken = len(self._taken)
+            else:
+                if seat is not None:
+                    info.seat = seat
+                return False
+        if self.max_matches is not None:
+            if taken > self.max_matches:
+                self._event(logging.WARNING, "extra_match",
+                            "match %d arrived after --matches %d was reached (it was decided "
+                            "before the service heard that this bot takes no more): playing it "
+                            "to the end too", match_id, self.max_matches, match_id=match_id)
+            elif taken == self.max_matches:
+                self.drain(f"--matches {self.max_matches} reached")
+        return True
+
+    def _add_match(self, match_id: int) -> None:
+        """A running match of the bot the kit learnt of from a list (not from the stream)."""
+        if self._track(match_id):
+            self._match_started(match_id, None)
+
+    def _draining(self, d: bot_pb2.Draining) -> None:
+        """The service confirmed the drain: no new match comes; these are running."""
+        self._drain_acked = True
+        for match_id in d.running_match_ids:
+            if match_id not in self._ended:
+                self._add_match(match_id)
+        running = self.running_matches()
+        if not running:
+            self._finish_drain()
+            return
+        self._event(logging.INFO, "drain_confirmed",
+                    "the service confirmed: no new match for this bot; %d running: %s",
+                    len(running), ", ".join(map(str, running)), matches=running)
 
     def _match_started(self, match_id: int, seat: int | None) -> None:
         """Log a match the kit sees for the first time (one GetMatch)."""
@@ -332,9 +470,9 @@ class Runner:
             m = self._matches().GetMatch(match_pb2.GetMatchRequest(match_id=match_id),
                                          timeout=5).match
         except grpc.RpcError as e:
-            event(log, logging.INFO, "match_started", "match %d: playing (details unavailable:"
-                  " %s)", match_id, e.code().name if hasattr(e, "code") else e,
-                  match_id=match_id)
+            self._event(logging.INFO, "match_started", "match %d: playing (details "
+                        "unavailable: %s)", match_id,
+                        e.code().name if hasattr(e, "code") else e, match_id=match_id)
             return
         me = self.bot_info.bot_id if self.bot_info else None
         if seat is None and me in m.bot_ids:
@@ -345,11 +483,12 @@ class Runner:
             if match_id in self._running:
                 self._running[match_id].opponent = opponent
         tc = m.time_control
-        event(log, logging.INFO, "match_started",
-              "match %d started: you (seat %s) vs %s, %s, move %.1f s + bank %.1f s",
-              match_id, seat, opponent, PROFILES.get(m.profile, "?"), tc.move_ms / 1000,
-              tc.bank_ms / 1000, match_id=match_id, seat=seat, opponent=opponent,
-              profile=PROFILES.get(m.profile, "?"), move_ms=tc.move_ms, bank_ms=tc.bank_ms)
+        self._event(logging.INFO, "match_started",
+                    "match %d started: you (seat %s) vs %s, %s, move %.1f s + bank %.1f s",
+                    match_id, seat, opponent, PROFILES.get(m.profile, "?"), tc.move_ms / 1000,
+                    tc.bank_ms / 1000, match_id=match_id, seat=seat, opponent=opponent,
+                    profile=PROFILES.get(m.profile, "?"), move_ms=tc.move_ms,
+                    bank_ms=tc.bank_ms)
 
     def _turn_arrived(self, turn: bot_pb2.Turn) -> None:
         if self._track(turn.match_id, turn.seat):
@@ -371,14 +510,15 @@ class Runner:
             self.stats.turns += 1
             observation = wire.observation_from_pb(turn.observation)
             log.debug("match %d seq %d: your turn (legal: %s)", turn.match_id, turn.seq,
-                      " ".join(str(a) for a in observation.legal_actions))
+                      " ".join(str(a) for a in observation.legal_actions),
+                      extra={"bot": self.speaker})
             try:
                 action = self._call_bot(self.bot.act, observation)
                 if isinstance(action, str):
                     action = engine.Action.from_text(action)
             except Exception as e:  # noqa: BLE001  (a buggy bot must not kill the connection)
                 log.exception("the bot failed on match %d; playing its first legal action",
-                              turn.match_id)
+                              turn.match_id, extra={"bot": self.speaker})
                 self.stats.errors.append(repr(e))
                 action = observation.legal_actions[0]
             with self._lock:
@@ -386,7 +526,8 @@ class Runner:
                 info = self._running.get(turn.match_id)
                 if info is not None:
                     info.deadline = None
-            log.debug("match %d seq %d: answering %s", turn.match_id, turn.seq, action)
+            log.debug("match %d seq %d: answering %s", turn.match_id, turn.seq, action,
+                      extra={"bot": self.speaker})
             self._outbox.put(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
                 match_id=turn.match_id, seq=turn.seq, action=wire.action_to_pb(action),
                 request_id=uuid.uuid4().hex)))
@@ -407,18 +548,18 @@ class Runner:
             action = self._sent.get((r.match_id, r.seq), "?")
         left = f"; {r.illegal_left} more illegal action(s) forfeit the match" \
             if r.illegal_left else ""
-        event(log, logging.WARNING, "refused", "match %d: %s refused (%s%s: %s)%s",
-              r.match_id, action, r.code, f" {r.rule}" if r.rule else "", r.message, left,
-              match_id=r.match_id, seq=r.seq, action=action, code=r.code, rule=r.rule,
-              detail=r.message, illegal_left=r.illegal_left, field=r.field)
+        self._event(logging.WARNING, "refused", "match %d: %s refused (%s%s: %s)%s",
+                    r.match_id, action, r.code, f" {r.rule}" if r.rule else "", r.message, left,
+                    match_id=r.match_id, seq=r.seq, action=action, code=r.code, rule=r.rule,
+                    detail=r.message, illegal_left=r.illegal_left, field=r.field)
 
     def _notice(self, n: bot_pb2.Notice) -> None:
         """What the service says that is not about one answer (its Hello refused, ...)."""
         kind = bot_pb2.NoticeKind.Name(n.kind) if n.kind in bot_pb2.NoticeKind.values() \
             else str(n.kind)
-        event(log, logging.INFO if n.code == "OK" else logging.WARNING, "notice",
-              "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
-              detail=n.message, field=n.field)
+        self._event(logging.INFO if n.code == "OK" else logging.WARNING, "notice",
+                    "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
+                    detail=n.message, field=n.field)
 
     def _hand_ended(self, h: match_pb2.HandEnded) -> None:
         if self._track(h.match_id):
@@ -429,13 +570,13 @@ class Runner:
         res = h.result
         outcome = "hand won" if seat == res.winner else "hand lost" if seat is not None \
             else f"seat {res.winner} won"
-        event(log, logging.INFO, "hand_ended",
-              "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
-              h.match_id, h.hand_number, outcome, res.game_points, res.reason,
-              ":".join(map(str, res.points)), ":".join(map(str, h.counters)),
-              match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner, seat=seat,
-              game_points=res.game_points, reason=res.reason, points=list(res.points),
-              counters=list(h.counters))
+        self._event(logging.INFO, "hand_ended",
+                    "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
+                    h.match_id, h.hand_number, outcome, res.game_points, res.reason,
+                    ":".join(map(str, res.points)), ":".join(map(str, h.counters)),
+                    match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner,
+                    seat=seat, game_points=res.game_points, reason=res.reason,
+                    points=list(res.points), counters=list(h.counters))
         self._call_bot(self.bot.hand_ended, h.match_id, h.hand_number, {
             "winner": res.winner, "game_points": res.game_points, "reason": res.reason,
             "points": list(res.points), "tricks": list(res.tricks)})
@@ -443,6 +584,10 @@ class Runner:
     def _match_ended(self, ended: bot_pb2.MatchEnded) -> None:
         m = ended.match
         with self._lock:
+            if m.match_id in self._ended:
+                return  # told twice (e.g. across a reconnect)
+            self._ended.add(m.match_id)
+            self._taken.add(m.match_id)
             self._running.pop(m.match_id, None)
             for key in [k for k in self._sent if k[0] == m.match_id]:
                 del self._sent[key]
@@ -454,19 +599,17 @@ class Runner:
         names = list(m.bot_names)
         opponent = names[1 - ended.seat] if len(names) == 2 else "?"
         reason = END_REASONS.get(m.end_reason, "ended")
-        event(log, logging.INFO, "match_ended",
-              "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
-              "won" if ended.won else "lost", opponent, ":".join(map(str, m.counters)), reason,
-              f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
-              won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
-              detail=m.end_detail, seat=ended.seat)
+        self._event(logging.INFO, "match_ended",
+                    "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
+                    "won" if ended.won else "lost", opponent, ":".join(map(str, m.counters)),
+                    reason, f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
+                    won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
+                    detail=m.end_detail, seat=ended.seat)
         self._call_bot(self.bot.match_ended, m.match_id, ended.won, m.end_detail)
-        done = self.stats.matches_won + self.stats.matches_lost
-        if self.max_matches is not None and done >= self.max_matches:
-            self.stop()
-        elif self.draining and left == 0:
-            event(log, logging.WARNING, "drained", "all running matches finished; exiting")
-            self.stop()
+        if self.max_matches is not None and len(self._taken) >= self.max_matches:
+            self.drain(f"--matches {self.max_matches} reached")  # (if not draining yet)
+        if self.draining and left == 0 and self._drain_acked:
+            self._finish_drain()
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -475,10 +618,12 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def run(bot: Bot, server: str = "127.0.0.1:50051", token: str = "", *,
-        max_matches: int | None = None, tls: bool = False, ca: str | None = None) -> Stats:
+        max_matches: int | None = None, tls: bool = False, ca: str | None = None,
+        challenges_only: bool = False) -> Stats:
     """Play `bot` on `server` with its `token` (blocks; Ctrl-C to stop); over TLS with `tls`
-    (trusting the PEM file `ca` if given)."""
-    runner = Runner(bot, server, token, max_matches=max_matches, tls=tls, ca=ca)
+    (trusting the PEM file `ca` if given); `max_matches` and `challenges_only` as `Runner`'s."""
+    runner = Runner(bot, server, token, max_matches=max_matches, tls=tls, ca=ca,
+                    challenges_only=challenges_only)
     try:
         return runner.run()
     except KeyboardInterrupt:

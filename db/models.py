@@ -41,6 +41,11 @@ ORIGIN_CHALLENGE = "challenge"  # a bot challenged another bot (or a house bot)
 ORIGIN_TOURNAMENT = "tournament"  # a pairing of an event (round-robin, Swiss, gauntlet)
 ORIGIN_TEST = "test"  # a duplicate pair of a version test (candidate against baseline)
 
+# What a connected bot's Play streams take (`bots.accepts`; None: every match).
+ACCEPTS_ALL = "all"  # every match: the ladder, tournaments and challenges
+ACCEPTS_CHALLENGES = "challenges"  # challenges only (Hello.challenges_only)
+ACCEPTS_NONE = "none"  # no new match: the kit is finishing its running ones (PlayRequest.drain)
+
 # Why a match ended.
 PLAYED = "played"  # a counter reached 0 (R9.1)
 FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and bank
@@ -74,6 +79,11 @@ class Bot(Base):
     # The version the bot said it runs (`Hello.version`) on its newest Play stream; None if
     # it never said (house bots: their strategy is their version).
     version: Mapped[str | None] = mapped_column(String(100))
+    # What the bot's open Play streams take (`services.live.presence`, `db.presence`): None or
+    # ACCEPTS_ALL every match, ACCEPTS_CHALLENGES challenges only (the ladder and tournaments
+    # leave it out), ACCEPTS_NONE no new match (it is finishing its running ones). Cleared when
+    # its last stream closes.
+    accepts: Mapped[str | None] = mapped_column(String(12))
 
 
 class Match(Base):

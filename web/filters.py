@@ -66,11 +66,21 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def stock_words(table: dict[str, Any]) -> str:
+    """The stock's size, saying that it counts the trump card (which lies apart, under the
+    pile): `stock 8 (7 + the trump card)`."""
+    size = table["stock_size"]
+    if not size:
+        return "stock 0"
+    trump = "the trump card" if table["trump_face_up"] else "the trump card, turned down"
+    return f"stock {size} ({trump})" if size == 1 else f"stock {size} ({size - 1} + {trump})"
+
+
 def seat_name(match: dict[str, Any], seat: int | None) -> str:
     return "–" if seat is None else str(match["seats"][seat]["name"])
 
 
 FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "when": when,
            "reason": reason, "words": words, "suits": suits, "signed": signed}
-GLOBALS = {"seat_name": seat_name, "SUIT_SYMBOLS": SUIT_SYMBOLS, "SUIT_NAMES": SUIT_NAMES,
-           "RANK_NAMES": RANK_NAMES, "now_iso": now_iso}
+GLOBALS = {"seat_name": seat_name, "stock_words": stock_words, "SUIT_SYMBOLS": SUIT_SYMBOLS,
+           "SUIT_NAMES": SUIT_NAMES, "RANK_NAMES": RANK_NAMES, "now_iso": now_iso}

@@ -56,13 +56,15 @@ def show(match_id: str) -> str:
 
 @bp.get("/events/matches/<match_id>")
 def events(match_id: str) -> Any:
-    """The live part of a match page: its table, refusals, hands and log."""
+    """The live part of a match page: its facts (the ended and detail rows appear when it
+    ends), its table, refusals, hands and log."""
     number = whole_number(match_id, "match id")
     queries.match_detail(sessions(), number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:
         match = queries.match_detail(sessions(), number)
-        return {"html": {"live-match": render_template("_match_live.html", match=match)},
+        return {"html": {"live-match": render_template("_match_live.html", match=match),
+                         "live-facts": render_template("_match_facts.html", match=match)},
                 "final": match["state"] != "running"}
 
     return live.stream(f"match:{number}", render)
@@ -70,9 +72,10 @@ def events(match_id: str) -> Any:
 
 @bp.get("/matches/<match_id>/hands/<number>")
 def replay(match_id: str, number: str) -> str:
-    """A finished hand step by step, both hands visible (`#step-N` links to a step)."""
+    """A finished hand step by step, both hands visible (`#step-N` links to a step). Hands are
+    numbered from 0, as in the API and the kit's log (`HandEnded.hand_number`)."""
     data = queries.hand_replay(sessions(), whole_number(match_id, "match id"),
-                               whole_number(number, "hand number") - 1)
+                               whole_number(number, "hand number"))
     return render_template("replay.html", data=data)
 
 
@@ -80,7 +83,7 @@ def replay(match_id: str, number: str) -> str:
 def api_replay(match_id: str, number: str) -> Any:
     """A finished hand's deal and steps (404 while the hand is in play)."""
     return jsonify(queries.hand_replay(sessions(), whole_number(match_id, "match id"),
-                                       whole_number(number, "hand number") - 1))
+                                       whole_number(number, "hand number")))
 
 
 @bp.get("/api/matches")

@@ -63,6 +63,7 @@ def _seat(bot: Bot) -> dict[str, Any]:
 def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]:
     """What the lists show of a match (public; the seed only once it is over)."""
     over = m.state != RUNNING  # finished or aborted: its last hand is no longer in play
+    house = HOUSE in (m.bot0.kind, m.bot1.kind)
     return {
         "id": m.id,
         "state": m.state,
@@ -70,7 +71,7 @@ def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]
         "ladder": ladder_profile is not None,
         "seats": [_seat(m.bot0), _seat(m.bot1)],
         "counters": [m.counter0, m.counter1],
-        "hand_number": m.hand_number,  # from 0, as in the engine
+        "hand_number": m.hand_number,  # from 0, as in the engine, the API and the kit
         "seq": m.seq,
         "to_act": m.to_act if not over else None,
         "winner": m.winner,
@@ -83,6 +84,8 @@ def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]
         "move_ms": m.move_ms,
         "bank_ms_start": m.bank_ms,
         "max_illegal": m.max_illegal,
+        # a house bot's move time is the service's setting, not the match's (no bank)
+        "house_move_ms": settings().house_move_ms if house else None,
         "deadline_at": iso(m.deadline_at) if not over else None,
         "turn_started_at": iso(m.turn_started_at) if not over else None,
         "created_at": iso(m.created_at),
@@ -231,9 +234,10 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
         summary = match_summary(m)
         h = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == number))
         if h is None:
-            raise Missing(f"match {match_id} has no hand {number + 1}")
+            raise Missing(f"match {match_id} has no hand {number} (its hands are numbered "
+                          "from 0)")
         if h.winner is None or h.last_seq is None:
-            raise Missing(f"hand {number + 1} of match {match_id} is still in play: its deal is "
+            raise Missing(f"hand {number} of match {match_id} is still in play: its deal is "
                           "shown once it is over")
         hand = _hand(h)
         seed = m.seed
@@ -344,8 +348,11 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
         for row in table:
             if row["bot_id"] == bot_id:
                 ratings.append({"profile": profile, "of": len(table), **row})
+    connected = is_connected(bot, settings().heartbeat_s)
     return {**_seat(bot), "id": bot.id, "created_at": iso(bot.created_at), "ratings": ratings,
-            "connected": is_connected(bot, settings().heartbeat_s),
+            "connected": connected,
+            # what its Play streams take (db.presence): None/"all", "challenges", "none"
+            "accepts": bot.accepts if connected else None,
             "connected_since": iso(bot.connected_since), "last_seen_at": iso(bot.last_seen_at),
             "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0)}
 

@@ -6,9 +6,11 @@
   *provisional* until it has played `PROVISIONAL_MATCHES` rated matches.
 - Who plays: every house bot, and every remote bot that is connected now (a Play stream of it is
   open: its presence heartbeat in `bots.last_seen_at` is fresh, see `services.live.presence`)
-  with no ladder match running (one at a time). A bot that disconnects is not given new
-  matches; one that does not answer in a running match forfeits on time, per the service's
-  policy.
+  and takes pairings (not connected for challenges only, nor finishing its running matches:
+  `db.presence.takes_pairings`), with no ladder match running (one at a time). A bot that
+  disconnects is not given new matches; one that does not answer in a running match forfeits
+  on time, per the service's policy. The service checks again as it creates the match (under a
+  lock of the bots' rows); a pairing it refuses so is skipped until the next tick.
 - Pairings: among the eligible pairs not already playing each other, weighted by how close the
   match is (openskill's draw probability) times how uncertain the two ratings are (sigma), so
   close and little-known pairings are chosen most; random among them, so the ladder varies.
@@ -21,6 +23,7 @@ import os
 import random
 from datetime import UTC, datetime
 
+import grpc
 from openskill.models import PlackettLuce
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import IntegrityError
@@ -28,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
 from db.models import FINISHED, HOUSE, Bot, Match
-from db.presence import is_connected
+from db.presence import takes_pairings
 from db.ratings import LadderMatch, Rating, RatingHistory
 from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
     PROVISIONAL_MATCHES,
@@ -151,14 +154,14 @@ def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = No
 
 # --- pairing ---------------------------------------------------------------------------------
 def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) -> list[Bot]:
-    """House bots, and connected remote bots with no ladder match running; never a suspended
-    bot."""
+    """House bots, and connected remote bots that take pairings, with no ladder match
+    running; never a suspended bot."""
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
     busy = running_ladder_counts(s, profile)
     moment = now()
 
     def available(bot: Bot) -> bool:
-        return busy.get(bot.id, 0) == 0 and is_connected(bot, heartbeat_s, moment)
+        return busy.get(bot.id, 0) == 0 and takes_pairings(bot, heartbeat_s, moment)
 
     return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None))
                                      .order_by(Bot.id))
@@ -220,7 +223,19 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
         pair = choose_pair(ratings, playing, rng)
         if pair is None:
             break
-        created.append(create_match(pair, profile))
+        try:
+            created.append(create_match(pair, profile))
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.FAILED_PRECONDITION:  # type: ignore[attr-defined]
+                raise
+            # e.g. a bot said meanwhile that it takes no pairing: the next tick decides again
+            log.info("ladder %s: pairing %s refused: %s", profile, pair,
+                     e.details())  # type: ignore[attr-defined]
+            playing.add(frozenset(pair))  # not this pair again in this tick
+            for bot_id in pair:
+                if bot_id in remote:
+                    ratings.pop(bot_id, None)
+            continue
         playing.add(frozenset(pair))
         for bot_id in pair:  # a remote bot plays one ladder match at a time
             if bot_id in remote:

@@ -43,6 +43,8 @@ FIELD_LIMITS = {
     "bummerl.v1.Action.suit": 8,
     "bummerl.v1.ListMatchesRequest.page_token": 20,
     "bummerl.v1.CreateMatchRequest.bot_ids": 2,
+    "bummerl.v1.CreateMatchRequest.bot_names": 2,
+    "bummerl.v1.Drain.reason": 200,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

@@ -14,6 +14,7 @@ from bummerl import wire
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import presence
 from db.models import RUNNING
 from services.api import limits, status
 from services.core import breaker, connections, matches, pairs
@@ -124,12 +125,20 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                     move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
                     ladder=request.ladder), sessions=self.sessions, config=self.config)
             return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
+        bot_ids = list(request.bot_ids)
+        if not bot_ids and request.bot_names:
+            if len(request.bot_names) != 2:
+                raise InvalidArgument(f"bot_names needs exactly two names, got "
+                                      f"{len(request.bot_names)}")
+            bot_ids = matches.bot_ids_named(list(request.bot_names), sessions=self.sessions)
         m = matches.create_match(
-            list(request.bot_ids),
+            bot_ids,
             profile=wire.PROFILE_NAMES.get(request.profile, "soft"),
             seed=request.seed if request.HasField("seed") else None,
             move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
             max_illegal=tc.max_illegal or None, ladder=request.ladder,
+            # a ladder pairing only for bots that take one now (db.presence)
+            must_take=dict.fromkeys(bot_ids, presence.PAIRING) if request.ladder else None,
             sessions=self.sessions, config=self.config)
         return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
 
@@ -266,8 +275,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         watch = revocation.watch(bot, self.sessions, session.stop_soon, self.config.heartbeat_s)
         reader = None
         try:
-            await run(self.presence.opened, bot.id)
             reader = asyncio.ensure_future(session.read(request_iterator))
+            await session.greet(self.presence)  # its Hello says what it takes
             async for response in session.responses():
                 yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
@@ -283,9 +292,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             self.streams.players.remove(session)
             session.close()
             release()
-            try:
-                await run(self.presence.closed, bot.id)
-            except RuntimeError:  # the server is stopping: its pool takes no more work
-                self.presence.closed(bot.id)
+            key = session.presence_key
+            if key is not None:
+                try:
+                    await run(self.presence.closed, bot.id, key)
+                except RuntimeError:  # the server is stopping: its pool takes no more work
+                    self.presence.closed(bot.id, key)
         if watch.revoked is not None:  # suspended, or its token rotated, meanwhile
             await status.abort_async(context, watch.revoked, "Play")

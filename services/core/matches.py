@@ -5,13 +5,14 @@ and the engine). Actions are submitted through `services.core.actions`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from sqlalchemy import Connection, bindparam, insert, literal, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
+from db import presence
 from db.base import utcnow
 from db.models import ABORTED, FINISHED, RUNNING, ActionLog, Bot, Hand, Match
 from db.pairs import PLAYING, DuplicatePair
@@ -75,6 +76,7 @@ def create_match(
     origin: str | None = None,
     rated: bool = True,
     pair: PairLeg | None = None,
+    must_take: Mapping[int, str] | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
@@ -86,13 +88,13 @@ def create_match(
     rates it even if the caller never heard the answer. `origin` and `rated` go in the same
     INSERT (a challenge's: 'challenge', unrated). With `pair`, the match is that leg of a
     duplicate pair (`services.core.pairs`), recorded on the pair in the same transaction; it
-    raises FailedPrecondition unless the pair is being played. Raises InvalidArgument or
-    NotFound.
+    raises FailedPrecondition unless the pair is being played. `must_take`: see
+    `create_matches`. Raises InvalidArgument, NotFound or FailedPrecondition.
     """
     [m] = create_matches(
         [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
         max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, pair=pair,
-        sessions=sessions, config=config)
+        must_take=must_take, sessions=sessions, config=config)
     return m
 
 
@@ -108,12 +110,22 @@ def create_matches(
     origin: str | None = None,
     rated: bool = True,
     pair: PairLeg | None = None,
+    must_take: Mapping[int, str] | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> list[Match]:
     """`create_match` for each of `seatings` (the bot ids of seat 0 and seat 1), all in one
     transaction: every match is created, or none (a challenge of several matches). A given
-    `seed` is every match's; without one each gets its own."""
+    `seed` is every match's; without one each gets its own.
+
+    `must_take`: bot id -> the kind of match (`db.presence.PAIRING` or `CHALLENGE`) the bot
+    must be taking: a bot whose Play streams say otherwise (challenges only, or no new match:
+    `bots.accepts`, cleared when its last stream closes) makes it FailedPrecondition, whatever
+    its heartbeat (a late heartbeat of a loaded server must not open the door). It is read
+    under a lock of the bots' rows in the same transaction (PostgreSQL; SQLite serialises
+    writers), so a Play stream's Drain, which writes that row, is ordered with the new match:
+    the match is either committed before the Drain is recorded (and is in the Drain's answer)
+    or refused."""
     config = config or settings()
     for bot_ids in seatings:
         if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
@@ -139,10 +151,13 @@ def create_matches(
     # Plain Core statements (the ORM's unit of work was three quarters of a new match's CPU):
     # the bots (kept by the process once read), then the match's rows (`_add`). One match on
     # PostgreSQL is one statement in autocommit mode; several are one transaction.
-    alone = bind.dialect.name == "postgresql" and len(seatings) == 1 and pair is None
+    alone = (bind.dialect.name == "postgresql" and len(seatings) == 1 and pair is None
+             and not must_take)
     with writing(bind), (autocommit(bind) if alone else bind.begin()) as connection:
         if pair is not None:
             claim_leg(connection, pair)
+        if must_take:
+            _check_taking(connection, must_take)
         for bot_ids in seatings:
             match_seed = secrets.randbits(62) if seed is None else seed
             game = engine.Match(match_seed, profile)
@@ -171,6 +186,18 @@ def create_matches(
         keep_row(key, m)  # its first action takes the fast path too (services.core.actions)
         after_commit(site_of(bind), m)
     return [m for m, _ in made]
+
+
+def _check_taking(connection: Connection, must_take: Mapping[int, str]) -> None:
+    """FailedPrecondition unless every bot of `must_take` takes its kind of match (see
+    `create_matches`); the rows stay locked until the transaction ends."""
+    rows = connection.execute(
+        select(Bot.id, Bot.name, Bot.accepts).where(Bot.id.in_(sorted(must_take)))
+        .order_by(Bot.id).with_for_update()).all()
+    for row in rows:
+        if not presence.takes(row.accepts, must_take[row.id]):
+            raise FailedPrecondition(presence.refusal(row.name, row.accepts,
+                                                      must_take[row.id]))
 
 
 def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
@@ -221,6 +248,19 @@ def record_leg(connection: Connection, pair: PairLeg, match_id: int) -> None:
     column = "match_a_id" if pair.leg == 0 else "match_b_id"
     connection.execute(update(PAIRS).where(PAIRS.c.id == pair.pair_id)
                        .values({column: match_id}))
+
+
+def bot_ids_named(names: Sequence[str], *, sessions: sessionmaker[Session] | None = None
+                  ) -> list[int]:
+    """The ids of the bots named `names`, in order; NotFound naming the first unknown one."""
+    with factory_of(sessions)() as session:
+        found = dict(session.execute(select(Bot.name, Bot.id).where(
+            Bot.name.in_(list(names)))).all())
+    for name in names:
+        if name not in found:
+            raise NotFound(f"no bot named {quote(name)}: give a registered bot's name or id "
+                           "(`bummerl bot register NAME` prints both)")
+    return [found[name] for name in names]
 
 
 def _match(session: Session, match_id: int) -> Match:

@@ -13,6 +13,14 @@ is heard) finds something it missed, it re-reads the bot's running matches from 
 and sends what is missing, so a reconnecting bot (or a restarted server) simply gets its
 pending turns again.
 
+What the stream takes (`db.presence`): the bot's Hello may say challenges only (the ladder and
+tournaments leave it out), and a Drain says no new match at all. The stream waits up to
+`HELLO_WAIT_S` for the Hello before it records itself in the presence (so a challenges-only
+bot is never, even briefly, the ladder's), then sends the Welcome. A Drain is recorded in the
+presence first and answered with `Draining`, listing the bot's running matches: a pairing or a
+challenge decided before is in that list or was refused (`services.core.matches` checks what the
+bots take under a lock of their rows).
+
 The stream runs as an asyncio task of the server's event loop; its database work runs on the
 server's thread pool.
 """
@@ -31,7 +39,7 @@ from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
-from db.models import RUNNING, Bot, Match
+from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE, RUNNING, Bot, Match
 from services.core import (
     actions,
     breaker,
@@ -52,6 +60,7 @@ from services.core.errors import (
     ServiceError,
 )
 from services.live import convert, notify
+from services.live.presence import Presence
 
 log = logging.getLogger(__name__)
 FULL = object()  # an event: read the database
@@ -62,6 +71,7 @@ DOWN_MESSAGE = ("the service cannot reach its database: answers are refused with
                 "until it is back; stay connected: this stream stays open, and your pending "
                 "turns come again as soon as the database is back")
 BACK_MESSAGE = "the database is back: your pending turns follow"
+HELLO_WAIT_S = 0.5  # how long a new stream waits for the bot's Hello before its Welcome
 
 
 class PlaySession:
@@ -82,10 +92,17 @@ class PlaySession:
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
         self.seen: dict[int, tuple[int, bool]] = {}  # match id -> newest (seq, over) handled
         self.slow: set[asyncio.Task[None]] = set()  # refused fast-path answers, on the pool
-        self.heard = asyncio.Event()  # the bot's first message arrived, or its side ended
         self.breaker = breaker.of(self.bind)
         self.told_down = False  # the bot was told the database is down (once per outage)
         self.stale = False  # a read was skipped or failed in an outage: read when it is back
+        self.challenges_only = False  # the Hello said so
+        self.draining = False  # a Drain came: no new match for the bot
+        self.greeted = asyncio.Event()  # the bot's first message came, or its side ended
+        self.presence: Presence | None = None
+        self.presence_key: int | None = None  # this stream's, once recorded in `presence`
+        self.recorded = asyncio.Event()
+        self.presence_lock = asyncio.Lock()
+        self.chores: set[asyncio.Task[None]] = set()  # drains being recorded
         self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
         self.unlisten = self.breaker.listen(self._database)
 
@@ -105,6 +122,65 @@ class PlaySession:
     def close(self) -> None:
         self.unsubscribe()
         self.unlisten()
+        for chore in list(self.chores):
+            chore.cancel()
+
+    @property
+    def accepts(self) -> str:
+        """What this stream takes now (`db.models.ACCEPTS_*`)."""
+        if self.draining:
+            return ACCEPTS_NONE
+        return ACCEPTS_CHALLENGES if self.challenges_only else ACCEPTS_ALL
+
+    async def greet(self, presence: Presence, wait_s: float = HELLO_WAIT_S) -> None:
+        """Wait (at most `wait_s`) for the bot's first message, then record the stream in
+        `presence` with what it takes."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.greeted.wait(), wait_s)
+        self.presence = presence
+        await self.record()
+
+    async def record(self) -> bool:
+        """Write what this stream takes to the presence (opening it there the first time);
+        False if the write failed."""
+        if self.presence is None:
+            return True  # `greet` records it
+        async with self.presence_lock:
+            if self.presence_key is None:
+                # the key first: if the call ends while this waits, `closed` still pairs up
+                self.presence_key = self.presence.new_key()
+                await self.run(self.presence.opened, self.bot_id, self.accepts,
+                               self.presence_key)
+                self.recorded.set()
+                return True
+            return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
+                                       self.accepts))
+
+    async def hello(self, hello: bot_pb2.Hello) -> None:
+        first = not self.greeted.is_set()
+        self.challenges_only = hello.challenges_only
+        self.greeted.set()
+        if not first:  # a later Hello: what it says counts from now
+            await self.record()
+
+    def drain(self, drain: bot_pb2.Drain) -> None:
+        """The bot takes no new match: record it (on a task of its own, so answers go on being
+        read), then answer with the running matches."""
+        self.draining = True
+        self.greeted.set()
+        log.debug("bot %d drains its Play stream (%s)", self.bot_id, drain.reason or "no reason")
+        chore = self.loop.create_task(self._drained())
+        self.chores.add(chore)
+        chore.add_done_callback(self.chores.discard)
+
+    async def _drained(self) -> None:
+        await self.recorded.wait()
+        while not await self.record():  # the database failed: try again after a heartbeat
+            await asyncio.sleep(self.config.heartbeat_s)
+        rows = await self.run(matches.match_states_of, self.bot_id, (), sessions=self.sessions)
+        response = bot_pb2.PlayResponse()
+        response.draining.running_match_ids.extend(m.id for m in rows if m.state == RUNNING)
+        self.events.put_nowait(response)
 
     def wake(self) -> None:
         """Read the database and send what is missing (on the loop: the safety net)."""
@@ -149,11 +225,18 @@ class PlaySession:
         that failed a check of the request guard is refused on its own (`refused`)."""
         try:
             async for request in requests:
-                self.heard.set()
-                if isinstance(request, RefusedRequest):
+                if isinstance(request, RefusedRequest):  # failed a check of the guard
+                    self.greeted.set()
                     self.refused(request)
-                elif request.WhichOneof("message") == "action":
+                    continue
+                kind = request.WhichOneof("message")
+                if kind == "action":
+                    self.greeted.set()
                     await self.answer(request.action)
+                elif kind == "hello":
+                    await self.hello(request.hello)
+                elif kind == "drain":
+                    self.drain(request.drain)
         except asyncio.CancelledError:
             raise
         except ServiceError as e:  # bytes that are no PlayRequest (services.api.limits): the
@@ -162,13 +245,13 @@ class PlaySession:
             log.debug("play stream of bot %d ended: %r", self.bot_id, e)
             self.events.put_nowait(STOP)
         finally:
-            self.heard.set()
+            self.greeted.set()  # no Hello is coming
 
     async def heard_first(self, timeout: float) -> None:
         """Wait (at most `timeout` seconds) until the bot's first message arrived or its side
         of the stream ended (services.api.status.refuse_stream says why)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.heard.wait(), timeout)
+            await asyncio.wait_for(self.greeted.wait(), timeout)
 
     def refused(self, refused: RefusedRequest) -> None:
         """A message that parsed but failed a check (services.api.limits: a field over its
@@ -279,7 +362,8 @@ class PlaySession:
         running = await self.run(matches.match_states_of, self.bot_id, (),
                                  sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
-            bot=convert.bot_to_pb(self.bot), running_matches=len(running)))
+            bot=convert.bot_to_pb(self.bot), running_matches=len(running),
+            challenges_only=self.challenges_only))
         for response in await self.run(self.step, running):
             yield response
         while True:
@@ -299,7 +383,7 @@ class PlaySession:
                     if resend:
                         self.sent.pop(rejected.match_id, None)  # send the same turn again
                         full = True
-                elif isinstance(event, bot_pb2.PlayResponse):  # a notice
+                elif isinstance(event, bot_pb2.PlayResponse):  # a notice, a Drain's answer
                     yield event
                 elif event is STOP:
                     return

@@ -11,6 +11,11 @@
   `STALE_BEATS` heartbeats old. A crashed server clears nothing, but stops beating, so its bots
   drop out by themselves. (A bot with streams on two servers that closes one of them looks
   disconnected until the other server's next heartbeat sets `connected_since` again.)
+- What the bot takes (`bots.accepts`, `db.presence`): each stream says it (every match;
+  challenges only, from its Hello; none, after its Drain) and the bot takes what its widest
+  stream here takes. It is written with the stream's open, on each change, with every
+  heartbeat, and cleared with the last stream. (With streams on two servers, the value last
+  written wins until the next heartbeat: run one kit per bot.)
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from itertools import count
 
 from sqlalchemy import case, func, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import Bot
+from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE, Bot
 from db.presence import STALE_BEATS, is_connected  # noqa: F401  (read side, shared)
 from services.core.connections import factory_of, writing
 from services.core.failures import log_failure
@@ -34,6 +41,16 @@ log = logging.getLogger(__name__)
 def _now() -> datetime:
     return datetime.now(UTC)
 
+
+WIDEST = (ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE)  # widest first
+
+
+def widest(modes: Iterable[str]) -> str:
+    """What a bot takes whose open streams take `modes` (every match if none is known)."""
+    found = set(modes)
+    return next((mode for mode in WIDEST if mode in found), ACCEPTS_ALL)
+
+
 class Presence:
     """The open Play streams of one server, per bot, and their heartbeat in the database."""
 
@@ -41,12 +58,30 @@ class Presence:
         self.sessions = sessions
         self.heartbeat_s = heartbeat_s
         self._open: Counter[int] = Counter()
+        self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
+        self._keys = count(1)
+        self._gone: set[int] = set()  # keys closed before their open was recorded
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
-    def opened(self, bot_id: int) -> None:
+    def new_key(self) -> int:
+        """A key for a stream's `opened`, `changed` and `closed`."""
+        return next(self._keys)
+
+    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None) -> int:
+        """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
+        `closed`). A stream whose `closed` came first (its call ended while this waited for
+        the pool) is not counted."""
         with self._lock:
+            if key is None:
+                key = next(self._keys)
+            elif key in self._gone:
+                self._gone.discard(key)
+                return key
             self._open[bot_id] += 1
+            modes = self._modes.setdefault(bot_id, {})
+            before = widest(modes.values()) if modes else None
+            modes[key] = accepts
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="presence-heartbeat")
@@ -59,29 +94,73 @@ class Presence:
                         (Bot.connected_since.is_(None) | Bot.last_seen_at.is_(None)
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
-                    last_seen_at=now))
+                    last_seen_at=now, accepts=widest(modes.values())))
+            elif widest(modes.values()) != before:
+                self._write_accepts(bot_id)
+            return key
 
-    def closed(self, bot_id: int) -> None:
+    def changed(self, bot_id: int, key: int, accepts: str) -> bool:
+        """Stream `key` of `bot_id` takes `accepts` from now on, written before this returns
+        (so that a pairing decided after it sees it); False if the write failed (the next
+        heartbeat writes it again)."""
         with self._lock:
+            modes = self._modes.get(bot_id)
+            if modes is None or key not in modes:
+                return True  # the stream closed meanwhile
+            modes[key] = accepts
+            return self._write_accepts(bot_id)
+
+    def closed(self, bot_id: int, key: int | None = None) -> None:
+        with self._lock:
+            modes = self._modes.get(bot_id, {})
+            if key is not None:
+                if key not in modes:  # before its `opened` ran: that one is not to count
+                    self._gone.add(key)
+                    return
+                modes.pop(key)
+            elif modes:
+                modes.pop(next(iter(modes)))
             self._open[bot_id] -= 1
             if self._open[bot_id] > 0:
+                if modes:
+                    self._write_accepts(bot_id)
                 return
             del self._open[bot_id]
+            self._modes.pop(bot_id, None)
             self._write(update(Bot).where(Bot.id == bot_id)
-                        .values(connected_since=None, last_seen_at=_now()))
+                        .values(connected_since=None, last_seen_at=_now(), accepts=None))
+
+    def accepts(self, bot_id: int) -> str | None:
+        """What `bot_id` takes as far as this server knows (None: no stream here)."""
+        with self._lock:
+            modes = self._modes.get(bot_id)
+            return widest(modes.values()) if modes else None
+
+    def _write_accepts(self, bot_id: int) -> bool:
+        """Write what `bot_id` takes now (under the lock)."""
+        return self._write(update(Bot).where(Bot.id == bot_id)
+                           .values(accepts=widest(self._modes.get(bot_id, {}).values())))
 
     def stop(self) -> None:
         """The server stopped: forget its streams (no more heartbeats from here)."""
         with self._lock:
             self._open.clear()
+            self._modes.clear()
 
     def beat(self) -> None:
-        """Refresh the heartbeat of every bot with a stream open here (the thread's step)."""
+        """Refresh the heartbeat of every bot with a stream open here (the thread's step): one
+        UPDATE per kind of what the bots take (almost always one)."""
         with self._lock:
             if self._open:
                 now = _now()
-                self._write(update(Bot).where(Bot.id.in_(sorted(self._open))).values(
-                    last_seen_at=now, connected_since=func.coalesce(Bot.connected_since, now)))
+                groups: dict[str, list[int]] = {}
+                for bot_id in sorted(self._open):
+                    groups.setdefault(widest(self._modes.get(bot_id, {}).values()),
+                                      []).append(bot_id)
+                for accepts, ids in groups.items():
+                    self._write(update(Bot).where(Bot.id.in_(ids)).values(
+                        last_seen_at=now, connected_since=func.coalesce(Bot.connected_since, now),
+                        accepts=accepts))
 
     def _run(self) -> None:
         stop = threading.Event()  # never set: only a timed wait
@@ -93,10 +172,13 @@ class Presence:
                     return
             self.beat()
 
-    def _write(self, statement) -> None:  # type: ignore[no-untyped-def]
-        """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)."""
+    def _write(self, statement) -> bool:  # type: ignore[no-untyped-def]
+        """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)
+        and answered False."""
         try:
             with factory_of(self.sessions)() as s, writing(s), s.begin():
                 s.execute(statement, execution_options={"synchronize_session": False})
+            return True
         except Exception as e:  # noqa: BLE001  (presence must never break a stream)
             log_failure("bot presence update (the next heartbeat retries)", e)
+            return False

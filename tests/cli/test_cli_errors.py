@@ -124,3 +124,68 @@ def test_match_create_prints_who_sits_where(service):
     line = one_line_error(bummerl("match", "create", ids[0], "999999", server=address,
                                   operator=OPERATOR))
     assert "999999" in line
+
+
+def test_match_create_takes_names_as_the_readme_says(service):
+    """`bummerl match create BOT0 BOT1` with names (issue 22: it printed a usage text and
+    `invalid int value: 'mybot'`, exit 2), ids, or one of each."""
+    address = service.server.address
+    ids = {}
+    for name in ("mybot", "tsbot"):
+        out = bummerl("bot", "register", name, server=address, operator=OPERATOR).stdout
+        ids[name] = out.split("bot id ", 1)[1].split()[0]
+    for args in (["mybot", "tsbot"], [ids["mybot"], "tsbot"], [ids["mybot"], ids["tsbot"]]):
+        done = bummerl("match", "create", *args, server=address, operator=OPERATOR)
+        assert done.returncode == 0, done.stderr
+        assert f"seat 0: mybot (bot id {ids['mybot']})" in done.stdout
+        assert f"seat 1: tsbot (bot id {ids['tsbot']})" in done.stdout
+    line = one_line_error(bummerl("match", "create", "mybot", "nosuch", server=address,
+                                  operator=OPERATOR))
+    assert "no bot named 'nosuch'" in line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["simulate", "rdeep", "nosuch"], "unknown house strategy 'nosuch'"),
+    (["simulate", "rdeep"], "give two strategies"),
+    (["match", "create", "mybot"], "the following arguments are required: BOT"),
+    (["bot", "run", "x.py:X", "--matches", "many"], "invalid int value: 'many'"),
+    (["bot", "run", "examples.random_bot:RandomBot", "--token", "t", "--matches", "0"],
+     "--matches must be at least 1"),
+])
+def test_bad_command_lines_exit_1_with_one_line(service, tmp_path, args, expected):
+    """The README promises exit status 1 and one line for every error (`simulate rdeep
+    nosuch` exited 2; argparse's own errors printed a usage text and exited 2)."""
+    env_url = f"sqlite:///{tmp_path / 'sim.sqlite3'}"
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]), *args],
+        cwd=ROOT, env={**os.environ, "DATABASE_URL": env_url,
+                       "BUMMERL_SERVER": service.server.address},
+        capture_output=True, text=True, timeout=60)
+    line = one_line_error(done)
+    assert expected in line, line
+    assert "usage:" not in done.stderr
+
+
+def test_challenging_a_house_bot_where_there_are_none_says_so(service):
+    """On `bummerl serve` alone there are no house bots: the error said `house bots are named
+    like house-rdeep` to someone who had typed house-rdeep."""
+    address = service.server.address
+    out = bummerl("bot", "register", "newbie", server=address, operator=OPERATOR).stdout
+    token = out.split("token ", 1)[1].split()[0]
+    line = one_line_error(bummerl("bot", "challenge", "--vs", "house-rdeep", "--token", token,
+                                  server=address))
+    assert "no bot named 'house-rdeep'" in line
+    assert "this server has no house bots" in line and "bummerl up" in line
+    assert "named like" not in line
+
+
+def test_challenging_a_bot_that_is_not_connected_waits_then_says_so(service):
+    address = service.server.address
+    bummerl("bot", "register", "offline", server=address, operator=OPERATOR)
+    out = bummerl("bot", "register", "eager", server=address, operator=OPERATOR).stdout
+    token = out.split("token ", 1)[1].split()[0]
+    done = bummerl("bot", "challenge", "--vs", "offline", "--wait", "2", "--token", token,
+                   server=address)
+    line = one_line_error(done)
+    assert "bot offline is not connected" in line
+    assert "waiting for offline to connect ... 1 s (--wait 2)" in done.stderr

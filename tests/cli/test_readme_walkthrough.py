@@ -1,6 +1,9 @@
-"""The README's "Try it all" walkthrough runs as written (issue 11): it uses the ids and tokens
-the commands print, and both bots finish their match. Only the port, the bot file and the
-database are changed for the test."""
+"""The README's "Try it all" walkthrough runs as written (issues 11 and 22): it uses the names
+and tokens the commands print, both bots finish their match, then practise: three unrated
+challenges with both bots connected for challenges only, each bot exiting after its three.
+The terminal shows the server's own lines only (no alembic INFO, no kombu note) and each bot
+line says which bot speaks. Only the port, the bot file, the database and the broker's folder
+are changed for the test."""
 
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     bot_code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
     walk = guide.split("**Try it all on your machine**", 1)[1]
     script = re.search(r"```sh\n(.*?)```", walk, re.S).group(1)
-    assert "match create 1 2" not in script and "$MYBOT_ID" in script
+    assert "match create 1 2" not in script and "match create mybot randy" in script
+    assert "--challenges-only --matches 3" in script
     (tmp_path / "mybot.py").write_text(bot_code)
     port = free_port()
     script = script.replace("127.0.0.1:50051", f"127.0.0.1:{port}")
@@ -35,7 +39,10 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     # kill then fails, and under -e that failure was the script's exit status: a flaky test)
     script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'walk.sqlite3'}", BUMMERL_HOOKS="")
+    # the default hooks, as for a reader (they queue rating tasks in the embedded broker)
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'walk.sqlite3'}",
+               BUMMERL_BROKER_DIR=str(tmp_path / "broker"))
+    env.pop("BUMMERL_HOOKS", None)
     # files, not pipes: the server in the background must not hold the test's pipes open
     with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
         done = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, stdout=out,
@@ -43,5 +50,21 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     stdout, stderr = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
     assert done.returncode == 0, stdout + stderr
     assert re.search(r"match id \d+\nseat 0: mybot \(bot id \d+\)\nseat 1: randy", stdout)
-    assert stdout.count("turns ") == 2  # both bots printed their summary after their match
+    assert stdout.count("turns ") == 4  # each bot's summary after its match, then its three
+    assert stdout.count("unrated challenge") == 3
     assert "Traceback" not in stderr
+    # the terminal: the server's own lines, and every bot line names its bot
+    assert "alembic" not in stderr and "kombu" not in stderr, stderr
+    kit = [line for line in stderr.splitlines()
+           if re.match(r"\d\d:\d\d:\d\d (INFO|WARN)", line)]
+    assert kit and all(re.search(r"\[(mybot|randy)\] ", line) for line in kit), stderr
+    assert "--matches 3 reached: taking no new matches" in stderr
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'walk.sqlite3'}")
+    with engine.connect() as connection:
+        rows = connection.execute(text(
+            "SELECT origin, rated, state, end_reason FROM matches ORDER BY id")).all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [(None, 1, "finished", "played")] + \
+        [("challenge", 0, "finished", "played")] * 3

@@ -198,7 +198,7 @@ def test_replay_steps_with_the_keyboard(browser, site, sessions):
 
     match_id = real_match(sessions, seed=42)
     play(match_id, sessions)
-    browser.get(f"{site}/matches/{match_id}/hands/1")
+    browser.get(f"{site}/matches/{match_id}/hands/0")
 
     def visible() -> str:  # the one step on screen
         shown = [step.get_attribute("id") for step in
@@ -220,7 +220,7 @@ def test_replay_steps_with_the_keyboard(browser, site, sessions):
     shot(browser, "replay-end", LAPTOP)
     body.send_keys(Keys.HOME)
     assert visible() == "step-0"
-    browser.get(f"{site}/matches/{match_id}/hands/1#step-2")  # a link to one step
+    browser.get(f"{site}/matches/{match_id}/hands/0#step-2")  # a link to one step
     assert visible() == "step-2"
     browser.find_element("css selector", "[data-go=next]").click()
     assert visible() == "step-3"
@@ -259,3 +259,104 @@ def test_standings_sort_by_a_clicked_column(browser, site, sessions):
         row.matches, row.updated_at = 99, datetime.now(UTC)
     wait_for(lambda: names() == ["carla", "anton", "berta"], 10, "the update, still sorted")
     shot(browser, "standings", LAPTOP)
+
+
+# --- issue 22: the page stumbles ------------------------------------------------------------
+CONTRAST = """
+function lum(c) {
+  const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(v => {
+    v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+const el = document.querySelector(arguments[0]), style = getComputedStyle(el);
+const fg = lum(style.color), bg = lum(style.backgroundColor);
+return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+"""
+
+
+def close_the_stock(match_id: int, sessions) -> None:  # type: ignore[no-untyped-def]
+    """Play (through the service) until a seat may close the stock, then close it."""
+    import random
+
+    from engine import Action
+    from services.core.actions import submit_action
+    from services.core.matches import get_match, get_observation
+
+    rng = random.Random(3)
+    for _ in range(200):
+        m = get_match(match_id, sessions=sessions)
+        obs, m = get_observation(match_id, m.to_act, sessions=sessions)
+        if Action.from_text("close") in obs.legal_actions and obs.tricks:
+            submit_action(match_id, m.to_act, Action.from_text("close"), expected_seq=m.seq,
+                          sessions=sessions)
+            return
+        plays = [a for a in obs.legal_actions if a.kind == "play"]
+        submit_action(match_id, m.to_act, rng.choice(plays or list(obs.legal_actions)),
+                      expected_seq=m.seq, sessions=sessions)
+    raise AssertionError("no seat could close the stock")
+
+
+def test_the_closed_tag_is_readable_on_the_table(browser, site, sessions):
+    """The "closed by … after N tricks" tag was near-white on cream (the felt's tag colour
+    over the closed tag's background)."""
+    match_id = real_match(sessions, seed=44)
+    close_the_stock(match_id, sessions)
+    browser.get(f"{site}/matches/{match_id}")
+    # (read in one go, in the page: a live update may replace the elements)
+    text = browser.execute_script("return document.querySelector('.felt .tag.closed')"
+                                  ".textContent;")
+    assert "closed by" in text and "after" in text
+    ratio = browser.execute_script(CONTRAST, ".felt .tag.closed")
+    assert ratio >= 4.5, f"contrast {ratio:.2f}:1 (WCAG AA needs 4.5:1)"
+    # and the house bot to act: its clock counts its own move time down, not the match's
+    clock = wait_for(lambda: browser.execute_script(
+        "const c = document.querySelector('.clock[data-deadline]');"
+        "return c && c.textContent.includes('left') ? c.textContent : '';"), 5, "the clock")
+    assert "(house move time)" in clock and " of 120.0 s" in clock, clock
+    shot(browser, "match-closed", LAPTOP)
+
+
+def test_the_standings_fit_a_phone(browser, site, sessions):
+    """At 390 px the standings scrolled sideways and names broke at the hyphen."""
+    ids = add_bots(sessions, "house-champion", "house-random", "house-rdeep", "house-bully",
+                   "a-rather-long-bot-name-v2")
+    with sessions.begin() as s:
+        for i, bot_id in enumerate(ids):
+            s.add(Rating(bot_id=bot_id, profile="soft", mu=30.0 - i, sigma=1.5, matches=120 + i,
+                         wins=60))
+    browser.set_window_size(*PHONE)
+    browser.get(f"{site}/standings")
+    wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10, "the stream")
+    page_width = browser.execute_script("return document.documentElement.clientWidth;")
+    widths = browser.execute_script(
+        "const t = document.querySelector('table.standings');"
+        "return [document.documentElement.scrollWidth, t.scrollWidth, t.clientWidth,"
+        " t.getBoundingClientRect().right];")
+    assert widths[0] <= page_width, f"the page scrolls sideways: {widths} > {page_width}"
+    assert widths[1] <= widths[2] and widths[3] <= page_width, widths
+    lines = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.standings td.name a'))"
+        ".map(a => [a.textContent, a.getClientRects().length,"
+        " Math.round(a.getBoundingClientRect().height)]);")
+    heights = {height for _, _, height in lines}
+    assert len(lines) == 5 and all(rects == 1 for _, rects, _ in lines), lines
+    assert max(heights) < 2 * min(heights), f"a name wraps: {lines}"
+    shot(browser, "standings", PHONE)
+
+
+def test_the_info_box_shows_the_end_when_a_match_ends_live(browser, site, sessions):
+    """The ended and detail rows appeared only after a reload."""
+    match_id = real_match(sessions, seed=45)
+    play(match_id, sessions, actions=4)
+    browser.get(f"{site}/matches/{match_id}")
+    browser.execute_script("window.__notReloaded = true;")
+    wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10, "the stream")
+    facts = browser.find_element("id", "live-facts")
+    assert "ended" not in facts.text and "detail" not in facts.text
+    play(match_id, sessions)  # to the end
+    wait_for(lambda: "ended" in browser.find_element("id", "live-facts").text, 15,
+             "the ended row")
+    text = browser.find_element("id", "live-facts").text
+    assert "detail" in text and "won the match" in text and "seed" in text
+    assert browser.execute_script("return window.__notReloaded === true;")
+    assert "over" in browser.find_element("id", "live-badge").text

@@ -83,9 +83,9 @@ def test_public_table_of_a_hand_in_play(client, sessions):
     assert 'class="felt"' in page and 'data-deadline="' in page and "to act" in page
     assert_safe(page, hidden_cards(sessions, match_id, data["seq"]), "the page")
     # the hand in play cannot be replayed
-    answer = client.get(f"/api/matches/{match_id}/hands/1")
+    answer = client.get(f"/api/matches/{match_id}/hands/0")
     assert answer.status_code == 404 and "still in play" in answer.get_json()["error"]
-    assert client.get(f"/matches/{match_id}/hands/1").status_code == 404
+    assert client.get(f"/matches/{match_id}/hands/0").status_code == 404
 
 
 def test_every_state_of_a_match_is_safe_in_json_and_pages(client, sessions):
@@ -107,7 +107,7 @@ def test_every_state_of_a_match_is_safe_in_json_and_pages(client, sessions):
 def test_finished_hand_replays_with_its_deal(client, sessions):
     match_id = real_match(sessions, seed=33)
     play(match_id, sessions)
-    data = client.get(f"/api/matches/{match_id}/hands/1").get_json()
+    data = client.get(f"/api/matches/{match_id}/hands/0").get_json()
     steps = data["hand"]["steps"]
     deal = steps[0]
     assert len(deal["hands"][0]) == len(deal["hands"][1]) == 5 and len(deal["stock"]) == 10
@@ -118,7 +118,7 @@ def test_finished_hand_replays_with_its_deal(client, sessions):
     logged = sum(len(s["events"]) for s in steps)
     match = client.get(f"/api/matches/{match_id}").get_json()
     assert logged == len(match["hands"][0]["actions"])
-    page = client.get(f"/matches/{match_id}/hands/1").get_data(as_text=True)
+    page = client.get(f"/matches/{match_id}/hands/0").get_data(as_text=True)
     assert page.count('class="felt step"') == len(steps) and 'id="step-0"' in page
     assert "replay.js" in page
     assert client.get(f"/matches/{match_id}/hands/99").status_code == 404

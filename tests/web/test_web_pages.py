@@ -200,7 +200,7 @@ def test_finished_match_shows_hands_and_transcript(client, sessions):
 
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
     assert 'data-events=' not in page  # over: nothing changes
-    assert "Hand 1" in page and "dealt by" in page and "plays " in page
+    assert "Hand 0" in page and "dealt by" in page and "plays " in page
     assert f"{first['points'][0]} : {first['points'][1]}" in page
     assert first["reason"].replace("_", " ") in page and "trick 1" in page
     winner = data["seats"][data["winner"]]["name"]
@@ -228,6 +228,54 @@ def test_running_match_never_shows_hidden_cards_or_seed(client, sessions):
         for c in obs.hand:  # cards held now were never played: nowhere on the page
             assert card_text(str(c)) not in page, c
             assert f"play {c}" not in str(data)
+
+
+def test_a_house_seat_shows_the_house_move_time_not_the_matchs(client, sessions):
+    """A house seat showed "119.7 s left" under "5.0 s per move + a bank of 30.0 s": its move
+    time is the service's setting (BUMMERL_HOUSE_MOVE_MS), and the page says so (issue 22)."""
+    import re
+
+    from services.core.config import settings
+    from services.core.matches import create_match
+    from services.ops.bots import register_bot
+
+    house_ms = settings().house_move_ms
+    house_s = f"{house_ms / 1000:.1f} s"
+    remote, _ = register_bot("remote-one", sessions=sessions)
+    house, _ = register_bot("house-one", kind=HOUSE, house_strategy="random",
+                            sessions=sessions)
+    other, _ = register_bot("remote-two", sessions=sessions)
+    mixed = create_match([remote.id, house.id], seed=3, sessions=sessions).id
+    page = client.get(f"/matches/{mixed}").get_data(as_text=True)
+    assert "5.0 s per move + a bank of 30.0 s" in page
+    assert f"<dt>house bots</dt><dd>{house_s} per move, no bank" in page
+    assert "BUMMERL_HOUSE_MOVE_MS" in page
+    clocks = dict(re.findall(r'<span class="clock[^"]*" data-seat="(\d)"[^>]*>\s*([^<]*?)\s*'
+                             r'</span>', page))
+    assert client.get(f"/api/matches/{mixed}").get_json()["to_act"] == 0  # (seed 3)
+    assert clocks["0"] == "…"  # the remote seat's, counting down in the browser (live.js)
+    assert clocks["1"] == f"house bot: {house_s} per move"  # the house seat waits
+    assert page.count(f'data-house-ms="{house_ms}"') == 1  # the house seat's clock only
+    # two remote bots: no house row, and the waiting seat's clock shows its bank
+    both = create_match([remote.id, other.id], seed=3, sessions=sessions).id
+    page = client.get(f"/matches/{both}").get_data(as_text=True)
+    assert "<dt>house bots</dt>" not in page and "data-house-ms" not in page
+    assert "bank 30.0 s" in page
+
+
+def test_the_stock_count_says_it_includes_the_trump_card(client, sessions):
+    """"stock 8" stood beside a pile of 7: the trump card lies apart and is counted."""
+    import re
+
+    match_id = real_match(sessions, seed=5)
+    play(match_id, sessions, actions=2)  # one trick: each seat drew, 8 cards left
+    data = client.get(f"/api/matches/{match_id}").get_json()
+    size = data["table"]["stock_size"]
+    assert size == 8 and data["table"]["trump_face_up"]
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    pile = re.search(r'<span class="card back pile"><span class="count">(\d+)</span>', page)
+    assert pile and int(pile.group(1)) == size - 1  # the face-down pile...
+    assert f"stock {size} ({size - 1} + the trump card)" in page  # ...and the words agree
 
 
 # --- bots, simulations, health ---------------------------------------------------------------
@@ -264,6 +312,12 @@ def test_connected_remote_bots_are_marked(client, sessions):
     assert "not connected, last seen" in client.get(f"/bots/{off_id}").get_data(as_text=True)
     assert client.get(f"/api/bots/{on_id}").get_json()["connected"] is True
     assert client.get(f"/api/bots/{off_id}").get_json()["connected"] is False
+    assert "challenges only" not in client.get(f"/bots/{on_id}").get_data(as_text=True)
+    for accepts, shown in (("challenges", "challenges only"), ("none", "finishing up")):
+        with sessions.begin() as s:  # what its Play streams take (issue 22)
+            s.get(Bot, on_id).accepts = accepts
+        assert shown in client.get(f"/bots/{on_id}").get_data(as_text=True)
+        assert client.get(f"/api/bots/{on_id}").get_json()["accepts"] == accepts
 
 
 def test_simulations_show_progress_and_results(client, sessions):

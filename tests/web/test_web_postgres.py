@@ -29,8 +29,8 @@ def test_dashboard_on_postgres(postgres_sessions):
         data = client.get(f"/api/matches/{match_id}").get_json()
         assert data["state"] == FINISHED and data["hands"] and data["seed"] == 11
         page = client.get(f"/matches/{match_id}").get_data(as_text=True)
-        assert "Hand 1" in page and "plays " in page
-        replay = client.get(f"/api/matches/{match_id}/hands/1").get_json()
+        assert "Hand 0" in page and "plays " in page
+        replay = client.get(f"/api/matches/{match_id}/hands/0").get_json()
         assert replay["hand"]["steps"][-1]["over"] is True
         bot = client.get("/api/bots/1").get_json()  # window functions and groupings on PG
         assert bot["move_times"]["moves"] > 0 and bot["opponents"][0]["played"] == 1

@@ -20,7 +20,9 @@
       var move = Number(el.dataset.moveMs), bank = Number(el.dataset.bankMs);
       var left = deadline - now;
       var text = secs(left) + " left";
-      if (!isNaN(started) && Math.abs(deadline - (started + move + bank)) < 1500) {
+      if (el.dataset.houseMs) {  // a house bot: the service's house move time, no bank
+        text += " of " + secs(Number(el.dataset.houseMs)) + " (house move time)";
+      } else if (!isNaN(started) && Math.abs(deadline - (started + move + bank)) < 1500) {
         var used = now - started;
         text += " (move " + secs(move - used) + " · bank " + secs(Math.min(bank, bank - (used - move))) + ")";
       }
