@@ -17,6 +17,7 @@ later, including those that finished while the export ran.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -244,7 +245,8 @@ def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
     for row in connection.execute(
             select(REFUSALS.c.match_id, REFUSALS.c.seq, REFUSALS.c.seat, REFUSALS.c.action,
                    REFUSALS.c.rule, REFUSALS.c.message)
-            .where(REFUSALS.c.match_id.in_(ids)).order_by(REFUSALS.c.id)):
+            .where(REFUSALS.c.match_id.in_(ids))
+            .order_by(REFUSALS.c.match_id, REFUSALS.c.seq, REFUSALS.c.id)):
         refusals[row.match_id].append(row)
     return [record_of(row, bots, hands[row.id], actions[row.id], refusals[row.id])
             for row in rows]
@@ -270,10 +272,12 @@ def record_of(m: Any, bots: dict[int, Any], hands: list[Any], actions: list[Any]
     """The record of the finished match row `m` from its rows: `bots` by id, its `hands` in
     order, its `actions` by seq, its `refusals` in the order they were made."""
     out_hands = []
+    action_seqs = [a.seq for a in actions]
+    refusal_seqs = [r.seq for r in refusals]  # (in the order made: by seq)
     for h in hands:
-        def mine(seq: int, h: Any = h) -> bool:
-            return bool(h.first_seq <= seq and (h.last_seq is None or seq <= h.last_seq))
-
+        end = h.last_seq + 1 if h.last_seq is not None else m.seq + 1
+        a0, a1 = bisect_left(action_seqs, h.first_seq), bisect_left(action_seqs, end)
+        r0, r1 = bisect_left(refusal_seqs, h.first_seq), bisect_left(refusal_seqs, end)
         result = None
         if h.winner is not None:
             result = {"winner": h.winner, "game_points": h.game_points, "reason": h.reason,
@@ -282,10 +286,10 @@ def record_of(m: Any, bots: dict[int, Any], hands: list[Any], actions: list[Any]
             "number": h.number, "dealer": h.dealer, **hand_deal(m.seed, h.number, h.dealer),
             "actions": [{"seq": a.seq, "seat": a.seat, **_action(a.action),
                          "think_ms": a.think_ms}
-                        for a in actions if mine(a.seq)],
+                        for a in actions[a0:a1]],
             "refusals": [{"seq": r.seq, "seat": r.seat, "action": r.action, "rule": r.rule,
                           "message": r.message}
-                         for r in refusals if mine(r.seq)],
+                         for r in refusals[r0:r1]],
             "result": result,
         })
     return {
