@@ -41,6 +41,11 @@ FIELD_LIMITS = {
     "bummerl.v1.Action.suit": 8,
     "bummerl.v1.ListMatchesRequest.page_token": 20,
     "bummerl.v1.CreateMatchRequest.bot_ids": 2,
+    "bummerl.v1.ExportMatchesRequest.bot": 40,
+    "bummerl.v1.ExportMatchesRequest.opponent": 40,
+    "bummerl.v1.ExportMatchesRequest.version": 100,
+    "bummerl.v1.ExportMatchesRequest.origin": 12,
+    "bummerl.v1.ExportMatchesRequest.cursor": 40,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]
