@@ -77,8 +77,8 @@ def export() -> Response:
 
     def lines() -> Iterator[str]:
         for page in records.pages(bind, where, after, limit):
-            yield "".join(json.dumps(record, separators=(",", ":")) + "\n"
-                          for record, _ in page)
+            for record, _ in page:  # a record at a time: waitress sends each as it comes
+                yield json.dumps(record, separators=(",", ":")) + "\n"
 
     name = "-".join(filter(None, ["bummerl-games", text_arg("bot"),
                                   text_arg("match") and f"match-{text_arg('match')}"]))
