@@ -165,3 +165,23 @@ def test_a_thousand_exported_matches_each_replay_to_their_results(tmp_path):
     assert done.returncode == 1
     flagged = [json.loads(line) for line in done.stdout.splitlines() if '"verified": false' in line]
     assert [f["match_id"] for f in flagged] == [bad["match_id"]]
+
+
+def test_replay_reads_pretty_records_json_lines_and_reports_bad_ones(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'few.sqlite3'}"
+    upgrade(url)
+    bind = make_engine(url)
+    bench_module().fill(bind, 3, seed=1)
+    exported = [r for r, _ in records.export(bind, records.ExportFilter())]
+    bind.dispose()
+    pretty = tmp_path / "one.json"
+    pretty.write_text(json.dumps(exported[0], indent=2))
+    many = tmp_path / "many.jsonl"
+    many.write_text(json.dumps(exported[1]) + "\n{not json\n\n"
+                    + json.dumps({**exported[2], "record_version": 9}) + "\n")
+    status, out, _ = bummerl(capsys, "replay", str(pretty), str(many))
+    assert status == 2  # an invalid document outweighs
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[0]["verified"] and lines[1]["verified"]
+    assert list(lines[2]) == ["invalid"] and "line 2: not JSON" in lines[2]["invalid"]
+    assert "unknown record_version 9" in lines[3]["invalid"]

@@ -309,3 +309,16 @@ def test_think_times_are_kept_in_the_log(sessions):
             ActionLog.match_id == match_id).order_by(ActionLog.seq)))
     assert len(thinks) == 4 and all(t is not None and t >= 0 for t in thinks)
     assert thinks[1] >= 100
+
+
+def test_a_restart_gives_a_fresh_turn_clock_so_downtime_is_no_think_time(sessions):
+    ids = two_bots(sessions)
+    match_id = new_match(sessions, ids, seed=109)
+    play(sessions, match_id, seed=9, moves=2)
+    time.sleep(0.4)  # the service is "down" meanwhile
+    actions.resume_all(sessions=sessions, config=CONFIG)  # what a starting server does
+    play(sessions, match_id, seed=9, moves=1)
+    with sessions() as s:
+        third = s.scalar(select(ActionLog.think_ms).where(ActionLog.match_id == match_id,
+                                                          ActionLog.seq == 2))
+    assert third is not None and third < 400
