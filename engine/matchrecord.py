@@ -93,6 +93,17 @@ def _check_structure(record: Any) -> None:
     result = record.get("result")
     if not isinstance(result, dict):
         raise InvalidRecordError("result must be an object")
+    bots = record.get("bots", [{}, {}])
+    if not (isinstance(bots, list) and len(bots) == 2 and all(isinstance(b, dict) for b in bots)):
+        raise InvalidRecordError("bots must be a list of two objects (seat 0's, seat 1's)")
+    tc = record.get("time_control", {})
+    if not isinstance(tc, dict) or not all(
+            v is None or _int(v) for v in (tc.get("move_ms"), tc.get("bank_ms"),
+                                           tc.get("max_illegal"))):
+        raise InvalidRecordError("time_control must be an object of whole numbers")
+    for key in ("winner", "forfeit_seat"):
+        if result.get(key) not in (0, 1, None) or isinstance(result.get(key), bool):
+            raise InvalidRecordError(f"result.{key} must be 0, 1 or null")
     if result.get("end_reason") not in END_REASONS:
         raise InvalidRecordError(f"result.end_reason must be one of {', '.join(END_REASONS)}")
     for i, hand in enumerate(record["hands"]):
@@ -264,7 +275,7 @@ def _check_results(record: dict[str, Any], match: Match, refused: list[int],
     if reason == FORFEIT_TIMEOUT and match.to_act != forfeit_seat:
         problems.append(f"seat {forfeit_seat} forfeited on time, but seat {match.to_act} was to "
                         "act")
-    limit = (record.get("time_control") or {}).get("max_illegal")
+    limit = record.get("time_control", {}).get("max_illegal")
     illegal = result.get("illegal")
     if isinstance(illegal, list) and illegal != refused:
         problems.append(f"the record counts {illegal} illegal actions; its refusals are "
@@ -286,9 +297,9 @@ def seat_view(record: Mapping[str, Any], seat: int) -> list[dict[str, Any]]:
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     _check_structure(record)
-    tc = record.get("time_control") or {}
+    tc = record.get("time_control", {})
     move_ms, bank = tc.get("move_ms"), tc.get("bank_ms")
-    bots = record.get("bots") or [{}, {}]
+    bots = record.get("bots", [{}, {}])
     house = bots[seat].get("kind") == "house"
     turns: list[dict[str, Any]] = []
     problems: list[str] = []

@@ -185,3 +185,37 @@ def test_replay_reads_pretty_records_json_lines_and_reports_bad_ones(tmp_path, c
     assert lines[0]["verified"] and lines[1]["verified"]
     assert list(lines[2]) == ["invalid"] and "line 2: not JSON" in lines[2]["invalid"]
     assert "unknown record_version 9" in lines[3]["invalid"]
+
+
+def test_a_mangled_record_is_invalid_or_unverified_never_a_crash(tmp_path):
+    import random
+
+    from engine.matchrecord import InvalidRecordError, seat_view, verify_record
+
+    url = f"sqlite:///{tmp_path / 'fuzz.sqlite3'}"
+    upgrade(url)
+    bind = make_engine(url)
+    bench_module().fill(bind, 4, seed=3)
+    originals = [r for r, _ in records.export(bind, records.ExportFilter())]
+    bind.dispose()
+    rng = random.Random(7)
+    junk = [None, "x", -1, 0, 1, 2.5, True, [], {}, [0], {"a": 1}, "R3.4", "play TH"]
+
+    def places(node, path=()):  # every (container, key) in the record
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            yield node, key
+            if isinstance(value, (dict, list)):
+                yield from places(value, (*path, key))
+
+    for _ in range(1000):
+        record = json.loads(json.dumps(rng.choice(originals)))
+        for _ in range(rng.randint(1, 3)):
+            container, key = rng.choice(list(places(record)))
+            container[key] = rng.choice(junk)
+        try:
+            out = verify_record(record)
+            assert isinstance(out["verified"], bool)
+            seat_view(record, rng.randint(0, 1))
+        except InvalidRecordError:
+            pass
