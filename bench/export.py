@@ -261,10 +261,12 @@ def floor(url: str, limit: int) -> float:
             for row in acts:
                 by.setdefault(row.match_id, []).append([row.seq, row.seat, row.action,
                                                          row.think_ms])
+            results: dict[int, list[Any]] = {}
+            for x in hands:
+                results.setdefault(x.match_id, []).append([x.number, x.winner])
             for row in rows:
                 json.dumps({"id": row.id, "seed": row.seed, "actions": by.get(row.id, []),
-                            "hands": [[x.number, x.winner] for x in hands
-                                      if x.match_id == row.id]})
+                            "hands": results.get(row.id, [])})
             done += len(rows)
             last = ids[-1]
     bind.dispose()
