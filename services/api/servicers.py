@@ -201,7 +201,6 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             unsubscribe()
             release()
 
-
     @streaming
     async def ExportMatches(self, request, context):  # type: ignore[no-untyped-def]
         """The records page by page: each page is read and made JSON on the pool, then sent
