@@ -81,10 +81,20 @@ class ExportFilter:
             raise BadExport(f"unknown profile {self.profile!r}: soft or sharp")
         if self.origin is not None and self.origin not in ORIGINS:
             raise BadExport(f"unknown origin {self.origin!r}: one of {', '.join(ORIGINS)}")
+        for name in ("since", "until"):
+            moment = getattr(self, name)
+            try:
+                if moment is not None:
+                    _utc(moment)
+            except OverflowError:
+                raise BadExport(f"{name} is out of range: a time between the years 1 and "
+                                "9999") from None
         if self.since and self.until and aware(self.since) >= aware(self.until):
             raise BadExport("since must be before until")
         if self.bot_id is not None and self.bot_id == self.opponent_id:
             raise BadExport("bot and opponent are the same bot")
+        if self.version is not None and not self.version.isprintable():
+            raise BadExport("version must be printable text (no control characters)")
         return self
 
 
@@ -209,8 +219,14 @@ def finished_record(bind: Engine, match_id: int) -> dict[str, Any]:
     raise NoSuchThing(f"match {match_id} was aborted: it has no result and no record")
 
 
+BOT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # as services.ops.bots registers them
+
+
 def bot_id_named(bind: Engine, name: str) -> int:
     """The id of the bot called `name`; NoSuchThing if there is none."""
+    if not BOT_NAME.fullmatch(name):
+        raise NoSuchThing(f"no bot named {name[:40]!r}: bot names are 1-40 letters, digits, "
+                          "'-', '_' or '.'")
     with bind.connect() as connection:
         found = connection.execute(select(BOTS.c.id).where(BOTS.c.name == name)).scalar()
     if found is None:

@@ -213,12 +213,9 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             export = await self.streams.run(
                 exports.start_export, bot=request.bot, opponent=request.opponent,
                 version=request.version, profile=wire.PROFILE_NAMES.get(request.profile),
-                origin=request.origin,
-                since=wire.moment(request.finished_since)
-                if request.HasField("finished_since") else None,
-                until=wire.moment(request.finished_until)
-                if request.HasField("finished_until") else None,
-                match_id=request.match_id, cursor=request.cursor, limit=request.limit,
+                origin=request.origin, since=_moment(request, "finished_since"),
+                until=_moment(request, "finished_until"), match_id=request.match_id,
+                cursor=request.cursor, limit=request.limit,
                 seat_view=request.seat_view, token=token_of(context), sessions=self.sessions)
             while True:
                 page = await self.streams.run(next, export.pages, None)
@@ -229,6 +226,17 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                         record_json=record_json, cursor=cursor, total=export.total)
         finally:
             release()
+
+
+def _moment(request: Any, field: str) -> Any:
+    """The time of a Timestamp field of `request` (None if unset); InvalidArgument if it is
+    none a datetime can hold."""
+    if not request.HasField(field):
+        return None
+    try:
+        return wire.moment(getattr(request, field))
+    except (ValueError, OverflowError):
+        raise InvalidArgument(f"{field} is not a time between the years 1 and 9999") from None
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 from bummerl import wire
 from bummerl.v1 import match_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 from servicekit import auth, running_service
 from serviceprocs import PlayStream
 
@@ -163,6 +164,13 @@ def plain_submit(service, match_id: int, seat: int, action: engine.Action, seq: 
     ({"limit": -1}, grpc.StatusCode.INVALID_ARGUMENT, "limit"),
     ({"cursor": "1" * 41}, grpc.StatusCode.INVALID_ARGUMENT, "cursor is 41 characters"),
     ({"seat_view": True}, grpc.StatusCode.UNAUTHENTICATED, "token"),
+    ({"bot": "a\x00b"}, grpc.StatusCode.NOT_FOUND, "bot names are 1-40 letters"),
+    ({"opponent": "' OR 1=1 --"}, grpc.StatusCode.NOT_FOUND, "bot names are 1-40 letters"),
+    ({"version": "1.0\x00"}, grpc.StatusCode.INVALID_ARGUMENT, "version must be printable"),
+    ({"finished_since": Timestamp(seconds=10**18)}, grpc.StatusCode.INVALID_ARGUMENT,
+     "finished_since is not a time"),
+    ({"finished_until": Timestamp(seconds=1, nanos=-5)}, grpc.StatusCode.INVALID_ARGUMENT,
+     "finished_until is not a time"),
 ])
 def test_bad_requests_say_what_is_wrong(service, request_fields, code, says):
     with pytest.raises(grpc.RpcError) as info:

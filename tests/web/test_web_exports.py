@@ -102,6 +102,9 @@ def test_export_pages_are_streamed_and_cursors_resume(client, sessions):
     ("cursor=12", 400, "bad cursor"),
     ("limit=0", 400, "limit must be 1 or more"),
     ("match=x", 400, "match id must be a whole number"),
+    ("bot=a%00b", 404, "bot names are 1-40 letters"),
+    ("version=1%00", 400, "version must be printable"),
+    ("since=0001-01-01T00:00:00%2B14:00", 400, "since is out of range"),
 ])
 def test_bad_exports_say_what_is_wrong(client, sessions, query, status, says):
     real_match(sessions, seed=43)
