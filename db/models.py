@@ -99,6 +99,9 @@ class Match(Base):
         # A duplicate pair's two matches, found by this key (a CreateMatch repeated after a
         # lost answer returns the match it made).
         Index("ix_matches_pair", "pair_id", "pair_leg", unique=True),
+        # Exports page through finished matches in the order they finished (`db.records`);
+        # set once per match, so a move's update stays HOT.
+        Index("ix_matches_finished", "finished_at", "id"),
         {"postgresql_with": {"fillfactor": 80}},
     )
 
@@ -204,6 +207,9 @@ class ActionLog(Base):
     action: Mapped[str] = mapped_column(String(20))  # engine text, e.g. "play TH"
     request_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # How long the seat took: from the start of its turn (the previous action, the match's
+    # creation, or a restart of the service) to this action, in ms; None before migration 0009.
+    think_ms: Mapped[int | None] = mapped_column(Integer)
 
 
 class Refusal(Base):

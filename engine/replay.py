@@ -19,7 +19,7 @@ class InvalidCaseError(ValueError):
 
 def replay_case(case: Any) -> dict[str, Any]:
     """Apply the case's actions with the engine and return `{"hands", "error", "match"}`."""
-    profile, first_dealer, hands = _check_case(case)
+    profile, first_dealer, hands = check_case(case)
     decks = [[Card.from_text(t) for t in h["deck"]] for h in hands]
     match = Match(profile=profile, first_dealer=first_dealer, decks=decks)
     for i, hand_case in enumerate(hands):
@@ -59,7 +59,8 @@ def _apply(match: Match, hand_index: int, step: dict[str, Any]) -> IllegalAction
     return None
 
 
-def _check_case(case: Any) -> tuple[Profile, int, list[dict[str, Any]]]:
+def check_case(case: Any) -> tuple[Profile, int, list[dict[str, Any]]]:
+    """The case's profile, first dealer and hands; InvalidCaseError naming what is wrong."""
     if not isinstance(case, dict):
         raise InvalidCaseError("a case is a JSON object")
     try:

@@ -187,6 +187,11 @@ def timestamp(moment: datetime | None) -> Timestamp | None:
     return fill_timestamp(Timestamp(), moment)
 
 
+def moment(message: Timestamp) -> datetime:
+    """A protobuf Timestamp as an aware UTC datetime."""
+    return message.ToDatetime(tzinfo=UTC)
+
+
 def fill_timestamp(target: Timestamp, moment: datetime) -> Timestamp:
     """Write `moment` into `target` (e.g. a Turn's own deadline: no copy) and return it."""
     if moment.tzinfo is None:

@@ -45,6 +45,11 @@ FIELD_LIMITS = {
     "bummerl.v1.CreateMatchRequest.bot_ids": 2,
     "bummerl.v1.CreateMatchRequest.bot_names": 2,
     "bummerl.v1.Drain.reason": 200,
+    "bummerl.v1.ExportMatchesRequest.bot": 40,
+    "bummerl.v1.ExportMatchesRequest.opponent": 40,
+    "bummerl.v1.ExportMatchesRequest.version": 100,
+    "bummerl.v1.ExportMatchesRequest.origin": 12,
+    "bummerl.v1.ExportMatchesRequest.cursor": 40,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

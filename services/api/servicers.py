@@ -26,7 +26,7 @@ from services.live.play import PlaySession
 from services.live.presence import Presence
 from services.live.streams import Limits, peer_address
 from services.live.watchers import Players, Watched
-from services.ops import admin, bots, challenges
+from services.ops import admin, bots, challenges, exports
 
 # A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
 # query for all spectators).
@@ -223,6 +223,43 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             self.streams.watched.remove(request.match_id, woken)
             unsubscribe()
             release()
+
+    @streaming
+    async def ExportMatches(self, request, context):  # type: ignore[no-untyped-def]
+        """The records page by page: each page is read and made JSON on the pool, then sent
+        record by record (each send waits for the client's flow control), so an export holds
+        one page in memory whatever its size and however slow its reader."""
+        release = self.streams.limits.admit(
+            "export:" + peer_address(context.peer()), self.config.max_export_streams,
+            "ExportMatches")
+        try:
+            export = await self.streams.run(
+                exports.start_export, bot=request.bot, opponent=request.opponent,
+                version=request.version, profile=wire.PROFILE_NAMES.get(request.profile),
+                origin=request.origin, since=_moment(request, "finished_since"),
+                until=_moment(request, "finished_until"), match_id=request.match_id,
+                cursor=request.cursor, limit=request.limit,
+                seat_view=request.seat_view, token=token_of(context), sessions=self.sessions)
+            while True:
+                page = await self.streams.run(next, export.pages, None)
+                if page is None:
+                    return
+                for record_json, cursor in page:
+                    yield match_pb2.ExportMatchesResponse(
+                        record_json=record_json, cursor=cursor, total=export.total)
+        finally:
+            release()
+
+
+def _moment(request: Any, field: str) -> Any:
+    """The time of a Timestamp field of `request` (None if unset); InvalidArgument if it is
+    none a datetime can hold."""
+    if not request.HasField(field):
+        return None
+    try:
+        return wire.moment(getattr(request, field))
+    except (ValueError, OverflowError):
+        raise InvalidArgument(f"{field} is not a time between the years 1 and 9999") from None
 
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):

@@ -252,9 +252,9 @@ def _apply_live(
     # commit puts it back (`_applied`), so no reader can take it for the committed seq.
     drop(key)
     read_illegal = (m.illegal0, m.illegal1)
-    appends.advance(m, seat, game, expected_seq, now, config)
+    used = appends.advance(m, seat, game, expected_seq, now, config)
     return appends.Applied(key, m, game, seat, action, expected_seq, request_id, now, result,
-                           read_illegal)
+                           read_illegal, used)
 
 
 def _applied(p: appends.Applied,
@@ -339,9 +339,9 @@ def _submit(
         raise FailedPrecondition(message, rule=e.rule, illegal_left=max(0, left)) from None
     seq = m.seq
     try:  # the cached game has moved on: drop it unless the commit succeeds
-        appends.advance(m, seat, game, seq, now, config)
+        used = appends.advance(m, seat, game, seq, now, config)
         applied = appends.Applied(key, m, game, seat, action, seq, request_id, now, result,
-                                  (m.illegal0, m.illegal1))
+                                  (m.illegal0, m.illegal1), used)
         appends.write_rows(session.connection(), [applied])
         save(session, m, seq)
         session.commit()

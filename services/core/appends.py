@@ -26,7 +26,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 import engine
 from db.base import EPOCH, aware
 from db.models import ActionLog, Hand, Match
-from services.core.clocks import charge_time, start_turn, summarize
+from services.core.clocks import charge_time, start_turn, summarize, think_ms
 from services.core.config import Settings
 from services.core.connections import autocommit, writing
 from services.core.errors import Aborted
@@ -52,6 +52,7 @@ class Applied:
     now: datetime
     result: engine.HandResult | None
     read_illegal: tuple[int, int]  # the illegal counts the live row had
+    think_ms: int | None = None  # how long the seat took (`advance` tells)
     hand_end: dict[str, Any] | None = None  # END_HAND's parameters
     new_hand: dict[str, Any] | None = None  # NEW_HAND's parameters
 
@@ -71,7 +72,7 @@ class Applied:
     def log_row(self) -> dict[str, Any]:
         return {"match_id": self.m.id, "seq": self.seq, "seat": self.seat,
                 "action": str(self.action), "request_id": self.request_id,
-                "created_at": self.now}
+                "created_at": self.now, "think_ms": self.think_ms}
 
 
 HANDS = Hand.metadata.tables["hands"]
@@ -90,14 +91,17 @@ def _many(rows: list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
 
 
 def advance(m: Match, seat: int, game: engine.Match, seq: int, now: datetime,
-            config: Settings) -> None:
-    """Bring the match row `m` up to date after `seat`'s action at `seq`, applied to `game`."""
+            config: Settings) -> int | None:
+    """Bring the match row `m` up to date after `seat`'s action at `seq`, applied to `game`;
+    returns how long the seat took (ms since its turn started; None without a turn clock)."""
     m.seq = seq + 1
-    charge_time(m, seat, now)
+    used = think_ms(m, now)
+    charge_time(m, seat, used)
     summarize(m, game)
     if game.is_over:
         m.finished_at = now
     start_turn(m, now, config)
+    return used
 
 
 def write_rows(connection: Connection, batch: list[Applied]) -> None:
@@ -133,10 +137,10 @@ def write(connection: Connection, batch: list[Applied]) -> None:
 # epoch, made timestamps by the statement (`_TIME`), which is exact and cheap to format.
 _TIME = "timestamptz 'epoch' + {} * interval '1 microsecond'"
 PG_ADD_ACTIONS = (
-    "INSERT INTO actions (match_id, seq, seat, action, request_id, created_at) "
-    f"SELECT v.m, v.s, v.seat, v.a, v.r, {_TIME.format('v.t')} "
+    "INSERT INTO actions (match_id, seq, seat, action, request_id, created_at, think_ms) "
+    f"SELECT v.m, v.s, v.seat, v.a, v.r, {_TIME.format('v.t')}, v.think "
     "FROM unnest(%s::integer[], %s::integer[], %s::integer[], %s::varchar[], %s::varchar[], "
-    "%s::bigint[]) AS v(m, s, seat, a, r, t)")
+    "%s::bigint[], %s::integer[]) AS v(m, s, seat, a, r, t, think)")
 PG_END_HANDS = (
     "UPDATE hands AS h SET winner = v.winner, game_points = v.game_points, reason = v.reason, "
     "points0 = v.points0, points1 = v.points1, tricks0 = v.tricks0, tricks1 = v.tricks1, "
@@ -255,7 +259,7 @@ def batch_parameters(batch: list[Applied]) -> tuple[object, ...]:
         _array("int", [m.id for m in ms]), _array("int", [p.seq for p in batch]),
         _array("int", [p.seat for p in batch]), _array("text", [str(p.action) for p in batch]),
         _array("text", [p.request_id for p in batch]),
-        _array("time", [p.now for p in batch]),
+        _array("time", [p.now for p in batch]), _array("int", [p.think_ms for p in batch]),
         *(_array(kind, [e[c] for e in ends])
           for c, kind in zip(_END_COLUMNS, _END_KINDS, strict=True)),
         *(_array("int", [b[c] for b in begins]) for c in _NEW_COLUMNS),

@@ -54,12 +54,18 @@ def start_turn(m: Match, now: datetime, config: Settings) -> None:
         m.deadline_at = now + timedelta(milliseconds=m.move_ms + bank_left(m, m.to_act))
 
 
-def charge_time(m: Match, seat: int, now: datetime) -> None:
-    """Take the time the seat used over `move_ms` from its bank."""
+def think_ms(m: Match, now: datetime) -> int | None:
+    """How long the seat to act has had its turn at `now`, in ms (None: no turn clock)."""
     started = aware(m.turn_started_at)
-    if started is None or m.bot(seat).kind == HOUSE:
+    if started is None:
+        return None
+    return int((now - started).total_seconds() * 1000)
+
+
+def charge_time(m: Match, seat: int, used: int | None) -> None:
+    """Take the time the seat used (`think_ms`) over `move_ms` from its bank."""
+    if used is None or m.bot(seat).kind == HOUSE:
         return
-    used = int((now - started).total_seconds() * 1000)
     over = max(0, used - m.move_ms)
     if seat:
         m.bank1_ms = max(0, m.bank1_ms - over)

@@ -18,6 +18,7 @@
 | `BUMMERL_GRPC_THREADS` | threads running the unary calls and the streams' database work | 32 |
 | `BUMMERL_MAX_PLAY_STREAMS` | Play streams one bot (token) may have open on one server | 4 |
 | `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
+| `BUMMERL_MAX_EXPORT_STREAMS` | ExportMatches streams one peer address may have open here | 4 |
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
 """
 
@@ -49,6 +50,7 @@ class Settings:
     grpc_threads: int = 32
     max_play_streams: int = 4
     max_watch_streams: int = 64
+    max_export_streams: int = 4
     max_message_bytes: int = 1 << 20
 
     @staticmethod
@@ -75,6 +77,7 @@ class Settings:
             grpc_threads=int(env.get("BUMMERL_GRPC_THREADS", "32")),
             max_play_streams=int(env.get("BUMMERL_MAX_PLAY_STREAMS", "4")),
             max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
+            max_export_streams=int(env.get("BUMMERL_MAX_EXPORT_STREAMS", "4")),
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
         )
 

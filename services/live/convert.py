@@ -105,6 +105,7 @@ def logged_action_to_pb(row: ActionLog) -> match_pb2.LoggedAction:
         seat=row.seat,
         action=wire.action_to_pb(engine.Action.from_text(row.action)),
         applied_at=wire.timestamp(row.created_at),
+        think_ms=row.think_ms,
     )
 
 

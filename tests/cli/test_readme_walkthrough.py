@@ -7,6 +7,7 @@ are changed for the test."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -68,3 +69,32 @@ def test_the_walkthrough_runs_as_written(tmp_path):
     engine.dispose()
     assert [tuple(r) for r in rows] == [(None, 1, "finished", "played")] + \
         [("challenge", 0, "finished", "played")] * 3
+
+
+def test_the_export_paragraph_runs_after_the_walkthrough(tmp_path):
+    """"Your games as data": run as written after the walkthrough (its own paragraph), on the
+    walkthrough's database: the records verify, and the view holds mybot's turns."""
+    text = README.read_text()
+    guide = text.split("## Write a bot in 10 minutes", 1)[1]
+    bot_code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
+    walk = guide.split("**Try it all on your machine**", 1)[1]
+    script = re.search(r"```sh\n(.*?)```", walk, re.S).group(1)
+    games = guide.split("**Your games as data.**", 1)[1]
+    script += re.search(r"```sh\n(.*?)```", games, re.S).group(1)
+    (tmp_path / "mybot.py").write_text(bot_code)
+    script = script.replace("127.0.0.1:50051", f"127.0.0.1:{free_port()}")
+    script = script.replace("mybot.py:MyBot", f"{tmp_path / 'mybot.py'}:MyBot")
+    for name in ("games.jsonl", "seen.jsonl"):  # written beside the test, not in the tree
+        script = script.replace(f" {name}", f" {tmp_path / name}")
+    script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'walk.sqlite3'}", BUMMERL_HOOKS="")
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, stdout=out,
+                              stderr=err, timeout=240)
+    stdout, stderr = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
+    assert done.returncode == 0, stdout + stderr
+    assert '"verified": true' in stdout and "exported 1 match" in stderr, stdout + stderr
+    [seen] = (tmp_path / "seen.jsonl").read_text().splitlines()
+    view = json.loads(seen)["view"]
+    assert view["bot"] == "mybot" and view["turns"] and "Traceback" not in stderr

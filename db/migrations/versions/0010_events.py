@@ -7,7 +7,7 @@ seats swapped (tournaments, version tests); `tournaments`, `tournament_entries` 
 round (`event_id`, `event_round`).
 
 Revision ID: 0010_events
-Revises: 0008_practice
+Revises: 0009_records
 Create Date: 2026-12-03
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_events"
-down_revision = "0008_practice"
+down_revision = "0009_records"
 branch_labels = None
 depends_on = None
 
