@@ -94,7 +94,17 @@ def test_the_export_paragraph_runs_after_the_walkthrough(tmp_path):
                               stderr=err, timeout=240)
     stdout, stderr = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
     assert done.returncode == 0, stdout + stderr
-    assert '"verified": true' in stdout and "exported 1 match" in stderr, stdout + stderr
-    [seen] = (tmp_path / "seen.jsonl").read_text().splitlines()
-    view = json.loads(seen)["view"]
-    assert view["bot"] == "mybot" and view["turns"] and "Traceback" not in stderr
+    records = (tmp_path / "games.jsonl").read_text().splitlines()
+    verdicts = [json.loads(line) for line in stdout.splitlines() if line.startswith('{"match_id"')]
+    # Every match mybot finished in the walkthrough (the manual one and the challenges) is
+    # exported once, and every record replays to its result.
+    assert len(records) >= 2 and f"exported {len(records)} matches" in stderr, stdout + stderr
+    assert sorted(v["match_id"] for v in verdicts) == sorted(
+        json.loads(r)["match_id"] for r in records), stdout
+    assert all(v["verified"] for v in verdicts), stdout
+    seen = (tmp_path / "seen.jsonl").read_text().splitlines()
+    assert len(seen) == len(records), seen
+    for line in seen:
+        view = json.loads(line)["view"]
+        assert view["bot"] == "mybot" and view["turns"], view
+    assert "Traceback" not in stderr, stderr
