@@ -17,7 +17,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
 from db.batch import SIM_RUNNING, Simulation, SimulationChunk
-from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match, Refusal
+from db.events import Tournament
+from db.models import (
+    ABORTED,
+    FINISHED,
+    HOUSE,
+    ORIGIN_TOURNAMENT,
+    RUNNING,
+    ActionLog,
+    Bot,
+    Hand,
+    Match,
+    Refusal,
+)
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
@@ -146,6 +158,18 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
             "total": total, "running": running}
 
 
+def event_of_match(s: Session, m: Match) -> dict[str, Any] | None:
+    """The event a match belongs to, for its page: kind (`tournament` or `test`, its
+    `origin`), id, name (a tournament's), round, pair and leg; None for a match of no event."""
+    if m.event_id is None:
+        return None
+    name = None
+    if m.origin == ORIGIN_TOURNAMENT:
+        name = s.scalar(select(Tournament.name).where(Tournament.id == m.event_id))
+    return {"kind": m.origin, "id": m.event_id, "name": name, "round": m.event_round,
+            "pair_id": m.pair_id, "leg": m.pair_leg}
+
+
 def _hand(h: Hand, seq: int | None = None) -> dict[str, Any]:
     """A hand's row; with `seq`, as it stood after the match's first `seq` actions."""
     over = h.winner is not None and (seq is None or (h.last_seq is not None and h.last_seq < seq))
@@ -173,6 +197,7 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         ladder_profile = s.scalar(select(LadderMatch.profile)
                                   .where(LadderMatch.match_id == match_id))
         summary = match_summary(m, ladder_profile)
+        summary["event"] = event_of_match(s, m)
         seed = m.seed  # stays here: it decides the deck of the hand in play
         # Each statement may see a later state than the match row (autocommit reads, READ
         # COMMITTED): everything is cut at the row's seq, so the page is one consistent state.
