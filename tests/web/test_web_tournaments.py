@@ -200,3 +200,44 @@ def test_a_tournament_match_page_names_its_event_and_round(client, sessions):
     data = client.get(f"/api/matches/{match_id}").get_json()["event"]
     assert (data["kind"], data["id"], data["round"], data["leg"]) == (
         "tournament", event.id, 1, 1)
+
+
+def test_a_finished_leg_hides_its_deals_while_the_other_leg_runs(client, sessions):
+    """Both legs of a pair have one seed, so the same deck for every hand number: a finished
+    leg's seed, hand replays and seat pages wait until the other leg is over too."""
+    from datetime import UTC, datetime
+
+    from db.models import FINISHED, PLAYED, Match
+
+    event = tournament(sessions, ["anna", "bert"], format="gauntlet", rounds=1)
+    add_pair(sessions, event, 1, 1, "anna", "bert", state=PLAYING)
+    first, second = event.legs["anna-bert"]
+    with sessions.begin() as s:
+        m = s.get(Match, first)
+        m.state, m.winner, m.end_reason, m.to_act = FINISHED, 0, PLAYED, None
+        m.counter1, m.finished_at = 0, datetime.now(UTC)
+    shown = client.get(f"/api/matches/{first}").get_json()
+    assert shown["state"] == "finished" and shown["seed"] is None
+    assert shown["pair_in_play"] is True
+    assert "download the record" not in client.get(f"/matches/{first}").get_data(as_text=True)
+    listed = {m["id"]: m for m in client.get("/api/matches").get_json()["matches"]}
+    assert listed[first]["seed"] is None
+    replay = client.get(f"/api/matches/{first}/hands/0")
+    assert replay.status_code == 404 and "other match of its duplicate pair" in \
+        replay.get_json()["error"]
+    seat = client.get(f"/api/matches/{first}/seats/0")
+    assert seat.status_code == 404 and "still running" in seat.get_json()["error"]
+    with sessions.begin() as s:  # the other leg ends: everything is shown
+        m = s.get(Match, second)
+        m.state, m.winner, m.end_reason, m.to_act = FINISHED, 1, PLAYED, None
+        m.counter0, m.finished_at = 0, datetime.now(UTC)
+    after = client.get(f"/api/matches/{first}").get_json()
+    assert after["seed"] == shown_seed(sessions, first) and after["pair_in_play"] is False
+    assert "download the record" in client.get(f"/matches/{first}").get_data(as_text=True)
+
+
+def shown_seed(sessions, match_id: int) -> int:
+    from db.models import Match
+
+    with sessions() as s:
+        return s.get(Match, match_id).seed
