@@ -1,6 +1,6 @@
 """The dashboard's tournament pages (issue 23): the list, a tournament's crosstable, standings
 with tie-breaks, rounds with byes and forfeits, progress with an ETA, and the JSON twins, on
-a fresh SQLite database per test with the rows written through the models."""
+a fresh database per test (SQLite and PostgreSQL) with the rows written through the models."""
 
 from __future__ import annotations
 
@@ -19,8 +19,12 @@ from web import create_app
 DETAIL = "cleo was absent past its grace period (60 s)"
 
 
-@pytest.fixture
-def sessions(tmp_path):
+@pytest.fixture(params=["sqlite", "postgres"])
+def sessions(request, tmp_path):
+    if request.param == "postgres":
+        _url, factory = request.getfixturevalue("postgres_sessions")
+        yield factory
+        return
     factory = make_session_factory(f"sqlite:///{tmp_path / 'web.sqlite3'}")
     create_all(factory)
     yield factory
