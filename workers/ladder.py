@@ -186,13 +186,17 @@ def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) ->
             if bot.kind == HOUSE or available(bot)]
 
 
-def _last_ended(s: Session, ladder_profile: str | None) -> dict[int, datetime]:
-    """The latest end of a match per bot (either seat): of a ladder match in
+WAIT_HORIZON_S = 86400.0  # waits count up to a day (the matches of the last day are read)
+
+
+def _last_ended(s: Session, ladder_profile: str | None, since: datetime
+                ) -> dict[int, datetime]:
+    """The latest end from `since` on of a match per bot (either seat): of a ladder match in
     `ladder_profile`, or (None) of an event match."""
     out: dict[int, datetime] = {}
     for column in (Match.bot0_id, Match.bot1_id):
         query = select(column, func.max(Match.finished_at)).where(
-            Match.finished_at.is_not(None)).group_by(column)
+            Match.finished_at >= since).group_by(column)
         if ladder_profile is None:
             query = query.where(Match.event_id.is_not(None))
         else:
@@ -210,10 +214,11 @@ def _last_ended(s: Session, ladder_profile: str | None) -> dict[int, datetime]:
 def waits(s: Session, profile: str, bots: list[Bot], moment: datetime) -> dict[int, float]:
     """How long each bot has waited for a ladder match in `profile`, in seconds: since the
     latest of its last ladder match's end in the profile, its last event match's end, when it
-    connected (remote), was reinstated, or was registered. A house bot with a ladder match
-    running waits 0."""
-    ladder_end = _last_ended(s, profile)
-    event_end = _last_ended(s, None)
+    connected (remote), was reinstated, or was registered; at most `WAIT_HORIZON_S` (only the
+    last day's matches are read). A house bot with a ladder match running waits 0."""
+    horizon = moment - timedelta(seconds=WAIT_HORIZON_S)
+    ladder_end = _last_ended(s, profile, horizon)
+    event_end = _last_ended(s, None, horizon)
     busy = running_ladder_counts(s, profile)
     out = {}
     for bot in bots:
@@ -225,7 +230,7 @@ def waits(s: Session, profile: str, bots: list[Bot], moment: datetime) -> dict[i
         if bot.kind != HOUSE:
             marks.append(aware(bot.connected_since))
         since = max(m for m in marks if m is not None)
-        out[bot.id] = max(0.0, (moment - since).total_seconds())
+        out[bot.id] = min(WAIT_HORIZON_S, max(0.0, (moment - since).total_seconds()))
     return out
 
 
