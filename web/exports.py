@@ -15,13 +15,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, render_template
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from db import records
+from db.models import Match
 from engine.matchrecord import seat_view
 from web.db import sessions
 from web.params import int_arg, text_arg, whole_number
-from web.queries import Invalid, Missing
+from web.queries import Invalid, Missing, legs_in_play
 
 bp = Blueprint("exports", __name__)
 
@@ -97,6 +98,12 @@ def _seat_data(match_id: str, seat: str) -> dict[str, Any]:
         record = records.finished_record(_bind(), number)
     except records.NoSuchThing as e:
         raise Missing(f"{e}; the turns as a seat saw them are shown once it is over") from None
+    with sessions()() as s:
+        pair_id = s.scalar(select(Match.pair_id).where(Match.id == number))
+        if pair_id is not None and legs_in_play(s, {pair_id}):
+            raise Missing(f"match {number} is a leg of a duplicate pair whose other match is "
+                          "still running: its turns as a seat saw them are shown once both "
+                          "are over (they are dealt from one seed)")
     turns = seat_view(record, who)
     return {"match_id": number, "seat": who, "bot": record["bots"][who],
             "opponent": record["bots"][1 - who], "result": record["result"],

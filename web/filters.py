@@ -30,6 +30,20 @@ def seconds(ms: int | None) -> str:
     return "–" if ms is None else f"{ms / 1000:.1f} s"
 
 
+def duration(value: float | None) -> str:
+    """Seconds as `42 s`, `3 min 20 s`, `2 h 05 min`."""
+    if value is None:
+        return "–"
+    total = round(value)
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 def when(value: str | None) -> str:
     """An ISO time as `2026-11-29 12:34:56 UTC`."""
     if not value:
@@ -80,7 +94,7 @@ def seat_name(match: dict[str, Any], seat: int | None) -> str:
     return "–" if seat is None else str(match["seats"][seat]["name"])
 
 
-FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "when": when,
-           "reason": reason, "words": words, "suits": suits, "signed": signed}
+FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "duration": duration,
+           "when": when, "reason": reason, "words": words, "suits": suits, "signed": signed}
 GLOBALS = {"seat_name": seat_name, "stock_words": stock_words, "SUIT_SYMBOLS": SUIT_SYMBOLS,
            "SUIT_NAMES": SUIT_NAMES, "RANK_NAMES": RANK_NAMES, "now_iso": now_iso}

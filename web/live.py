@@ -34,7 +34,9 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from sqlalchemy import func, select
 
 from db.batch import Simulation
+from db.events import T_RUNNING, Tournament, TournamentEntry
 from db.models import RUNNING, ActionLog, Bot, Match, Refusal
+from db.pairs import FINAL, PLAYING, DuplicatePair
 from db.ratings import Rating
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,8 @@ Render = Callable[[], dict[str, Any]]  # a channel's payload: {"html": {...}, "f
 
 def markers_query() -> Any:
     """One row of change markers: any action, refusal, new or ended match, rating, presence
-    change or simulation progress changes it."""
+    change, simulation progress, or tournament change (a new tournament or pair, a pair
+    started or decided, an event ended, a bot withdrawn) changes it."""
     return select(
         select(func.max(ActionLog.id)).scalar_subquery(),
         select(func.max(Refusal.id)).scalar_subquery(),
@@ -59,6 +62,16 @@ def markers_query() -> Any:
         select(func.count()).select_from(Bot).where(Bot.suspended_at.is_not(None))
         .scalar_subquery(),
         select(func.sum(Simulation.deals_done)).scalar_subquery(),
+        select(func.max(Tournament.id)).scalar_subquery(),
+        select(func.count()).select_from(Tournament).where(Tournament.state != T_RUNNING)
+        .scalar_subquery(),
+        select(func.max(DuplicatePair.id)).scalar_subquery(),
+        select(func.count()).select_from(DuplicatePair).where(DuplicatePair.state == PLAYING)
+        .scalar_subquery(),
+        select(func.count()).select_from(DuplicatePair).where(DuplicatePair.state.in_(FINAL))
+        .scalar_subquery(),
+        select(func.count()).select_from(TournamentEntry)
+        .where(TournamentEntry.withdrawn_at.is_not(None)).scalar_subquery(),
     )
 
 

@@ -17,7 +17,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
 from db.batch import SIM_RUNNING, Simulation, SimulationChunk
-from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match, Refusal
+from db.events import Tournament
+from db.models import (
+    ABORTED,
+    FINISHED,
+    HOUSE,
+    ORIGIN_TOURNAMENT,
+    RUNNING,
+    ActionLog,
+    Bot,
+    Hand,
+    Match,
+    Refusal,
+)
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
@@ -60,8 +72,20 @@ def _seat(bot: Bot) -> dict[str, Any]:
             "suspended_reason": bot.suspended_reason}
 
 
-def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]:
-    """What the lists show of a match (public; the seed only once it is over)."""
+def legs_in_play(s: Session, pair_ids: set[int]) -> set[int]:
+    """The duplicate pairs among `pair_ids` with a match still running. A leg of such a pair
+    shows neither its seed nor its deals, even when it is over: the other leg has the same
+    seed, so the same deck for every hand number (docs/events.md, "What is mirrored")."""
+    if not pair_ids:
+        return set()
+    return set(s.scalars(select(Match.pair_id).where(Match.pair_id.in_(pair_ids),
+                                                     Match.state == RUNNING).distinct()))
+
+
+def match_summary(m: Match, ladder_profile: str | None = None,
+                  pair_in_play: bool = False) -> dict[str, Any]:
+    """What the lists show of a match (public; the seed only once it is over, and for a leg
+    of a duplicate pair once both legs are: `pair_in_play`)."""
     over = m.state != RUNNING  # finished or aborted: its last hand is no longer in play
     house = HOUSE in (m.bot0.kind, m.bot1.kind)
     return {
@@ -90,7 +114,8 @@ def match_summary(m: Match, ladder_profile: str | None = None) -> dict[str, Any]
         "turn_started_at": iso(m.turn_started_at) if not over else None,
         "created_at": iso(m.created_at),
         "finished_at": iso(m.finished_at),
-        "seed": m.seed if over else None,
+        "seed": m.seed if over and not pair_in_play else None,
+        "pair_in_play": pair_in_play,  # a leg of a pair whose other leg still runs
     }
 
 
@@ -139,11 +164,24 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
             .where(*conditions)
             .order_by(case((Match.state == RUNNING, 0), else_=1), Match.id.desc())
             .offset((page - 1) * per_page).limit(per_page)).unique().all()
-        items = [match_summary(m, lp) for m, lp in rows]
+        in_play = legs_in_play(s, {m.pair_id for m, _ in rows if m.pair_id is not None})
+        items = [match_summary(m, lp, m.pair_id in in_play) for m, lp in rows]
         running = s.scalar(select(func.count()).select_from(Match)
                            .where(Match.state == RUNNING, *conditions)) or 0
     return {"matches": items, "page": page, "pages": pages, "per_page": per_page,
             "total": total, "running": running}
+
+
+def event_of_match(s: Session, m: Match) -> dict[str, Any] | None:
+    """The event a match belongs to, for its page: kind (`tournament` or `test`, its
+    `origin`), id, name (a tournament's), round, pair and leg; None for a match of no event."""
+    if m.event_id is None:
+        return None
+    name = None
+    if m.origin == ORIGIN_TOURNAMENT:
+        name = s.scalar(select(Tournament.name).where(Tournament.id == m.event_id))
+    return {"kind": m.origin, "id": m.event_id, "name": name, "round": m.event_round,
+            "pair_id": m.pair_id, "leg": m.pair_leg}
 
 
 def _hand(h: Hand, seq: int | None = None) -> dict[str, Any]:
@@ -172,7 +210,9 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
             raise Missing(f"no match with id {match_id}")
         ladder_profile = s.scalar(select(LadderMatch.profile)
                                   .where(LadderMatch.match_id == match_id))
-        summary = match_summary(m, ladder_profile)
+        in_play = m.pair_id is not None and bool(legs_in_play(s, {m.pair_id}))
+        summary = match_summary(m, ladder_profile, in_play)
+        summary["event"] = event_of_match(s, m)
         seed = m.seed  # stays here: it decides the deck of the hand in play
         # Each statement may see a later state than the match row (autocommit reads, READ
         # COMMITTED): everything is cut at the row's seq, so the page is one consistent state.
@@ -231,6 +271,9 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
         m = s.get(Match, match_id)
         if m is None:
             raise Missing(f"no match with id {match_id}")
+        if m.pair_id is not None and m.state != RUNNING and legs_in_play(s, {m.pair_id}):
+            raise Missing(f"hand {number} of match {match_id} is shown once the other match "
+                          "of its duplicate pair is over too: both are dealt from one seed")
         summary = match_summary(m)
         h = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == number))
         if h is None:

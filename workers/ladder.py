@@ -10,10 +10,14 @@
   `db.presence.takes_pairings`), with no ladder match running (one at a time). A bot that
   disconnects is not given new matches; one that does not answer in a running match forfeits
   on time, per the service's policy. The service checks again as it creates the match (under a
-  lock of the bots' rows); a pairing it refuses so is skipped until the next tick.
-- Pairings: among the eligible pairs not already playing each other, weighted by how close the
-  match is (openskill's draw probability) times how uncertain the two ratings are (sigma), so
-  close and little-known pairings are chosen most; random among them, so the ladder varies.
+  lock of the bots' rows); a pairing it refuses so is skipped until the next tick. A remote bot
+  playing for an event (a running tournament or version-test match, or a pair being started)
+  gets no ladder match meanwhile.
+- Pairings (`workers.ladder_pairing`): fair and informative. A remote bot that has waited
+  `BUMMERL_LADDER_MAX_WAIT_S` for a ladder match is paired in the next tick if any opponent is
+  free (on top of the target); otherwise bots are offered a match by uncertainty (sigma) plus
+  wait, and each opponent is drawn weighted by how near its mu is and its own priority, never
+  a pair already playing nor one that met `BUMMERL_LADDER_PAIR_CAP` times in the last 24 h.
 """
 
 from __future__ import annotations
@@ -21,16 +25,18 @@ from __future__ import annotations
 import logging
 import os
 import random
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import grpc
 from openskill.models import PlackettLuce
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.base import session_factory
-from db.models import FINISHED, HOUSE, Bot, Match
+from db.base import aware, session_factory
+from db.models import FINISHED, HOUSE, RUNNING, Bot, Match
+from db.pairs import bots_in_play
 from db.presence import takes_pairings
 from db.ratings import LadderMatch, Rating, RatingHistory
 from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
@@ -42,6 +48,7 @@ from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this mod
 from db.standings import standings as db_standings
 from services.core.config import settings
 from workers import conduct
+from workers import ladder_pairing as pairing
 from workers.locks import only_one
 
 log = logging.getLogger(__name__)
@@ -153,40 +160,91 @@ def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = No
 
 
 # --- pairing ---------------------------------------------------------------------------------
+def in_events(s: Session) -> set[int]:
+    """The bots playing for an event now: in a running match of a tournament or a version
+    test (`matches.event_id` set), or in a duplicate pair being started (`db.pairs`)."""
+    running = s.execute(select(Match.bot0_id, Match.bot1_id)
+                        .where(Match.state == RUNNING, Match.event_id.is_not(None)))
+    return {i for row in running for i in row} | bots_in_play(s)
+
+
 def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) -> list[Bot]:
     """House bots, and connected remote bots that take pairings, with no ladder match
-    running; never a suspended bot."""
+    running in `profile` and no event match running (a tournament's or a version test's);
+    never a suspended bot."""
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
     busy = running_ladder_counts(s, profile)
+    playing_events = in_events(s)
     moment = now()
 
     def available(bot: Bot) -> bool:
-        return busy.get(bot.id, 0) == 0 and takes_pairings(bot, heartbeat_s, moment)
+        return busy.get(bot.id, 0) == 0 and bot.id not in playing_events and \
+            takes_pairings(bot, heartbeat_s, moment)
 
     return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None))
                                      .order_by(Bot.id))
             if bot.kind == HOUSE or available(bot)]
 
 
-def pair_weight(a: Rating, b: Rating) -> float:
-    """How informative a match between a and b is: closeness × uncertainty."""
-    ra, rb = MODEL.rating(mu=a.mu, sigma=a.sigma), MODEL.rating(mu=b.mu, sigma=b.sigma)
-    closeness = MODEL.predict_draw([[ra], [rb]])
-    uncertainty = (a.sigma + b.sigma) / (2 * MODEL.sigma)
-    return max(1e-6, closeness * (0.25 + uncertainty))
+WAIT_HORIZON_S = 86400.0  # waits count up to a day (the matches of the last day are read)
 
 
-def choose_pair(ratings: dict[int, Rating], playing_pairs: set[frozenset[int]],
-                rng: random.Random) -> tuple[int, int] | None:
-    """A pair of bot ids (random seat order), weighted by `pair_weight`; None if none."""
-    ids = sorted(ratings)
-    pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
-             if frozenset((a, b)) not in playing_pairs]
-    if not pairs:
-        return None
-    weights = [pair_weight(ratings[a], ratings[b]) for a, b in pairs]
-    a, b = rng.choices(pairs, weights=weights)[0]
-    return (a, b) if rng.random() < 0.5 else (b, a)
+def _last_ended(s: Session, ladder_profile: str | None, since: datetime
+                ) -> dict[int, datetime]:
+    """The latest end from `since` on of a match per bot (either seat): of a ladder match in
+    `ladder_profile`, or (None) of an event match."""
+    out: dict[int, datetime] = {}
+    for column in (Match.bot0_id, Match.bot1_id):
+        query = select(column, func.max(Match.finished_at)).where(
+            Match.finished_at >= since).group_by(column)
+        if ladder_profile is None:
+            query = query.where(Match.event_id.is_not(None))
+        else:
+            query = query.join(LadderMatch, LadderMatch.match_id == Match.id).where(
+                LadderMatch.profile == ladder_profile)
+        for bot_id, at in s.execute(query):
+            if at is None:
+                continue
+            ended = aware(at)
+            if bot_id not in out or ended > out[bot_id]:
+                out[bot_id] = ended
+    return out
+
+
+def waits(s: Session, profile: str, bots: list[Bot], moment: datetime) -> dict[int, float]:
+    """How long each bot has waited for a ladder match in `profile`, in seconds: since the
+    latest of its last ladder match's end in the profile, its last event match's end, when it
+    connected (remote), was reinstated, or was registered; at most `WAIT_HORIZON_S` (only the
+    last day's matches are read). A house bot with a ladder match running waits 0."""
+    horizon = moment - timedelta(seconds=WAIT_HORIZON_S)
+    ladder_end = _last_ended(s, profile, horizon)
+    event_end = _last_ended(s, None, horizon)
+    busy = running_ladder_counts(s, profile)
+    out = {}
+    for bot in bots:
+        if busy.get(bot.id):
+            out[bot.id] = 0.0
+            continue
+        marks = [aware(bot.created_at), aware(bot.reinstated_at), ladder_end.get(bot.id),
+                 event_end.get(bot.id)]
+        if bot.kind != HOUSE:
+            marks.append(aware(bot.connected_since))
+        since = max(m for m in marks if m is not None)
+        out[bot.id] = min(WAIT_HORIZON_S, max(0.0, (moment - since).total_seconds()))
+    return out
+
+
+def pair_counts(s: Session, profile: str, since: datetime) -> dict[frozenset[int], int]:
+    """Ladder matches in `profile` created from `since` on, per pair of bots (any seats, any
+    end: running, finished or aborted)."""
+    out: dict[frozenset[int], int] = {}
+    for a, b, n in s.execute(
+            select(Match.bot0_id, Match.bot1_id, func.count())
+            .join(LadderMatch, LadderMatch.match_id == Match.id)
+            .where(LadderMatch.profile == profile, LadderMatch.created_at >= since)
+            .group_by(Match.bot0_id, Match.bot1_id)):
+        out[pairing.key(a, b)] = out.get(pairing.key(a, b), 0) + n
+    return out
 
 
 def create_match(bot_ids: tuple[int, int], profile: str) -> int:
@@ -200,16 +258,20 @@ def create_match(bot_ids: tuple[int, int], profile: str) -> int:
 
 
 def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | None = None,
-                  rng: random.Random | None = None) -> list[int]:
-    """Create ladder matches in `profile` until `target` are running; the new match ids."""
+                  rng: random.Random | None = None, *, max_wait_s: float | None = None,
+                  pair_cap: int | None = None) -> list[int]:
+    """Create ladder matches in `profile` until `target` are running, plus one for each
+    starving bot (`workers.ladder_pairing`); the new match ids. `max_wait_s` and `pair_cap`:
+    `BUMMERL_LADDER_MAX_WAIT_S` and `BUMMERL_LADDER_PAIR_CAP` unless given."""
     sessions = sessions or session_factory()
     rng = rng or random.Random()
+    max_wait_s = settings().ladder_max_wait_s if max_wait_s is None else max_wait_s
+    pair_cap = settings().ladder_pair_cap if pair_cap is None else pair_cap
     created: list[int] = []
+    moment = now()
     with sessions() as s:
         running = running_ladder(s, profile)
         need = target - len(running)
-        if need <= 0:
-            return created
         bots = eligible_bots(s, profile)
         try:
             ratings = {bot.id: _rating_row(s, bot.id, profile) for bot in bots}
@@ -217,12 +279,17 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
         except IntegrityError:  # a rating row created concurrently: try again next tick
             log.info("ladder %s: rating rows raced; next tick", profile)
             return created
-        playing = {frozenset((m.bot0_id, m.bot1_id)) for m in running}
-    remote = {bot.id for bot in bots if bot.kind != HOUSE}
-    for _ in range(need):
-        pair = choose_pair(ratings, playing, rng)
+        waited = waits(s, profile, bots, moment)
+        met = pair_counts(s, profile, moment - timedelta(days=1))
+        playing = {pairing.key(m.bot0_id, m.bot1_id) for m in running}
+    pool = {bot.id: pairing.Candidate(bot.id, bot.kind != HOUSE, ratings[bot.id].mu,
+                                      ratings[bot.id].sigma, waited[bot.id]) for bot in bots}
+    while True:
+        pair = pairing.next_pair(pool, playing, met, pair_cap=pair_cap, max_wait_s=max_wait_s,
+                                 room=len(created) < need, rng=rng)
         if pair is None:
             break
+        playing.add(pairing.key(*pair))  # not this pair again in this tick
         try:
             created.append(create_match(pair, profile))
         except grpc.RpcError as e:
@@ -231,15 +298,13 @@ def start_matches(profile: str, target: int, sessions: sessionmaker[Session] | N
             # e.g. a bot said meanwhile that it takes no pairing: the next tick decides again
             log.info("ladder %s: pairing %s refused: %s", profile, pair,
                      e.details())  # type: ignore[attr-defined]
-            playing.add(frozenset(pair))  # not this pair again in this tick
-            for bot_id in pair:
-                if bot_id in remote:
-                    ratings.pop(bot_id, None)
-            continue
-        playing.add(frozenset(pair))
-        for bot_id in pair:  # a remote bot plays one ladder match at a time
-            if bot_id in remote:
-                ratings.pop(bot_id, None)
+        else:
+            met[pairing.key(*pair)] = met.get(pairing.key(*pair), 0) + 1
+        for bot_id in pair:
+            if pool[bot_id].remote:  # a remote bot plays one ladder match at a time
+                pool.pop(bot_id)
+            else:  # a house bot just got a match: it waits no more
+                pool[bot_id] = replace(pool[bot_id], wait_s=0.0)
     if created:
         log.info("ladder %s: started matches %s", profile, created)
     return created

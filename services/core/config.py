@@ -20,6 +20,8 @@
 | `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
 | `BUMMERL_MAX_EXPORT_STREAMS` | ExportMatches streams one peer address may have open here | 4 |
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
+| `BUMMERL_LADDER_MAX_WAIT_S` | a bot that waited this long gets the ladder's next tick, s | 600 |
+| `BUMMERL_LADDER_PAIR_CAP` | ladder matches of two bots per profile per 24 h (0: none) | 20 |
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Settings:
     max_watch_streams: int = 64
     max_export_streams: int = 4
     max_message_bytes: int = 1 << 20
+    ladder_max_wait_s: float = 600.0
+    ladder_pair_cap: int = 20
 
     @staticmethod
     def from_env() -> Settings:
@@ -79,6 +83,8 @@ class Settings:
             max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
             max_export_streams=int(env.get("BUMMERL_MAX_EXPORT_STREAMS", "4")),
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
+            ladder_max_wait_s=float(env.get("BUMMERL_LADDER_MAX_WAIT_S", "600")),
+            ladder_pair_cap=int(env.get("BUMMERL_LADDER_PAIR_CAP", "20")),
         )
 
 

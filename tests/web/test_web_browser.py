@@ -360,3 +360,39 @@ def test_the_info_box_shows_the_end_when_a_match_ends_live(browser, site, sessio
     assert "detail" in text and "won the match" in text and "seed" in text
     assert browser.execute_script("return window.__notReloaded === true;")
     assert "over" in browser.find_element("id", "live-badge").text
+
+
+# --- issue 23: tournaments ------------------------------------------------------------------
+def test_a_tournament_page_follows_a_pair_finishing_without_reload(browser, site, sessions):
+    """A pair of the crosstable ends (its two legs, then its score, written as the service
+    and the scheduler write them) while the page is open: its cells turn from playing to
+    won / lost, the standings and the progress move, and the page was not reloaded."""
+    from tournamentkit import add_pair, finish_pair, tournament
+
+    from db.pairs import PLAYING
+
+    event = tournament(sessions, ["anna", "bert", "cleo"])
+    add_pair(sessions, event, 1, 1, "anna", "bert", legs=((0, 2), (1, 3)))  # anna wins both
+    pair = add_pair(sessions, event, 2, 1, "cleo", "anna", state=PLAYING)
+    cleo, anna = event.bots["cleo"], event.bots["anna"]
+    browser.get(f"{site}/tournaments/{event.id}")
+    browser.execute_script("window.__notReloaded = true;")
+    wait_for(lambda: "live" in browser.find_element("id", "live-badge").text, 10, "the stream")
+
+    def outcome(row: int, column: int) -> str | None:
+        return browser.execute_script(
+            "var el = document.getElementById(arguments[0]);"
+            "return el ? el.dataset.outcome : null;", f"cell-{row}-{column}-{pair}")
+
+    assert (outcome(cleo, anna), outcome(anna, cleo)) == ("pending", "pending")
+    assert "2 / 6" in browser.find_element("id", "progress").text
+    shot(browser, "tournament-live", LAPTOP)
+    finish_pair(sessions, event, "cleo-anna", ((0, 1), (0, 4)))  # each wins the leg in seat 0
+    wait_for(lambda: outcome(cleo, anna) == "split", 10, "the cell's update")
+    assert outcome(anna, cleo) == "split"
+    assert "4 / 6" in browser.find_element("id", "progress").text
+    assert browser.execute_script("return window.__notReloaded === true;")
+    links = browser.find_elements("css selector", f"#cell-{cleo}-{anna}-{pair} a.leg")
+    assert [a.get_attribute("href").rsplit("/", 1)[1] for a in links] == [
+        str(m) for m in event.legs["cleo-anna"]]
+    shot(browser, "tournament-live", PHONE)

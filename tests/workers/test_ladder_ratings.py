@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
@@ -68,23 +67,6 @@ def test_profiles_have_their_own_ratings(sessions):
     with sessions() as s:
         assert s.get(Match, sharp).profile == "sharp"
         assert s.get(LadderMatch, sharp).profile == "sharp"
-
-
-def test_pairings_prefer_close_and_uncertain():
-    def rating(bot_id, mu, sigma):
-        return Rating(bot_id=bot_id, profile="soft", mu=mu, sigma=sigma, matches=0, wins=0)
-
-    close_a, close_b = rating(1, 25, 8), rating(2, 25.5, 8)
-    far = rating(3, 45, 8)
-    assert ladder.pair_weight(close_a, close_b) > ladder.pair_weight(close_a, far)
-    known = rating(4, 25, 1)
-    assert ladder.pair_weight(close_a, close_b) > ladder.pair_weight(known, rating(5, 25, 1))
-    ratings = {r.bot_id: r for r in (close_a, close_b, far)}
-    rng = random.Random(3)
-    picks = Counter(frozenset(ladder.choose_pair(ratings, set(), rng)) for _ in range(500))
-    assert picks.most_common(1)[0][0] == frozenset((1, 2))
-    assert ladder.choose_pair(ratings, {frozenset((1, 2)), frozenset((1, 3)),
-                                        frozenset((2, 3))}, rng) is None
 
 
 def test_remote_bots_join_when_connected_one_match_at_a_time(sessions):
