@@ -1,0 +1,158 @@
+"""Version tests ("fishtest for remote bots"): a bot's candidate version against a baseline,
+played as duplicate pairs (`db.pairs`, owner "test") until a paired SPRT decides (`db.stats`)
+or a fixed number of pairs is reached; and the versions each bot was seen running.
+
+- `version_tests`: one row per test. The candidate is a bot and a version (a remote bot's
+  `Hello.version`); the baseline is a bot and a version too (the same bot's older version, a
+  house bot with its version None, or another bot). Either an SPRT (`elo0`, `elo1`, `alpha`,
+  `beta`) or a fixed cap of pairs (`max_pairs`; with an SPRT too it caps it). States:
+  `waiting` (a side is not connected with its version: nothing is played, see `wait_since`)
+  ⇄ `running` → `H1` / `H0` (the SPRT decided) / `capped` (the cap reached) / `stopped` (by
+  its bot or an operator) / `timed_out` (a side stayed away longer than the wait setting).
+  The trinomial counts (`lost_both`, `split`, `won_both`: pairs the candidate lost both legs
+  of, split, won both) and `llr` are the candidate's, updated after each settled pair.
+- `bot_versions`: each (bot, version) a Play stream's Hello said, with when it was first and
+  last seen and how many streams with it are open (`services.live.presence` writes it, with
+  every heartbeat): a version is *connected* while it has an open stream and a fresh beat.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    and_,
+    func,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from db.base import Base, aware, utcnow
+from db.presence import STALE_BEATS
+
+# States of a test.
+WAITING = "waiting"
+RUNNING = "running"
+H1 = "H1"
+H0 = "H0"
+CAPPED = "capped"
+STOPPED = "stopped"
+TIMED_OUT = "timed_out"
+OPEN = (WAITING, RUNNING)
+FINAL = (H1, H0, CAPPED, STOPPED, TIMED_OUT)
+
+
+class VersionTest(Base):
+    """One version test (see the module's docstring)."""
+
+    __tablename__ = "version_tests"
+    __table_args__ = (Index("ix_version_tests_state", "state"),
+                      Index("ix_version_tests_candidate", "candidate_bot_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    candidate_version: Mapped[str | None] = mapped_column(String(100))
+    baseline_bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    baseline_version: Mapped[str | None] = mapped_column(String(100))  # None: any (house)
+    # The SPRT (None: a fixed number of pairs only) and the cap of pairs (None: none).
+    elo0: Mapped[float | None] = mapped_column(Float)
+    elo1: Mapped[float | None] = mapped_column(Float)
+    alpha: Mapped[float] = mapped_column(Float, default=0.05)
+    beta: Mapped[float] = mapped_column(Float, default=0.05)
+    max_pairs: Mapped[int | None] = mapped_column(Integer)
+    profile: Mapped[str] = mapped_column(String(10), default="soft")
+    move_ms: Mapped[int] = mapped_column(Integer)
+    bank_ms: Mapped[int] = mapped_column(Integer)
+    concurrency: Mapped[int] = mapped_column(Integer, default=1)  # pairs played at once
+    state: Mapped[str] = mapped_column(String(10), default=WAITING)
+    lost_both: Mapped[int] = mapped_column(Integer, default=0)
+    split: Mapped[int] = mapped_column(Integer, default=0)
+    won_both: Mapped[int] = mapped_column(Integer, default=0)
+    forfeited: Mapped[int] = mapped_column(Integer, default=0)  # of the counted pairs
+    voided: Mapped[int] = mapped_column(Integer, default=0)  # pairs with no result (not counted)
+    llr: Mapped[float] = mapped_column(Float, default=0.0)
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)  # the pairs' seeds come from it
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Since when it waits for a side to connect with its version (None: not waiting).
+    wait_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_by: Mapped[str] = mapped_column(String(60))  # "bot <name>" or "operator"
+    reason: Mapped[str | None] = mapped_column(Text)  # why it ended, or why it waits
+
+    @property
+    def pairs(self) -> int:
+        return self.lost_both + self.split + self.won_both
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN
+
+
+class BotVersion(Base):
+    """A version a bot's Play stream said it runs (`Hello.version`)."""
+
+    __tablename__ = "bot_versions"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    version: Mapped[str] = mapped_column(String(100), primary_key=True)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    open_streams: Mapped[int] = mapped_column(Integer, default=0)
+
+
+def version_seen(s: Session, bot_id: int, version: str) -> bool:
+    """Whether a Play stream of `bot_id` ever said it runs `version`."""
+    return s.get(BotVersion, (bot_id, version)) is not None
+
+
+def connected_versions(s: Session, bot_id: int, heartbeat_s: float,
+                       now: datetime | None = None) -> set[str]:
+    """The versions of `bot_id` with a Play stream open now (as of the last heartbeat)."""
+    since = (now or datetime.now(UTC)) - timedelta(seconds=STALE_BEATS * heartbeat_s)
+    rows = s.execute(select(BotVersion.version, BotVersion.last_seen_at).where(
+        BotVersion.bot_id == bot_id, BotVersion.open_streams > 0))
+    return {v for v, seen in rows if aware(seen) >= since}
+
+
+def _upsert(s: Session, bot_id: int, version: str, now: datetime, streams: int) -> None:
+    """Add `streams` (+1 / -1 / 0) to the open streams of (`bot_id`, `version`) and mark it
+    seen `now`, making its row the first time."""
+    done = s.execute(update(BotVersion).where(
+        BotVersion.bot_id == bot_id, BotVersion.version == version).values(
+        last_seen_at=now, open_streams=func.max(BotVersion.open_streams + streams, 0)
+        if s.get_bind().dialect.name == "sqlite"
+        else func.greatest(BotVersion.open_streams + streams, 0)),
+        execution_options={"synchronize_session": False})
+    if getattr(done, "rowcount", 0) == 0 and streams >= 0:
+        s.add(BotVersion(bot_id=bot_id, version=version, first_seen_at=now, last_seen_at=now,
+                         open_streams=streams))
+
+
+def stream_opened(s: Session, bot_id: int, version: str, now: datetime | None = None) -> None:
+    """A Play stream of `bot_id` that runs `version` opened (in `s`'s transaction)."""
+    _upsert(s, bot_id, version, now or utcnow(), 1)
+
+
+def stream_closed(s: Session, bot_id: int, version: str, now: datetime | None = None) -> None:
+    _upsert(s, bot_id, version, now or utcnow(), -1)
+
+
+def versions_beat(s: Session, pairs: set[tuple[int, str]], now: datetime | None = None) -> None:
+    """The heartbeat of the (bot, version) pairs with a stream open in one server."""
+    if pairs:
+        s.execute(update(BotVersion).where(or_(*(
+            and_(BotVersion.bot_id == b, BotVersion.version == v) for b, v in sorted(pairs))))
+            .values(last_seen_at=now or utcnow()),
+            execution_options={"synchronize_session": False})
