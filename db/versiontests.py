@@ -18,6 +18,7 @@ or a fixed number of pairs is reached; and the versions each bot was seen runnin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import (
@@ -38,7 +39,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from db.base import Base, aware, utcnow
-from db.presence import STALE_BEATS
+from db.models import ORIGIN_TEST, REMOTE, ActionLog, Bot, Match
+from db.models import RUNNING as MATCH_RUNNING
+from db.pairs import OWNER_TEST, VOID, DuplicatePair
+from db.pairs import WAITING as PAIR_WAITING
+from db.presence import STALE_BEATS, is_connected
+from db.stats import PairOutcomes, paired_elo_ci, paired_score_ci, sprt_bounds
 
 # States of a test.
 WAITING = "waiting"
@@ -156,3 +162,142 @@ def versions_beat(s: Session, pairs: set[tuple[int, str]], now: datetime | None 
             and_(BotVersion.bot_id == b, BotVersion.version == v) for b, v in sorted(pairs))))
             .values(last_seen_at=now or utcnow()),
             execution_options={"synchronize_session": False})
+
+
+# --- what a test shows (the service's GetTest, `bummerl test show`, the dashboard) ----------
+@dataclass
+class Side:
+    """One side of a test as shown."""
+
+    bot_id: int
+    name: str
+    version: str | None
+    kind: str
+    connected: bool
+    mean_think_ms: float | None  # its mean time per move in the test's matches so far
+    moves: int
+
+
+@dataclass
+class Summary:
+    """A test and everything shown of it (plain numbers, from the database only)."""
+
+    test: VersionTest
+    candidate: Side
+    baseline: Side
+    outcomes: PairOutcomes
+    llr_lower: float | None  # the SPRT's bounds; None without an SPRT
+    llr_upper: float | None
+    score: float
+    score_ci: tuple[float, float]
+    elo: float
+    elo_ci: tuple[float, float]
+    running_match_ids: list[int]
+    matches: list[Match]  # its matches, newest first (at most `MATCHES_SHOWN`)
+
+    @property
+    def sprt(self) -> bool:
+        return self.test.elo0 is not None and self.test.elo1 is not None
+
+    @property
+    def llr_fraction(self) -> float:
+        """Where the LLR stands between its bounds, 0 (H0) to 1 (H1), for a bar."""
+        if self.llr_lower is None or self.llr_upper is None:
+            return 0.5
+        span = self.llr_upper - self.llr_lower
+        return min(1.0, max(0.0, (self.test.llr - self.llr_lower) / span))
+
+    @property
+    def label(self) -> str:
+        return f"{side_label(self.candidate)} vs {side_label(self.baseline)}"
+
+
+MATCHES_SHOWN = 50
+
+
+def side_label(side: Side) -> str:
+    return f"{side.name}@{side.version}" if side.version else side.name
+
+
+def is_side_connected(s: Session, bot: Bot, version: str | None, heartbeat_s: float,
+                      now: datetime | None = None) -> bool:
+    """Whether `bot` can play a test's seat with `version` now: not suspended, and a house bot
+    or connected with that version (any version if None)."""
+    if bot.suspended_at is not None:
+        return False
+    if bot.kind != REMOTE:
+        return True
+    if version is None:
+        return is_connected(bot, heartbeat_s, now)
+    return version in connected_versions(s, bot.id, heartbeat_s, now)
+
+
+def test_matches(s: Session, test_id: int, limit: int = MATCHES_SHOWN) -> list[Match]:
+    return list(s.scalars(select(Match).where(
+        Match.origin == ORIGIN_TEST, Match.event_id == test_id)
+        .order_by(Match.id.desc()).limit(limit)).unique())
+
+
+def think_ms(s: Session, test_id: int) -> dict[bool, tuple[float | None, int]]:
+    """The mean time per move of the candidate (True) and the baseline (False) in the test's
+    matches, and their numbers of moves. The candidate is the pairs' bot a: seat 0 in leg 0,
+    seat 1 in leg 1 (so its seat is the leg)."""
+    mine = ActionLog.seat == Match.pair_leg
+    rows = s.execute(
+        select(mine.label("candidate"), func.avg(ActionLog.think_ms), func.count(ActionLog.id))
+        .join(Match, Match.id == ActionLog.match_id)
+        .where(Match.origin == ORIGIN_TEST, Match.event_id == test_id,
+               ActionLog.think_ms.is_not(None))
+        .group_by(mine))
+    found: dict[bool, tuple[float | None, int]] = {True: (None, 0), False: (None, 0)}
+    for candidate, mean, moves in rows:
+        found[bool(candidate)] = (float(mean) if mean is not None else None, int(moves))
+    return found
+
+
+def summarize(s: Session, test: VersionTest, heartbeat_s: float,
+              now: datetime | None = None) -> Summary:
+    """Everything shown of `test`, read in session `s`."""
+    bots = {b.id: b for b in s.scalars(select(Bot).where(
+        Bot.id.in_((test.candidate_bot_id, test.baseline_bot_id))))}
+    thinking = think_ms(s, test.id)
+
+    def side(bot_id: int, version: str | None, candidate: bool) -> Side:
+        bot = bots[bot_id]
+        mean, moves = thinking[candidate]
+        return Side(bot_id, bot.name, version, bot.kind,
+                    is_side_connected(s, bot, version, heartbeat_s, now), mean, moves)
+
+    outcomes = PairOutcomes(test.lost_both, test.split, test.won_both)
+    lower = upper = None
+    if test.elo0 is not None and test.elo1 is not None:
+        lower, upper = sprt_bounds(test.alpha, test.beta)
+    score, score_lo, score_hi = paired_score_ci(outcomes)
+    elo, elo_lo, elo_hi = paired_elo_ci(outcomes)
+    matches = test_matches(s, test.id)
+    running = sorted(m.id for m in matches if m.state == MATCH_RUNNING)
+    return Summary(test, side(test.candidate_bot_id, test.candidate_version, True),
+                   side(test.baseline_bot_id, test.baseline_version, False), outcomes,
+                   lower, upper, score, (score_lo, score_hi), elo, (elo_lo, elo_hi), running,
+                   matches)
+
+
+def list_tests(s: Session, *, bot_id: int | None = None, state: str | None = None,
+               limit: int = 20) -> list[VersionTest]:
+    """Tests, newest first; of `bot_id` (as either side) and in `state` if given."""
+    query = select(VersionTest).order_by(VersionTest.id.desc()).limit(limit)
+    if bot_id is not None:
+        query = query.where(or_(VersionTest.candidate_bot_id == bot_id,
+                                VersionTest.baseline_bot_id == bot_id))
+    if state:
+        query = query.where(VersionTest.state == state)
+    return list(s.scalars(query))
+
+
+def void_waiting(s: Session, test_id: int, why: str) -> None:
+    """Void the test's pairs not started yet (in `s`'s transaction)."""
+    s.execute(update(DuplicatePair).where(
+        DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id,
+        DuplicatePair.state == PAIR_WAITING).values(state=VOID, detail=why,
+                                                    finished_at=utcnow()),
+        execution_options={"synchronize_session": False})

@@ -20,6 +20,8 @@
 | `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
 | `BUMMERL_MAX_EXPORT_STREAMS` | ExportMatches streams one peer address may have open here | 4 |
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
+| `BUMMERL_TESTS_PER_BOT` | version tests one bot may have open at once (docs/versions.md) | 2 |
+| `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Settings:
     max_watch_streams: int = 64
     max_export_streams: int = 4
     max_message_bytes: int = 1 << 20
+    tests_per_bot: int = 2
+    test_wait_s: float = 600.0
 
     @staticmethod
     def from_env() -> Settings:
@@ -79,6 +83,8 @@ class Settings:
             max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
             max_export_streams=int(env.get("BUMMERL_MAX_EXPORT_STREAMS", "4")),
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
+            tests_per_bot=int(env.get("BUMMERL_TESTS_PER_BOT", "2")),
+            test_wait_s=float(env.get("BUMMERL_TEST_WAIT_S", "600")),
         )
 
 
