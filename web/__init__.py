@@ -27,7 +27,18 @@ DEFAULTS: dict[str, Any] = {
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     """A new dashboard app; `config` overrides `DEFAULTS` (and any Flask setting)."""
     from db.base import make_session_factory
-    from web import bots, errors, exports, filters, health, live, matches, ratings, simulations
+    from web import (
+        bots,
+        errors,
+        exports,
+        filters,
+        health,
+        live,
+        matches,
+        ratings,
+        simulations,
+        versiontests,
+    )
     from web.db import read_only
 
     app = Flask(__name__)
@@ -38,7 +49,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["bummerl.sessions"] = sessions
     app.jinja_env.filters.update(filters.FILTERS)
     app.jinja_env.globals.update(filters.GLOBALS)
-    for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp):
+    for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
+                      versiontests.bp):
         app.register_blueprint(blueprint)
     live.install(app)
     errors.install(app)

@@ -36,6 +36,9 @@ from sqlalchemy import func, select
 from db.batch import Simulation
 from db.models import RUNNING, ActionLog, Bot, Match, Refusal
 from db.ratings import Rating
+from db.versiontests import OPEN as TEST_OPEN
+from db.versiontests import WAITING as TEST_WAITING
+from db.versiontests import VersionTest
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ Render = Callable[[], dict[str, Any]]  # a channel's payload: {"html": {...}, "f
 
 def markers_query() -> Any:
     """One row of change markers: any action, refusal, new or ended match, rating, presence
-    change or simulation progress changes it."""
+    change, simulation progress or version test's progress or state changes it."""
     return select(
         select(func.max(ActionLog.id)).scalar_subquery(),
         select(func.max(Refusal.id)).scalar_subquery(),
@@ -59,6 +62,13 @@ def markers_query() -> Any:
         select(func.count()).select_from(Bot).where(Bot.suspended_at.is_not(None))
         .scalar_subquery(),
         select(func.sum(Simulation.deals_done)).scalar_subquery(),
+        select(func.max(VersionTest.id)).scalar_subquery(),
+        select(func.sum(VersionTest.lost_both + VersionTest.split + VersionTest.won_both
+                        + VersionTest.voided)).scalar_subquery(),
+        select(func.count()).select_from(VersionTest).where(VersionTest.state.in_(TEST_OPEN))
+        .scalar_subquery(),
+        select(func.count()).select_from(VersionTest).where(VersionTest.state == TEST_WAITING)
+        .scalar_subquery(),
     )
 
 
