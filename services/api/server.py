@@ -118,7 +118,8 @@ class Server:
         self._call(self.grpc.start())
         self._referee.start()
         # SERVING while the database answers, NOT_SERVING while it does not (services.api.health)
-        DatabaseHealth(self._set_health, self.sessions, ("", MATCH_SERVICE, BOT_SERVICE),
+        DatabaseHealth(self._set_health, self.sessions,
+                       ("", MATCH_SERVICE, BOT_SERVICE, versiontest_servicer.VERSION_TEST_SERVICE),
                        self._stop, recover=self._after_outage).start()
         log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
                  " (TLS)" if self.tls else "", resumed)
