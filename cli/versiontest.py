@@ -167,7 +167,7 @@ def run_start(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     from bummerl.v1 import versiontest_pb2
 
-    state = versiontest_pb2.TestState.Value(f"TEST_STATE_{args.state.upper()}") \
+    state: Any = versiontest_pb2.TestState.Value(f"TEST_STATE_{args.state.upper()}") \
         if args.state else versiontest_pb2.TEST_STATE_UNSPECIFIED
     reply = _call(args, "ListTests", versiontest_pb2.ListTestsRequest(state=state,
                                                                       page_size=100))
