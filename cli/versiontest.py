@@ -9,7 +9,7 @@
 
 With a bot's token (`--token`, $BUMMERL_TOKEN) a bot starts tests of itself and sees and
 stops its own; with the operator token (`--operator-token`, $BUMMERL_OPERATOR_TOKEN) any.
-docs/versions.md says what the numbers mean.
+docs/version-tests.md says what the numbers mean.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def time_control(text: str) -> tuple[int, int | None]:
 def register(subparsers: Any) -> None:
     test = subparsers.add_parser(
         "test", help="version tests: a bot's candidate version against a baseline (SPRT)",
-        description="Version tests of a running service (docs/versions.md).")
+        description="Version tests of a running service (docs/version-tests.md).")
     commands = test.add_subparsers(dest="test_command", metavar="COMMAND", required=True)
     start = commands.add_parser("start", help="start a version test")
     start.add_argument("--candidate", required=True, help="bot@version")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -133,17 +134,26 @@ def connected_versions(s: Session, bot_id: int, heartbeat_s: float,
 
 
 def _upsert(s: Session, bot_id: int, version: str, now: datetime, streams: int) -> None:
-    """Add `streams` (+1 / -1 / 0) to the open streams of (`bot_id`, `version`) and mark it
-    seen `now`, making its row the first time."""
-    done = s.execute(update(BotVersion).where(
-        BotVersion.bot_id == bot_id, BotVersion.version == version).values(
-        last_seen_at=now, open_streams=func.max(BotVersion.open_streams + streams, 0)
-        if s.get_bind().dialect.name == "sqlite"
-        else func.greatest(BotVersion.open_streams + streams, 0)),
-        execution_options={"synchronize_session": False})
-    if getattr(done, "rowcount", 0) == 0 and streams >= 0:
-        s.add(BotVersion(bot_id=bot_id, version=version, first_seen_at=now, last_seen_at=now,
-                         open_streams=streams))
+    """Add `streams` (+1 / -1) to the open streams of (`bot_id`, `version`) and mark it seen
+    `now`, making its row the first time (one statement: INSERT ... ON CONFLICT DO UPDATE, so
+    two servers making it at once both count)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect: Any = postgresql if s.get_bind().dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(BotVersion).values(
+        bot_id=bot_id, version=version, first_seen_at=now, last_seen_at=now,
+        open_streams=max(streams, 0))
+    s.execute(statement.on_conflict_do_update(
+        index_elements=[BotVersion.bot_id, BotVersion.version],
+        set_={"last_seen_at": now,
+              "open_streams": _at_least(BotVersion.open_streams + streams, 0, s)}))
+
+
+def _at_least(value: Any, floor: int, s: Session) -> Any:
+    """SQL max(`value`, `floor`) (SQLite's two-argument max, PostgreSQL's greatest)."""
+    if s.get_bind().dialect.name == "sqlite":
+        return func.max(value, floor)
+    return func.greatest(value, floor)
 
 
 def stream_opened(s: Session, bot_id: int, version: str, now: datetime | None = None) -> None:
@@ -157,10 +167,11 @@ def stream_closed(s: Session, bot_id: int, version: str, now: datetime | None = 
 
 def versions_beat(s: Session, pairs: set[tuple[int, str]], now: datetime | None = None) -> None:
     """The heartbeat of the (bot, version) pairs with a stream open in one server."""
-    if pairs:
+    if pairs:  # (a stream open here counts at least one: repairs a count a failed write lost)
         s.execute(update(BotVersion).where(or_(*(
             and_(BotVersion.bot_id == b, BotVersion.version == v) for b, v in sorted(pairs))))
-            .values(last_seen_at=now or utcnow()),
+            .values(last_seen_at=now or utcnow(),
+                    open_streams=_at_least(BotVersion.open_streams, 1, s)),
             execution_options={"synchronize_session": False})
 
 
@@ -256,11 +267,13 @@ def think_ms(s: Session, test_id: int) -> dict[bool, tuple[float | None, int]]:
 
 
 def summarize(s: Session, test: VersionTest, heartbeat_s: float,
-              now: datetime | None = None) -> Summary:
-    """Everything shown of `test`, read in session `s`."""
+              now: datetime | None = None, details: bool = True) -> Summary:
+    """Everything shown of `test`, read in session `s` (without `details`: not the times per
+    move nor the matches, for a list)."""
     bots = {b.id: b for b in s.scalars(select(Bot).where(
         Bot.id.in_((test.candidate_bot_id, test.baseline_bot_id))))}
-    thinking = think_ms(s, test.id)
+    none: tuple[float | None, int] = (None, 0)
+    thinking = think_ms(s, test.id) if details else {True: none, False: none}
 
     def side(bot_id: int, version: str | None, candidate: bool) -> Side:
         bot = bots[bot_id]
@@ -274,7 +287,7 @@ def summarize(s: Session, test: VersionTest, heartbeat_s: float,
         lower, upper = sprt_bounds(test.alpha, test.beta)
     score, score_lo, score_hi = paired_score_ci(outcomes)
     elo, elo_lo, elo_hi = paired_elo_ci(outcomes)
-    matches = test_matches(s, test.id)
+    matches = test_matches(s, test.id) if details else []
     running = sorted(m.id for m in matches if m.state == MATCH_RUNNING)
     return Summary(test, side(test.candidate_bot_id, test.candidate_version, True),
                    side(test.baseline_bot_id, test.baseline_version, False), outcomes,

@@ -23,7 +23,8 @@ SHOWN = 100
 
 def _summaries() -> list[Any]:
     with sessions()() as s:
-        return [summarize(s, t, settings().heartbeat_s) for t in list_tests(s, limit=SHOWN)]
+        return [summarize(s, t, settings().heartbeat_s, details=False)
+                for t in list_tests(s, limit=SHOWN)]
 
 
 def _summary(test_id: int) -> Any:

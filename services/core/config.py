@@ -20,7 +20,7 @@
 | `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
 | `BUMMERL_MAX_EXPORT_STREAMS` | ExportMatches streams one peer address may have open here | 4 |
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
-| `BUMMERL_TESTS_PER_BOT` | version tests one bot may have open at once (docs/versions.md) | 2 |
+| `BUMMERL_TESTS_PER_BOT` | open version tests per bot (docs/version-tests.md) | 2 |
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 """
 

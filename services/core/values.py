@@ -70,12 +70,12 @@ class MatchState(NamedTuple):
         return (self.kind1 if self.to_act else self.kind0) == HOUSE
 
 
-def seat_for(m: Any, bot_id: int, version: str) -> int | None:
+def seat_for(m: Any, bot_id: int, version: str | None) -> int | None:
     """The seat that a Play stream of `bot_id` whose Hello said `version` plays in match `m`
     (a `MatchState`, a `Match` row or a row with its bot0_id, bot1_id, origin, version0 and
     version1), or None. In a version test's match (origin 'test') a seat whose version is set
     is played only by a stream of that version: two versions of one bot, each its own process,
-    may sit in one match (docs/versions.md, "Routing"). Elsewhere: the bot's seat (seat 0 if
+    may sit in one match (docs/version-tests.md, "Routing"). Elsewhere: the bot's seat (seat 0 if
     it plays both)."""
     if m.origin != ORIGIN_TEST:
         if m.bot0_id == bot_id:
@@ -83,7 +83,7 @@ def seat_for(m: Any, bot_id: int, version: str) -> int | None:
         return 1 if m.bot1_id == bot_id else None
     for seat, (seat_bot, pinned) in enumerate(((m.bot0_id, m.version0),
                                                (m.bot1_id, m.version1))):
-        if seat_bot == bot_id and (pinned is None or pinned == version):
+        if seat_bot == bot_id and (pinned is None or pinned == (version or "")):
             return seat
     return None
 

@@ -71,7 +71,7 @@ class Presence:
         return next(self._keys)
 
     def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None,
-               version: str = "") -> int:
+               version: str | None = None) -> int:
         """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
         `closed`). A stream whose `closed` came first (its call ended while this waited for
         the pool) is not counted. A stream that said its `version` counts it open in

@@ -105,11 +105,11 @@ def _side(s: Session, field: str, text: str) -> SideSpec:
         return SideSpec(bot, None)
     if not version:
         raise InvalidArgument(f"{field}: name the version of remote bot {bot.name}, as "
-                              f"{bot.name}@VERSION (the version its kit says: --bot-version)",
+                              f"{bot.name}@VERSION (the version its kit says: --version)",
                               field=field)
     if not version_seen(s, bot.id, version):
         raise InvalidArgument(f"{field}: bot {bot.name} never connected with version "
-                              f"{quote(version)} (run its kit with --bot-version once)",
+                              f"{quote(version)} (run its kit with --version once)",
                               field=field)
     return SideSpec(bot, version)
 

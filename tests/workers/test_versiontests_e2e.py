@@ -33,8 +33,8 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
     bot, token = bots.register_bot("mybot", sessions=sessions)
     config = replace(HOUSE_CONFIG, heartbeat_s=1.0)
     server = create_server("127.0.0.1:0", sessions=sessions, config=config).start()
-    runners = [Runner(RandomBot(7), server.address, token or "", bot_version="1.9"),
-               Runner(SimpleBot(), server.address, token or "", bot_version="2.0")]
+    runners = [Runner(RandomBot(7), server.address, token or "", version="1.9"),
+               Runner(SimpleBot(), server.address, token or "", version="2.0")]
     threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
     for thread in threads:
         thread.start()

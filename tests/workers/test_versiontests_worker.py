@@ -41,7 +41,7 @@ def site(request, tmp_path):
 
 
 def run(service, token: str, version: str, bot=None) -> Runner:
-    runner = Runner(bot or RandomBot(3), service.server.address, token, bot_version=version)
+    runner = Runner(bot or RandomBot(3), service.server.address, token, version=version)
     threading.Thread(target=runner.run, daemon=True).start()
 
     def seen() -> bool:
