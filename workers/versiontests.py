@@ -10,7 +10,8 @@ Each step, for each open test (`waiting` or `running`), one worker at a time (`o
    split, 2 won both); pairs `void` or forfeited by both sides are not. The LLR and the
    decision come from `db.stats` (paired SPRT). H1 or H0, or the cap of games reached, ends
    the test; its pairs not started are void, and matches still running are played out but
-   not counted.
+   not counted (their pairs are still settled, by later steps: a pair left `playing` would
+   keep its bots out of the ladder).
 2. whether both sides can play: a house bot always, a remote bot while a Play stream of it
    with the side's version is open (`bot_versions`). If one cannot, the test is `waiting`
    (from `wait_since`) and starts nothing; after `Settings.test_wait_s` of waiting it ends
@@ -32,7 +33,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, session_factory, utcnow
 from db.models import Bot
-from db.pairs import DONE, FORFEIT_BOTH, FORFEITED, OPEN, OWNER_TEST, VOID, WAITING, DuplicatePair
+from db.pairs import (
+    DONE,
+    FORFEIT_BOTH,
+    FORFEITED,
+    OPEN,
+    OWNER_TEST,
+    PLAYING,
+    VOID,
+    WAITING,
+    DuplicatePair,
+)
 from db.stats import PairOutcomes, paired_decision, paired_llr
 from db.versiontests import (
     CAPPED,
@@ -70,6 +81,12 @@ def tick(sessions: sessionmaker[Session] | None = None, client: pairs.Creator | 
         with sessions() as s:
             ids = list(s.scalars(select(VersionTest.id).where(
                 VersionTest.state.in_(TEST_OPEN)).order_by(VersionTest.id)))
+            ended = list(s.scalars(select(DuplicatePair.owner_id.distinct()).where(
+                DuplicatePair.owner == OWNER_TEST, DuplicatePair.state == PLAYING,
+                DuplicatePair.owner_id.not_in(ids))))
+        for test_id in ended:  # an ended test's pairs still in play: settled (not counted),
+            pairs.settle(sessions, owner=OWNER_TEST, owner_id=test_id, now=now)  # so the
+            # ladder and other events see its bots free again (db.pairs.bots_in_play)
         return {test_id: step(sessions, client, test_id, config, now) for test_id in ids}
 
 

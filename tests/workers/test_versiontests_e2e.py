@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import replace
 
 import grpc
@@ -18,6 +19,8 @@ from sqlalchemy import select
 
 from client.runner import Runner
 from db.models import ORIGIN_TEST, Match
+from db.pairs import OPEN as PAIR_OPEN
+from db.pairs import DuplicatePair
 from db.versiontests import BotVersion
 from examples.random_bot import RandomBot
 from examples.simple_bot import SimpleBot
@@ -53,6 +56,7 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
                     BotVersion.bot_id == bot.id, BotVersion.open_streams > 0)))) == 2
 
         wait_until(both_seen, 30, every=0.1, what="both versions connected")
+        began = time.monotonic()
         started = stub.StartTest(versiontest_pb2.StartTestRequest(
             candidate="mybot@2.0", baseline="mybot@1.9", elo0=0, elo1=200, concurrency=2,
             time_control=match_pb2.TimeControl(move_ms=2000, bank_ms=5000)), metadata=auth)
@@ -74,7 +78,9 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
             raise AssertionError(f"{e}; runners {[r.stats for r in runners]}; worker log:\n"
                                  f"{log}") from None
         print(f"decided {versiontest_pb2.TestState.Name(test.state)} after "
-              f"{test.lost_both}/{test.split}/{test.won_both} pairs, LLR {test.llr:.2f}")
+              f"{test.lost_both}/{test.split}/{test.won_both} pairs (lost both/split/won "
+              f"both), LLR {test.llr:.2f} >= {test.llr_upper:.2f}, "
+              f"{time.monotonic() - began:.1f} s after StartTest")
         assert test.state == versiontest_pb2.TEST_STATE_H1, test
         pairs = test.lost_both + test.split + test.won_both
         assert pairs >= 2 and test.won_both > test.lost_both, test
@@ -88,6 +94,16 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
         # each leg seats both versions: the candidate's seat is the leg (bot a in seat 0 first)
         assert all({m.version0, m.version1} == {"2.0", "1.9"} for m in legs)
         assert all((m.version0 if m.pair_leg == 0 else m.version1) == "2.0" for m in legs)
+
+        def all_settled() -> bool:  # pairs in play at the decision are played out and settled
+            with sessions() as s:
+                return not list(s.scalars(select(DuplicatePair).where(
+                    DuplicatePair.owner_id == test_id, DuplicatePair.state.in_(PAIR_OPEN))))
+
+        wait_until(all_settled, 30, every=0.2, what="the test's last pairs settled")
+        after = stub.GetTest(versiontest_pb2.GetTestRequest(test_id=test_id),
+                             metadata=auth).test
+        assert after.llr == test.llr and after.won_both == test.won_both  # not counted
 
         shown = subprocess.run(
             [sys.executable, "-m", "cli.main", "test", "show", str(test_id), "--server",
