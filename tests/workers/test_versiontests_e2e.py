@@ -2,7 +2,8 @@
 labelled 1.9, the greedy example bot labelled 2.0), each with its own Play stream; the
 candidate 2.0 is tested against 1.9 over the real service (gRPC, bot token), played by a
 real Celery worker with beat (real Redis, real PostgreSQL). The test ends H1 for the stronger
-one, with its numbers in GetTest, in `bummerl test show` and on the dashboard's page."""
+one, with its numbers in GetTest, in `bummerl test show` and on the dashboard's page. And a
+house bot as the baseline, its moves made by the worker, for a fixed number of games."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from dataclasses import replace
 
 import grpc
 from bummerl.v1 import match_pb2, versiontest_pb2, versiontest_pb2_grpc
-from housekit import HOUSE_CONFIG, HOUSE_TOKEN
+from housekit import HOUSE_CONFIG, HOUSE_TOKEN, announce_on
 from sqlalchemy import select
 
 from client.runner import Runner
-from db.models import ORIGIN_TEST, Match
+from db.models import HOUSE, ORIGIN_TEST, Bot, Match
 from db.pairs import OPEN as PAIR_OPEN
 from db.pairs import DuplicatePair
 from db.versiontests import BotVersion
@@ -128,3 +129,64 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
             procs.stop(worker)
         channel.close()
         server.stop()
+
+
+def test_a_house_baseline_plays_a_fixed_number_of_games(postgres_sessions, redis_url, tmp_path,
+                                                        monkeypatch):
+    """A house bot as the baseline (no version): its seats are played by the worker's house
+    moves; `--games 4` without an SPRT plays two pairs and ends capped."""
+    url, sessions = postgres_sessions
+    app, broker_env = redis_site(redis_url)
+    announce_on(app, monkeypatch)
+    bots.register_bot("house-random", kind=HOUSE, house_strategy="random", sessions=sessions)
+    _, token = bots.register_bot("mybot", sessions=sessions)
+    config = replace(HOUSE_CONFIG, heartbeat_s=1.0)
+    server = create_server("127.0.0.1:0", sessions=sessions, config=config).start()
+    runner = Runner(SimpleBot(), server.address, token or "", version="2.0")
+    threading.Thread(target=runner.run, daemon=True).start()
+    env = {"DATABASE_URL": url, **broker_env, "BUMMERL_SERVICE_ADDRESS": server.address,
+           "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN, "BUMMERL_HEARTBEAT_S": "1",
+           "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_TESTS_EVERY": "0.5",
+           "BUMMERL_LADDER_EVERY": "30", "BUMMERL_SWEEP_EVERY": "30"}
+    worker = None
+    channel = grpc.insecure_channel(server.address)
+    stub = versiontest_pb2_grpc.VersionTestServiceStub(channel)
+    auth = (("authorization", f"Bearer {token}"),)
+    try:
+        def seen() -> bool:
+            with sessions() as s:
+                return s.get(BotVersion, (runner_bot(sessions), "2.0")) is not None
+
+        wait_until(seen, 30, every=0.1, what="mybot@2.0 connected")
+        test_id = stub.StartTest(versiontest_pb2.StartTestRequest(
+            candidate="mybot@2.0", baseline="house-random", games=4,
+            time_control=match_pb2.TimeControl(move_ms=2000, bank_ms=5000)),
+            metadata=auth).test.test_id
+        worker = procs.start_worker(env, concurrency=2, beat=True,
+                                    logfile=tmp_path / "worker.log")
+
+        def ended() -> versiontest_pb2.VersionTest | None:
+            test = stub.GetTest(versiontest_pb2.GetTestRequest(test_id=test_id),
+                                metadata=auth).test
+            return test if test.state == versiontest_pb2.TEST_STATE_CAPPED else None
+
+        try:
+            test = wait_until(ended, 90, every=0.5, what="the test capped")
+        except AssertionError as e:
+            log = (tmp_path / "worker.log").read_text()[-3000:]
+            raise AssertionError(f"{e}; runner {runner.stats}; worker log:\n{log}") from None
+        assert not test.sprt and test.max_games == 4
+        assert test.lost_both + test.split + test.won_both == 2
+        assert test.baseline.bot_name == "house-random" and test.baseline.version == ""
+        assert test.baseline.mean_think_ms > 0 and test.candidate.mean_think_ms > 0
+    finally:
+        runner.stop()
+        if worker is not None:
+            procs.stop(worker)
+        channel.close()
+        server.stop()
+
+
+def runner_bot(sessions) -> int:
+    with sessions() as s:
+        return s.scalar(select(Bot.id).where(Bot.name == "mybot"))
