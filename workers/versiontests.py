@@ -81,7 +81,7 @@ def tick(sessions: sessionmaker[Session] | None = None, client: pairs.Creator | 
         with sessions() as s:
             ids = list(s.scalars(select(VersionTest.id).where(
                 VersionTest.state.in_(TEST_OPEN)).order_by(VersionTest.id)))
-            ended = list(s.scalars(select(DuplicatePair.owner_id.distinct()).where(
+            ended = list(s.scalars(select(DuplicatePair.owner_id).distinct().where(
                 DuplicatePair.owner == OWNER_TEST, DuplicatePair.state == PLAYING,
                 DuplicatePair.owner_id.not_in(ids))))
         for test_id in ended:  # an ended test's pairs still in play: settled (not counted),
