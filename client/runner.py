@@ -101,8 +101,10 @@ class Runner:
     def __init__(self, bot: Bot, server: str, token: str, *, max_matches: int | None = None,
                  client_name: str = "bummerl-python-client/0.3",
                  backoff: Backoff | None = None, parallel: int = 4, tls: bool = False,
-                 ca: str | None = None, challenges_only: bool = False) -> None:
+                 ca: str | None = None, challenges_only: bool = False,
+                 version: str | None = None) -> None:
         self.bot = bot
+        self.version = version or ""  # Hello.version: a version test plays it by this
         self.server = server
         self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
         self.token = token
@@ -273,7 +275,8 @@ class Runner:
     def _requests(self, outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None]
                   ) -> Iterator[bot_pb2.PlayRequest]:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name,
-                                                      challenges_only=self.challenges_only))
+                                                      challenges_only=self.challenges_only,
+                                                      version=self.version))
         if self.draining:  # a reconnect while draining: the new stream takes nothing new
             yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:

@@ -39,6 +39,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         ratings,
         simulations,
         tournaments,
+        versiontests,
     )
     from web.db import read_only
 
@@ -51,7 +52,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.jinja_env.filters.update(filters.FILTERS)
     app.jinja_env.globals.update(filters.GLOBALS)
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
-                      tournaments.bp):
+                      tournaments.bp, versiontests.bp):
         app.register_blueprint(blueprint)
     live.install(app)
     errors.install(app)

@@ -38,6 +38,9 @@ from db.events import T_RUNNING, Tournament, TournamentEntry
 from db.models import RUNNING, ActionLog, Bot, Match, Refusal
 from db.pairs import FINAL, PLAYING, DuplicatePair
 from db.ratings import Rating
+from db.versiontests import OPEN as TEST_OPEN
+from db.versiontests import WAITING as TEST_WAITING
+from db.versiontests import VersionTest
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +51,9 @@ Render = Callable[[], dict[str, Any]]  # a channel's payload: {"html": {...}, "f
 
 def markers_query() -> Any:
     """One row of change markers: any action, refusal, new or ended match, rating, presence
-    change, simulation progress, or tournament change (a new tournament or pair, a pair
-    started or decided, an event ended, a bot withdrawn) changes it."""
+    change, simulation progress, tournament change (a new tournament or pair, a pair started
+    or decided, an event ended, a bot withdrawn), or version test's progress or state changes
+    it."""
     return select(
         select(func.max(ActionLog.id)).scalar_subquery(),
         select(func.max(Refusal.id)).scalar_subquery(),
@@ -72,6 +76,13 @@ def markers_query() -> Any:
         .scalar_subquery(),
         select(func.count()).select_from(TournamentEntry)
         .where(TournamentEntry.withdrawn_at.is_not(None)).scalar_subquery(),
+        select(func.max(VersionTest.id)).scalar_subquery(),
+        select(func.sum(VersionTest.lost_both + VersionTest.split + VersionTest.won_both
+                        + VersionTest.voided)).scalar_subquery(),
+        select(func.count()).select_from(VersionTest).where(VersionTest.state.in_(TEST_OPEN))
+        .scalar_subquery(),
+        select(func.count()).select_from(VersionTest).where(VersionTest.state == TEST_WAITING)
+        .scalar_subquery(),
     )
 
 

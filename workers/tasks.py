@@ -7,6 +7,7 @@ idempotent.
   from (match, seq): a duplicate or late message never applies a second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
+- `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
 
 All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
 after its task ran, and a worker process that dies mid-task puts it back on the queue.
@@ -65,6 +66,14 @@ def sweep_task() -> None:
     from workers.sweeper import sweep
 
     sweep(send_chunks=send_chunks, send_move=send_move)
+
+
+@app.task(name="bummerl.versiontests_tick", queue=MOVES, acks_late=True,
+          reject_on_worker_lost=True, time_limit=120)
+def versiontests_tick_task() -> None:
+    from workers.versiontests import tick
+
+    tick()
 
 
 def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,

@@ -50,6 +50,10 @@ FIELD_LIMITS = {
     "bummerl.v1.ExportMatchesRequest.version": 100,
     "bummerl.v1.ExportMatchesRequest.origin": 12,
     "bummerl.v1.ExportMatchesRequest.cursor": 40,
+    "bummerl.v1.CreateMatchRequest.seat_versions": 2,
+    "bummerl.v1.StartTestRequest.candidate": 141,  # a bot's name (40), "@", a version (100)
+    "bummerl.v1.StartTestRequest.baseline": 141,
+    "bummerl.v1.StopTestRequest.reason": 200,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

@@ -123,7 +123,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                     if request.profile in wire.PROFILE_NAMES else None,
                     seed=request.seed if request.HasField("seed") else None,
                     move_ms=tc.move_ms or None, bank_ms=tc.bank_ms or None,
-                    ladder=request.ladder), sessions=self.sessions, config=self.config)
+                    ladder=request.ladder, versions=tuple(request.seat_versions)),
+                sessions=self.sessions, config=self.config)
             return match_pb2.CreateMatchResponse(match=convert.match_to_pb(m))
         bot_ids = list(request.bot_ids)
         if not bot_ids and request.bot_names:

@@ -22,6 +22,8 @@
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
 | `BUMMERL_LADDER_MAX_WAIT_S` | a bot that waited this long gets the ladder's next tick, s | 600 |
 | `BUMMERL_LADDER_PAIR_CAP` | ladder matches of two bots per profile per 24 h (0: none) | 20 |
+| `BUMMERL_TESTS_PER_BOT` | open version tests per bot (docs/version-tests.md) | 2 |
+| `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class Settings:
     max_message_bytes: int = 1 << 20
     ladder_max_wait_s: float = 600.0
     ladder_pair_cap: int = 20
+    tests_per_bot: int = 2
+    test_wait_s: float = 600.0
 
     @staticmethod
     def from_env() -> Settings:
@@ -85,6 +89,8 @@ class Settings:
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
             ladder_max_wait_s=float(env.get("BUMMERL_LADDER_MAX_WAIT_S", "600")),
             ladder_pair_cap=int(env.get("BUMMERL_LADDER_PAIR_CAP", "20")),
+            tests_per_bot=int(env.get("BUMMERL_TESTS_PER_BOT", "2")),
+            test_wait_s=float(env.get("BUMMERL_TEST_WAIT_S", "600")),
         )
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 import engine
 from db import presence
 from db.base import utcnow
-from db.models import ABORTED, FINISHED, RUNNING, ActionLog, Bot, Hand, Match
+from db.models import ABORTED, FINISHED, ORIGIN_TEST, RUNNING, ActionLog, Bot, Hand, Match
 from db.pairs import PLAYING, DuplicatePair
 from db.ratings import LadderMatch
 from services.core.announce import after_commit
@@ -77,6 +77,7 @@ def create_match(
     rated: bool = True,
     pair: PairLeg | None = None,
     must_take: Mapping[int, str] | None = None,
+    versions: tuple[str | None, str | None] = (None, None),
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> Match:
@@ -94,7 +95,7 @@ def create_match(
     [m] = create_matches(
         [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
         max_illegal=max_illegal, ladder=ladder, origin=origin, rated=rated, pair=pair,
-        must_take=must_take, sessions=sessions, config=config)
+        must_take=must_take, versions=versions, sessions=sessions, config=config)
     return m
 
 
@@ -111,6 +112,7 @@ def create_matches(
     rated: bool = True,
     pair: PairLeg | None = None,
     must_take: Mapping[int, str] | None = None,
+    versions: tuple[str | None, str | None] = (None, None),
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> list[Match]:
@@ -125,10 +127,15 @@ def create_matches(
     under a lock of the bots' rows in the same transaction (PostgreSQL; SQLite serialises
     writers), so a Play stream's Drain, which writes that row, is ordered with the new match:
     the match is either committed before the Drain is recorded (and is in the Drain's answer)
-    or refused."""
+    or refused.
+
+    `versions`: the version of seat 0's and seat 1's bot (`matches.version0`, `version1`); a
+    version test's leg may seat one bot twice, with two different versions (each played by
+    its own Play stream: `services.core.values.seat_for`)."""
     config = config or settings()
+    two_versions = origin == ORIGIN_TEST and None not in versions and versions[0] != versions[1]
     for bot_ids in seatings:
-        if len(bot_ids) != 2 or bot_ids[0] == bot_ids[1]:
+        if len(bot_ids) != 2 or (bot_ids[0] == bot_ids[1] and not two_versions):
             raise InvalidArgument(
                 f"a match needs exactly two different bot ids, got {quote(list(bot_ids))}")
     try:
@@ -172,6 +179,7 @@ def create_matches(
                 pair_id=pair.pair_id if pair else None, pair_leg=pair.leg if pair else None,
                 event_id=pair.event_id if pair else None,
                 event_round=pair.event_round if pair else None,
+                version0=versions[0], version1=versions[1],
             )
             m.bot0, m.bot1 = bots[0], bots[1]
             summarize(m, game)
@@ -394,7 +402,7 @@ def _match_states_query():  # type: ignore[no-untyped-def]
                Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
                Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"),
                bot1.kind.label("kind1"), Match.origin, Match.event_id, Match.event_round,
-               Match.pair_id, Match.pair_leg)
+               Match.pair_id, Match.pair_leg, Match.version0, Match.version1)
         .join(bot0, bot0.id == Match.bot0_id)
         .join(bot1, bot1.id == Match.bot1_id)
         .where(or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")))

@@ -59,14 +59,19 @@ def create_pair_match(pair_id: int, leg: int, *, asked: Asked | None = None,
         return create_match(
             pair.bots(leg), profile=pair.profile, seed=pair.seed, move_ms=pair.move_ms,
             bank_ms=pair.bank_ms, origin=origin, rated=pair.rated,
-            pair=PairLeg(pair_id, leg, pair.owner_id, pair.round), sessions=sessions,
-            config=config or settings())
+            pair=PairLeg(pair_id, leg, pair.owner_id, pair.round),
+            versions=pair_versions(pair, leg), sessions=sessions, config=config or settings())
     except IntegrityError:  # made meanwhile by a request racing this one: that one is it
         with factory() as session:
             found = existing_leg(session, pair_id, leg)
         if found is None:
             raise
         return found
+
+
+def pair_versions(pair: DuplicatePair, leg: int) -> tuple[str | None, str | None]:
+    """The versions of seat 0's and seat 1's bot in leg `leg` of `pair` (None: any)."""
+    return (pair.version_a, pair.version_b) if leg == 0 else (pair.version_b, pair.version_a)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Asked:
     move_ms: int | None = None
     bank_ms: int | None = None
     ladder: bool = False
+    versions: tuple[str, ...] = ()
 
     def check(self, pair: DuplicatePair, leg: int) -> None:
         """InvalidArgument naming the first field that is set and is not the pair's."""
@@ -92,6 +98,11 @@ class Asked:
                 raise InvalidArgument(
                     f"{name} {value!r} is not leg {leg} of duplicate pair {pair.id}'s "
                     f"({shown}): leave it unset, a pair's leg takes it from the pair")
+        if self.versions and self.versions != tuple(v or "" for v in pair_versions(pair, leg)):
+            raise InvalidArgument(
+                f"seat_versions {list(self.versions)!r} are not leg {leg} of duplicate pair "
+                f"{pair.id}'s ({[v or '' for v in pair_versions(pair, leg)]!r}): leave them "
+                "unset, a pair's leg takes them from the pair", field="seat_versions")
         if self.ladder:
             raise InvalidArgument("a duplicate pair's leg is not a ladder match: leave ladder "
                                   "false")

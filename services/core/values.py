@@ -5,9 +5,9 @@ frozen dataclass took four times as long to make)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from db.models import HOUSE, RUNNING
+from db.models import HOUSE, ORIGIN_TEST, RUNNING
 
 if TYPE_CHECKING:
     from db.models import Match
@@ -39,6 +39,10 @@ class MatchState(NamedTuple):
     event_round: int | None = None
     pair_id: int | None = None
     pair_leg: int | None = None
+    # The version each seat's bot runs in this match; in a version test's match (origin
+    # 'test') the version the seat must be played with (`seat_for`).
+    version0: str | None = None
+    version1: str | None = None
 
     @staticmethod
     def of(m: Match) -> MatchState:
@@ -49,7 +53,7 @@ class MatchState(NamedTuple):
             winner=m.winner, deadline_at=m.deadline_at, bank0_ms=m.bank0_ms,
             bank1_ms=m.bank1_ms, kind0=m.bot(0).kind, kind1=m.bot(1).kind, origin=m.origin,
             event_id=m.event_id, event_round=m.event_round, pair_id=m.pair_id,
-            pair_leg=m.pair_leg)
+            pair_leg=m.pair_leg, version0=m.version0, version1=m.version1)
 
     def seat_of(self, bot_id: int) -> int | None:
         """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""
@@ -64,6 +68,24 @@ class MatchState(NamedTuple):
         if self.state != RUNNING or self.to_act is None:
             return False
         return (self.kind1 if self.to_act else self.kind0) == HOUSE
+
+
+def seat_for(m: Any, bot_id: int, version: str | None) -> int | None:
+    """The seat that a Play stream of `bot_id` whose Hello said `version` plays in match `m`
+    (a `MatchState`, a `Match` row or a row with its bot0_id, bot1_id, origin, version0 and
+    version1), or None. In a version test's match (origin 'test') a seat whose version is set
+    is played only by a stream of that version: two versions of one bot, each its own process,
+    may sit in one match (docs/version-tests.md, "Routing"). Elsewhere: the bot's seat (seat 0 if
+    it plays both)."""
+    if m.origin != ORIGIN_TEST:
+        if m.bot0_id == bot_id:
+            return 0
+        return 1 if m.bot1_id == bot_id else None
+    for seat, (seat_bot, pinned) in enumerate(((m.bot0_id, m.version0),
+                                               (m.bot1_id, m.version1))):
+        if seat_bot == bot_id and (pinned is None or pinned == (version or "")):
+            return seat
+    return None
 
 
 class Change(NamedTuple):

@@ -96,6 +96,9 @@ class PlaySession:
         self.told_down = False  # the bot was told the database is down (once per outage)
         self.stale = False  # a read was skipped or failed in an outage: read when it is back
         self.challenges_only = False  # the Hello said so
+        # The version the bot's first Hello said this stream runs ("" if none): in a version
+        # test's match, a seat with a version is this stream's only if it is this one.
+        self.version = ""
         self.draining = False  # a Drain came: no new match for the bot
         self.greeted = asyncio.Event()  # the bot's first message came, or its side ended
         self.presence: Presence | None = None
@@ -150,7 +153,7 @@ class PlaySession:
                 # the key first: if the call ends while this waits, `closed` still pairs up
                 self.presence_key = self.presence.new_key()
                 await self.run(self.presence.opened, self.bot_id, self.accepts,
-                               self.presence_key)
+                               self.presence_key, self.version)
                 self.recorded.set()
                 return True
             return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
@@ -159,6 +162,8 @@ class PlaySession:
     async def hello(self, hello: bot_pb2.Hello) -> None:
         first = not self.greeted.is_set()
         self.challenges_only = hello.challenges_only
+        if first:
+            self.version = hello.version  # a later Hello's version changes nothing
         self.greeted.set()
         if not first:  # a later Hello: what it says counts from now
             await self.record()
@@ -179,7 +184,9 @@ class PlaySession:
             await asyncio.sleep(self.config.heartbeat_s)
         rows = await self.run(matches.match_states_of, self.bot_id, (), sessions=self.sessions)
         response = bot_pb2.PlayResponse()
-        response.draining.running_match_ids.extend(m.id for m in rows if m.state == RUNNING)
+        response.draining.running_match_ids.extend(  # (of a version test: its seats' only)
+            m.id for m in rows
+            if m.state == RUNNING and values.seat_for(m, self.bot_id, self.version) is not None)
         self.events.put_nowait(response)
 
     def wake(self) -> None:
@@ -195,7 +202,7 @@ class PlaySession:
         if self.stale:
             return True
         for row in rows:
-            seat = 0 if row.bot0_id == self.bot_id else 1 if row.bot1_id == self.bot_id else None
+            seat = values.seat_for(row, self.bot_id, self.version)
             if seat is None:
                 continue
             over = row.state != RUNNING
@@ -346,7 +353,7 @@ class PlaySession:
         seat = self.seats.get(answer.match_id)
         if seat is None:
             match = matches.get_match(answer.match_id, sessions=self.sessions)
-            seat = match.seat_of(self.bot_id)
+            seat = values.seat_for(match, self.bot_id, self.version)
         if seat is None:
             raise PermissionDenied(
                 f"bot {self.bot_id} does not play in match {answer.match_id}: answer only "
@@ -451,7 +458,7 @@ class PlaySession:
         plans: list[tuple[values.MatchState, int, int, list[engine.HandResult] | None,
                           Match | None]] = []
         for m in rows:
-            bot_seat = m.seat_of(self.bot_id)
+            bot_seat = values.seat_for(m, self.bot_id, self.version)
             known = self.known.get(m.id)
             if bot_seat is None or (known is None and m.state != RUNNING):
                 return None
@@ -501,7 +508,7 @@ class PlaySession:
         """What to send for the matches `rows` (their current summaries)."""
         out: list[bot_pb2.PlayResponse] = []
         for m in rows:
-            seat = m.seat_of(self.bot_id)
+            seat = values.seat_for(m, self.bot_id, self.version)
             if seat is None:
                 continue
             self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state != RUNNING))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from itertools import count
 
@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE, Bot
 from db.presence import STALE_BEATS, is_connected  # noqa: F401  (read side, shared)
+from db.versiontests import stream_closed, stream_opened, versions_beat
 from services.core.connections import factory_of, writing
 from services.core.failures import log_failure
 
@@ -61,6 +62,7 @@ class Presence:
         self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
         self._keys = count(1)
         self._gone: set[int] = set()  # keys closed before their open was recorded
+        self._versions: dict[int, tuple[int, str]] = {}  # stream key -> (bot id, its version)
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
@@ -68,16 +70,21 @@ class Presence:
         """A key for a stream's `opened`, `changed` and `closed`."""
         return next(self._keys)
 
-    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None) -> int:
+    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None,
+               version: str | None = None) -> int:
         """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
         `closed`). A stream whose `closed` came first (its call ended while this waited for
-        the pool) is not counted."""
+        the pool) is not counted. A stream that said its `version` counts it open in
+        `bot_versions` (`db.versiontests`: version tests wait for it)."""
         with self._lock:
             if key is None:
                 key = next(self._keys)
             elif key in self._gone:
                 self._gone.discard(key)
                 return key
+            if version:
+                self._versions[key] = (bot_id, version)
+                self._write_with(lambda s: stream_opened(s, bot_id, version))
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
             before = widest(modes.values()) if modes else None
@@ -118,6 +125,9 @@ class Presence:
                     self._gone.add(key)
                     return
                 modes.pop(key)
+                versioned = self._versions.pop(key, None)
+                if versioned is not None:
+                    self._write_with(lambda s: stream_closed(s, *versioned))
             elif modes:
                 modes.pop(next(iter(modes)))
             self._open[bot_id] -= 1
@@ -146,6 +156,7 @@ class Presence:
         with self._lock:
             self._open.clear()
             self._modes.clear()
+            self._versions.clear()
 
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step): one
@@ -161,6 +172,9 @@ class Presence:
                     self._write(update(Bot).where(Bot.id.in_(ids)).values(
                         last_seen_at=now, connected_since=func.coalesce(Bot.connected_since, now),
                         accepts=accepts))
+                if self._versions:
+                    versions = set(self._versions.values())
+                    self._write_with(lambda s: versions_beat(s, versions, now))
 
     def _run(self) -> None:
         stop = threading.Event()  # never set: only a timed wait
@@ -175,9 +189,14 @@ class Presence:
     def _write(self, statement) -> bool:  # type: ignore[no-untyped-def]
         """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)
         and answered False."""
+        return self._write_with(lambda s: s.execute(
+            statement, execution_options={"synchronize_session": False}))
+
+    def _write_with(self, write: Callable[[Session], object]) -> bool:
+        """`write` in its own transaction; a failure is logged and answered False."""
         try:
             with factory_of(self.sessions)() as s, writing(s), s.begin():
-                s.execute(statement, execution_options={"synchronize_session": False})
+                write(s)
             return True
         except Exception as e:  # noqa: BLE001  (presence must never break a stream)
             log_failure("bot presence update (the next heartbeat retries)", e)

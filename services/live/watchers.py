@@ -126,9 +126,10 @@ class Players:
 
     def _read(self, bots: list[int], followed: list[int]) -> list[Any]:
         """The running matches of `bots` and the matches `followed`, as rows of (id, bot0_id,
-        bot1_id, state, seq, to_act, hand_number)."""
+        bot1_id, state, seq, to_act, hand_number, origin, version0, version1)."""
         columns = (Match.id, Match.bot0_id, Match.bot1_id, Match.state, Match.seq,
-                   Match.to_act, Match.hand_number)
+                   Match.to_act, Match.hand_number, Match.origin, Match.version0,
+                   Match.version1)
         found: dict[int, Any] = {}
         with reading(bound_engine(self.sessions)) as connection:
             for start in range(0, len(bots), CHUNK):

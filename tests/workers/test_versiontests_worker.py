@@ -1,0 +1,136 @@
+"""The version tests' step (`workers.versiontests`) against a real engine service (in this
+process, over gRPC with the house token), on SQLite and PostgreSQL: a test waits while a side
+is not connected with its version and times out after the wait setting; a fixed number of
+games is played in whole pairs; a side that disconnects mid-pair forfeits its matches on time
+and the pair counts as played; counting again changes nothing; a stopped test voids what it
+has not started."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from housekit import HOUSE_CONFIG, HOUSE_TOKEN
+from servicekit import fresh_database, running_service
+from sqlalchemy import select
+
+from client import Runner
+from db.base import utcnow
+from db.models import FORFEIT_TIMEOUT, ORIGIN_TEST, Match
+from db.pairs import OWNER_TEST, VOID, DuplicatePair
+from db.versiontests import CAPPED, TIMED_OUT, WAITING, BotVersion, VersionTest
+from examples.random_bot import RandomBot
+from examples.simple_bot import SimpleBot
+from services.ops import versiontests as ops
+from workers import versiontests
+from workers.service import Service
+from workers.testing import wait_until
+
+CONFIG = replace(HOUSE_CONFIG, heartbeat_s=1.0, test_wait_s=30.0)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def site(request, tmp_path):
+    with fresh_database(request.param, request, tmp_path) as database, \
+            running_service(database, CONFIG) as svc:
+        client = Service(svc.server.address, HOUSE_TOKEN)
+        yield svc, client
+        client.channel.close()
+
+
+def run(service, token: str, version: str, bot=None) -> Runner:
+    runner = Runner(bot or RandomBot(3), service.server.address, token, version=version)
+    threading.Thread(target=runner.run, daemon=True).start()
+
+    def seen() -> bool:
+        with service.sessions() as s:
+            row = s.get(BotVersion, (runner_bot_id(service, token), version))
+            return row is not None and row.open_streams > 0
+
+    wait_until(seen, 20, every=0.05, what=f"version {version} connected")
+    return runner
+
+
+def runner_bot_id(service, token: str) -> int:
+    from services.ops import bots
+
+    return bots.bot_for_token(token, sessions=service.sessions).id
+
+
+def row_of(service, test_id: int) -> VersionTest:
+    with service.sessions() as s:
+        test = s.get(VersionTest, test_id)
+        assert test is not None
+        s.expunge(test)
+        return test
+
+
+def tick(service, client, now=None) -> dict[int, str]:
+    return versiontests.tick(service.sessions, client, CONFIG, now=now)
+
+
+def test_a_side_not_connected_waits_then_times_out(site):
+    service, client = site
+    _, token = service.register("mybot")
+    old = run(service, token, "1.9")
+    new = run(service, token, "2.0")
+    test_id = ops.start_test(token, "mybot@2.0", "mybot@1.9", sessions=service.sessions,
+                             config=CONFIG).test.id
+    new.stop()
+    wait_until(lambda: tick(service, client) == {test_id: WAITING}, 20, every=0.2,
+               what="the test waits for mybot@2.0")
+    waiting = row_of(service, test_id)
+    assert "waiting for mybot@2.0 to connect" in (waiting.reason or "")
+    with service.sessions() as s:  # nothing is played while it waits
+        assert not list(s.scalars(select(DuplicatePair).where(DuplicatePair.owner_id
+                                                              == test_id)))
+    later = utcnow() + timedelta(seconds=CONFIG.test_wait_s + 1)
+    assert tick(service, client, now=later) == {test_id: TIMED_OUT}
+    ended = row_of(service, test_id)
+    assert ended.state == TIMED_OUT and "did not connect within 30 s" in (ended.reason or "")
+    assert tick(service, client) == {}  # an ended test is left alone
+    old.stop()
+
+
+def test_a_fixed_number_of_games_and_a_disconnect_mid_pair(site):
+    service, client = site
+    bot_id, token = service.register("mybot")
+    old = run(service, token, "1.9", RandomBot(5))
+    new = run(service, token, "2.0", SimpleBot())
+    summary = ops.start_test(token, "mybot@2.0", "mybot@1.9", games=3, move_ms=400,
+                             bank_ms=400, sessions=service.sessions, config=CONFIG)
+    test_id = summary.test.id
+    assert summary.test.max_pairs == 2  # 3 games: two whole pairs
+
+    def second_pair_playing() -> bool:
+        tick(service, client)
+        with service.sessions() as s:
+            states = [p.state for p in s.scalars(select(DuplicatePair).where(
+                DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id)
+                .order_by(DuplicatePair.board))]
+        return states[:2] == ["done", "playing"]
+
+    wait_until(second_pair_playing, 60, every=0.1, what="the first pair played, the second on")
+    old.stop()  # the baseline's process goes away in the middle of the second pair
+    wait_until(lambda: tick(service, client).get(test_id, CAPPED) == CAPPED, 60, every=0.2,
+               what="the second pair completed, the test capped")
+    test = row_of(service, test_id)
+    with service.sessions() as s:
+        legs = list(s.scalars(select(Match).where(Match.origin == ORIGIN_TEST,
+                                                  Match.event_id == test_id)).unique())
+        pairs = list(s.scalars(select(DuplicatePair).where(DuplicatePair.owner_id == test_id)))
+    counted = [p for p in pairs if p.state != VOID]
+    assert all(m.bot0_id == m.bot1_id == bot_id for m in legs)
+    # the pair in play when 1.9 left was completed with 1.9's seat forfeited on time, and
+    # counted as played
+    assert test.state == CAPPED and test.pairs == 2 and len(counted) == 2
+    assert any(m.end_reason == FORFEIT_TIMEOUT for m in legs), [m.end_reason for m in legs]
+    assert "4 games played" in (test.reason or "")
+    # counting again from the database changes nothing
+    before = (test.lost_both, test.split, test.won_both)
+    tick(service, client)
+    after = row_of(service, test_id)
+    assert (after.lost_both, after.split, after.won_both) == before
+    new.stop()

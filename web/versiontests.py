@@ -1,0 +1,72 @@
+"""Version tests: the list (/tests) and one test's page (/tests/<id>), both live: the LLR
+between its bounds, the score and the Elo difference with their 95 % intervals, the pairs and
+their trinomial counts, each side's time per move, and the test's matches (`db.versiontests`,
+read from the database only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, render_template
+from sqlalchemy import select
+
+from db.versiontests import OPEN, VersionTest, list_tests, summarize
+from services.core.config import settings
+from web import live
+from web.db import sessions
+from web.params import whole_number
+from web.queries import Missing
+
+bp = Blueprint("versiontests", __name__)
+SHOWN = 100
+
+
+def _summaries() -> list[Any]:
+    with sessions()() as s:
+        return [summarize(s, t, settings().heartbeat_s, details=False)
+                for t in list_tests(s, limit=SHOWN)]
+
+
+def _summary(test_id: int) -> Any:
+    with sessions()() as s:
+        test = s.scalar(select(VersionTest).where(VersionTest.id == test_id))
+        if test is None:
+            raise Missing(f"no version test #{test_id}")
+        return summarize(s, test, settings().heartbeat_s)
+
+
+@bp.get("/tests")
+def index() -> str:
+    tests = _summaries()
+    return render_template("tests.html", tests=tests,
+                           live=any(t.test.state in OPEN for t in tests))
+
+
+@bp.get("/events/tests")
+def events() -> Any:
+    """The live list of version tests."""
+    def render() -> dict[str, Any]:
+        return {"html": {"live-tests": render_template("_tests_live.html",
+                                                       tests=_summaries())}, "final": False}
+
+    return live.stream("tests", render)
+
+
+@bp.get("/tests/<test_id>")
+def show(test_id: str) -> str:
+    t = _summary(whole_number(test_id, "test id"))
+    return render_template("test.html", t=t, live=t.test.state in OPEN)
+
+
+@bp.get("/events/tests/<test_id>")
+def show_events(test_id: str) -> Any:
+    """The live numbers and matches of one version test."""
+    number = whole_number(test_id, "test id")
+    _summary(number)  # 404 before the stream starts
+
+    def render() -> dict[str, Any]:
+        t = _summary(number)
+        return {"html": {"live-test": render_template("_test_live.html", t=t)},
+                "final": t.test.state not in OPEN}
+
+    return live.stream(f"test:{number}", render)
