@@ -53,6 +53,10 @@ class Invalid(ValueError):
     """A malformed request (a 400); the message says what is wrong."""
 
 
+class Conflict(Exception):
+    """A request the state of things refuses for now (a 409); the message says why."""
+
+
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise Missing(f"unknown rules profile {profile!r}: one of {', '.join(PROFILES)}")
