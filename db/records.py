@@ -20,9 +20,9 @@ export never goes at or past the first withheld match it holds, in cursor order:
 before it, so a cursor never passes a withheld leg, and a reader resuming later gets the leg and
 everything after it once the pair's other leg has ended. A void or forfeited pair whose other
 leg was never made releases its finished leg (nothing mirrors it). The horizon is one query per
-page, driven by the few running matches (`ix_matches_state`) and open pairs, then the legs by
-`ix_matches_pair`; it is read after the page's matches, so a leg that finished meanwhile is
-cut off too.
+page, driven by the few running matches (`ix_matches_state`, their mirrors by `ix_matches_pair`)
+and the open pairs (their one leg by primary key); it is read after the page's matches, so a
+leg that finished meanwhile is cut off too (`bench/horizon.py` measures it beside a page).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ ACTIONS = ActionLog.metadata.tables["actions"]
 REFUSALS = Refusal.metadata.tables["refusals"]
 BOTS = Bot.metadata.tables["bots"]
 PAIRS = DuplicatePair.metadata.tables["duplicate_pairs"]
+LEG, OTHER = MATCHES.alias("leg"), MATCHES.alias("other")  # (made once: aliases are costly)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -218,16 +219,19 @@ def _horizon(connection: Connection, where: ExportFilter,
     """The first withheld match (in cursor order) that `where` holds after `after`, or None:
     a finished leg whose other leg runs (driven by the running matches), or whose other leg
     is not made yet while its pair is open (driven by the open pairs)."""
-    leg, other = MATCHES.alias("leg"), MATCHES.alias("other")
+    leg, other = LEG, OTHER
     mirrored = and_(leg.c.pair_id == other.c.pair_id, leg.c.pair_leg == 1 - other.c.pair_leg)
     other_runs = (select(leg.c.finished_at, leg.c.id)
                   .select_from(other.join(leg, mirrored))
                   .where(other.c.state == RUNNING, other.c.pair_id.is_not(None),
                          *_conditions(where, after, leg)))
+    p = PAIRS.c  # (a pair's legs are on its row, written with each match: by primary key)
     other_unmade = (select(leg.c.finished_at, leg.c.id)
-                    .select_from(PAIRS.join(leg, leg.c.pair_id == PAIRS.c.id))
-                    .where(PAIRS.c.state.in_(OPEN), *_conditions(where, after, leg),
-                           ~select(other.c.id).where(mirrored).exists()))
+                    .select_from(PAIRS.join(leg, leg.c.id == func.coalesce(p.match_a_id,
+                                                                           p.match_b_id)))
+                    .where(p.state.in_(OPEN), or_(p.match_a_id.is_(None),
+                                                  p.match_b_id.is_(None)),
+                           *_conditions(where, after, leg)))
     both = union_all(other_runs, other_unmade).subquery()
     row = connection.execute(select(both.c.finished_at, both.c.id)
                              .order_by(both.c.finished_at, both.c.id).limit(1)).first()
