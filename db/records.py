@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, case, func, literal, or_, select, union_all
+from sqlalchemy.orm import Session
 
 from db.base import EPOCH, aware
 from db.models import (
@@ -236,6 +237,21 @@ def _horizon(connection: Connection, where: ExportFilter,
     row = connection.execute(select(both.c.finished_at, both.c.id)
                              .order_by(both.c.finished_at, both.c.id).limit(1)).first()
     return None if row is None else Cursor(aware(row.finished_at), int(row.id))
+
+
+def pairs_in_play(connection: Connection | Session, pair_ids: Iterable[int]) -> set[int]:
+    """The duplicate pairs among `pair_ids` whose finished legs are withheld (the horizon's
+    rule, for the dashboard's pages): a leg of theirs runs, or the pair is open with a leg not
+    made yet. One statement."""
+    wanted = sorted(set(pair_ids))
+    if not wanted:
+        return set()
+    p = PAIRS.c
+    running = select(MATCHES.c.pair_id).where(MATCHES.c.pair_id.in_(wanted),
+                                              MATCHES.c.state == RUNNING)
+    unmade = select(p.id).where(p.id.in_(wanted), p.state.in_(OPEN),
+                                or_(p.match_a_id.is_(None), p.match_b_id.is_(None)))
+    return {int(i) for i in connection.execute(union_all(running, unmade)).scalars()}
 
 
 def _withheld_message(connection: Connection, match_id: int) -> str:

@@ -2,8 +2,9 @@
 leg has not ended holds its mirror's decks, so no export path gives it (db.records, gRPC
 ExportMatches, /api/export, `bummerl games export`) and no cursor passes it; once the other
 leg ends, a reader resuming from its old cursor gets both legs and everything after. By id it
-is refused (FAILED_PRECONDITION, 409). Matches outside pairs, and a pair decided without its
-other leg, are not held back. On SQLite and PostgreSQL, through a real service."""
+is refused (FAILED_PRECONDITION, 409), and the dashboard shows no seed or deals of it. Matches
+outside pairs, and a pair decided without its other leg, are not held back. On SQLite and
+PostgreSQL, through a real service."""
 
 from __future__ import annotations
 
@@ -149,6 +150,9 @@ def test_a_leg_is_withheld_by_every_path_until_its_mirror_ends(service, web, cap
     answer = web.get(f"/api/export?match={first}")
     assert answer.status_code == 409 and "other leg" in answer.get_json()["error"]
     assert web.get(f"/api/matches/{first}/seats/0").status_code == 404
+    shown = web.get(f"/api/matches/{first}").get_json()  # leg 1 not made yet: no seed shown
+    assert shown["state"] == "finished" and shown["seed"] is None and shown["pair_in_play"]
+    assert web.get(f"/api/matches/{first}/hands/0").status_code == 404
 
     # The CLI: one record, and it says how many are withheld and which cursor gets them.
     server = ("--server", service.server.address, "--no-progress")
@@ -173,6 +177,7 @@ def test_a_leg_is_withheld_by_every_path_until_its_mirror_ends(service, web, cap
     assert replies[0].total == 4 and withheld == "0"
     assert records.finished_record(bind, first)["seed"] == 4242
     assert web.get(f"/api/export?match={first}").status_code == 200
+    assert web.get(f"/api/matches/{first}").get_json()["seed"] == 4242
     status, out, err = bummerl(capsys, "games", "export", "--cursor", cursor.text(), *server)
     assert len(out.splitlines()) == 4 and "withheld" not in err
 
