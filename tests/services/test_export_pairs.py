@@ -140,6 +140,9 @@ def test_a_leg_is_withheld_by_every_path_until_its_mirror_ends(service, web, cap
         grpc_export(service, match_id=first)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "other leg is still running" in refused.value.details()
+    got = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=first)).match
+    assert got.state == match_pb2.MATCH_STATE_FINISHED and got.seed == 0  # (a leg: never)
+    assert service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=before)).match.seed == 1
 
     # The dashboard: the same records and counts; by id a 409; its seat pages a 404.
     answer = web.get("/api/export")
