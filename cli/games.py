@@ -3,7 +3,10 @@
 
 A dropped connection is resumed where it stopped (the cursor of the last record written), a
 few times, so the output holds each match once. At the end the command prints the cursor after
-the last record: `--cursor` with it later exports only the matches that finished since.
+the last record: `--cursor` with it later exports only the matches that finished since. When
+the service's release horizon held matches back (a finished leg of a duplicate pair whose other
+leg has not ended, and what finished after it: the trailing metadata `bummerl-withheld`), it
+says how many; the cursor stops before them, so running again with it later gets them.
 """
 
 from __future__ import annotations
@@ -108,7 +111,7 @@ def run_export(args: argparse.Namespace) -> int:
     request_of(args, args.cursor, args.limit)  # a bad --since/--until before connecting
     metadata = (("authorization", f"Bearer {args.token}"),) if args.view else ()
     out = _open(args.output)
-    written, cursor, bar = 0, args.cursor, None
+    written, cursor, bar, withheld = 0, args.cursor, None, 0
     resumes = 0
     try:
         while True:
@@ -118,8 +121,9 @@ def run_export(args: argparse.Namespace) -> int:
             try:
                 with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
                     stub = match_pb2_grpc.MatchServiceStub(channel)
-                    for reply in stub.ExportMatches(request_of(args, cursor, left),
-                                                    metadata=metadata):
+                    call = stub.ExportMatches(request_of(args, cursor, left),
+                                              metadata=metadata)
+                    for reply in call:
                         if bar is None:
                             bar = tqdm(total=reply.total, unit="match", file=sys.stderr,
                                        disable=args.no_progress)
@@ -127,6 +131,7 @@ def run_export(args: argparse.Namespace) -> int:
                         written += 1
                         cursor = reply.cursor
                         bar.update(1)
+                    withheld = withheld_of(call.trailing_metadata())
                 break
             except grpc.RpcError as e:
                 if e.code() != grpc.StatusCode.UNAVAILABLE or resumes >= RESUMES:
@@ -145,11 +150,28 @@ def run_export(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
     where = "" if args.output == "-" else f" to {args.output}"
-    if not written:
+    if withheld:
+        # The release horizon cut the export short: the cursor stops before the first leg
+        # of a pair still being played, so resuming from it later gets that leg too.
+        resume = f"--cursor {cursor}" if cursor else "the same command"
+        print(f"exported {written} match{'es' * (written != 1)}{where}; {withheld} "
+              f"match{'es' * (withheld != 1)} withheld until their pair's other leg ends (a "
+              "leg of a duplicate pair, and what finished after it): to get them and the "
+              f"ones that finish later, run again with {resume}", file=sys.stderr)
+    elif not written:
         print("no finished match holds these filters", file=sys.stderr)
     else:
         print(f"exported {written} match{'es' * (written != 1)}{where}; to export only the "
               f"ones that finish later: --cursor {cursor}", file=sys.stderr)
+    return 0
+
+
+def withheld_of(metadata: Any) -> int:
+    """How many matches the service's release horizon held back (its trailing metadata
+    `bummerl-withheld`; 0 from a service that does not say)."""
+    for key, value in metadata or ():
+        if key == "bummerl-withheld" and str(value).isdigit():
+            return int(value)
     return 0
 
 

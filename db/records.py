@@ -12,18 +12,30 @@ pagination on `(finished_at, id)` (the index `ix_matches_finished`): each page i
 statements for at most `PAGE` matches, so an export of any size holds one page in memory. A
 `Cursor` names the last match exported; resuming after it gives the matches that finished
 later, including those that finished while the export ran.
+
+The release horizon (docs/match-record.md, "Duplicate pairs"): a finished leg of a duplicate
+pair (`db.pairs`) whose other leg has not ended (it is running, or not made yet while the pair
+is open) is *withheld*: its seed and deals are the decks the other leg is playing (R2.2). An
+export never goes at or past the first withheld match it holds, in cursor order: it stops just
+before it, so a cursor never passes a withheld leg, and a reader resuming later gets the leg and
+everything after it once the pair's other leg has ended. A void or forfeited pair whose other
+leg was never made releases its finished leg (nothing mirrors it). The horizon is one query per
+page, driven by the few running matches (`ix_matches_state`, their mirrors by `ix_matches_pair`)
+and the open pairs (their one leg by primary key); it is read after the page's matches, so a
+leg that finished meanwhile is cut off too (`bench/horizon.py` measures it beside a page).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, or_, select
+from sqlalchemy import Connection, Engine, and_, case, func, literal, or_, select, union_all
+from sqlalchemy.orm import Session
 
 from db.base import EPOCH, aware
 from db.models import (
@@ -40,6 +52,7 @@ from db.models import (
     Match,
     Refusal,
 )
+from db.pairs import OPEN, DuplicatePair
 from engine import Action, Profile
 from engine.matchrecord import RECORD_VERSION, hand_deal, seat_view
 
@@ -50,6 +63,8 @@ HANDS = Hand.metadata.tables["hands"]
 ACTIONS = ActionLog.metadata.tables["actions"]
 REFUSALS = Refusal.metadata.tables["refusals"]
 BOTS = Bot.metadata.tables["bots"]
+PAIRS = DuplicatePair.metadata.tables["duplicate_pairs"]
+LEG, OTHER = MATCHES.alias("leg"), MATCHES.alias("other")  # (made once: aliases are costly)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -60,6 +75,11 @@ class BadExport(ValueError):
 class NoSuchThing(LookupError):
     """A bot or match the request names does not exist (or has no record yet); the message
     names it."""
+
+
+class Withheld(NoSuchThing):
+    """The match the request names is a finished leg of a duplicate pair whose other leg has
+    not ended: its record is withheld until it has (the release horizon)."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +143,8 @@ def _utc(moment: datetime) -> datetime:
     return aware(moment).astimezone(UTC)
 
 
-def _conditions(where: ExportFilter, after: Cursor | None) -> list[Any]:
-    m = MATCHES.c
+def _conditions(where: ExportFilter, after: Cursor | None, table: Any = MATCHES) -> list[Any]:
+    m = table.c
     found: list[Any] = [m.state == FINISHED, m.finished_at.is_not(None)]
     seats = []
     for seat, other in ((0, 1), (1, 0)):
@@ -158,10 +178,88 @@ def _conditions(where: ExportFilter, after: Cursor | None) -> list[Any]:
 
 
 def count(bind: Engine, where: ExportFilter, after: Cursor | None = None) -> int:
-    """How many finished matches `where` holds after `after`."""
+    """How many finished matches `where` holds after `after` that an export gives now (those
+    before the release horizon)."""
+    return tally(bind, where, after).total
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What an export holds now: `total` records before the release horizon, and `withheld`
+    matches it holds back at or past it (0 when no withheld leg is among them)."""
+
+    total: int
+    withheld: int
+    horizon: Cursor | None  # the first withheld match, or None
+
+
+def tally(bind: Engine, where: ExportFilter, after: Cursor | None = None) -> Tally:
+    """How many finished matches `where` holds after `after`, split at the release horizon
+    (two statements). Withheld if `where` names a match (`match_id`) that is withheld."""
     with bind.connect() as connection:
-        return int(connection.execute(select(func.count()).select_from(MATCHES).where(
-            *_conditions(where, after))).scalar_one())
+        horizon = _horizon(connection, where, after)
+        if horizon is not None and where.match_id is not None:
+            raise Withheld(_withheld_message(connection, where.match_id))
+        held: Any = literal(0)
+        if horizon is not None:
+            held = func.coalesce(func.sum(case((_before(MATCHES, horizon), 0), else_=1)), 0)
+        total, withheld = connection.execute(select(func.count(), held).select_from(MATCHES)
+                                             .where(*_conditions(where, after))).one()
+    return Tally(int(total) - int(withheld), int(withheld), horizon)
+
+
+def _before(table: Any, horizon: Cursor) -> Any:
+    """The condition that a match of `table` comes before `horizon` in cursor order."""
+    m = table.c
+    at = _utc(horizon.finished_at)
+    return or_(m.finished_at < at, and_(m.finished_at == at, m.id < horizon.match_id))
+
+
+def _horizon(connection: Connection, where: ExportFilter,
+             after: Cursor | None) -> Cursor | None:
+    """The first withheld match (in cursor order) that `where` holds after `after`, or None:
+    a finished leg whose other leg runs (driven by the running matches), or whose other leg
+    is not made yet while its pair is open (driven by the open pairs)."""
+    leg, other = LEG, OTHER
+    mirrored = and_(leg.c.pair_id == other.c.pair_id, leg.c.pair_leg == 1 - other.c.pair_leg)
+    other_runs = (select(leg.c.finished_at, leg.c.id)
+                  .select_from(other.join(leg, mirrored))
+                  .where(other.c.state == RUNNING, other.c.pair_id.is_not(None),
+                         *_conditions(where, after, leg)))
+    p = PAIRS.c  # (a pair's legs are on its row, written with each match: by primary key)
+    other_unmade = (select(leg.c.finished_at, leg.c.id)
+                    .select_from(PAIRS.join(leg, leg.c.id == func.coalesce(p.match_a_id,
+                                                                           p.match_b_id)))
+                    .where(p.state.in_(OPEN), or_(p.match_a_id.is_(None),
+                                                  p.match_b_id.is_(None)),
+                           *_conditions(where, after, leg)))
+    both = union_all(other_runs, other_unmade).subquery()
+    row = connection.execute(select(both.c.finished_at, both.c.id)
+                             .order_by(both.c.finished_at, both.c.id).limit(1)).first()
+    return None if row is None else Cursor(aware(row.finished_at), int(row.id))
+
+
+def pairs_in_play(connection: Connection | Session, pair_ids: Iterable[int]) -> set[int]:
+    """The duplicate pairs among `pair_ids` whose finished legs are withheld (the horizon's
+    rule, for the dashboard's pages): a leg of theirs runs, or the pair is open with a leg not
+    made yet. One statement."""
+    wanted = sorted(set(pair_ids))
+    if not wanted:
+        return set()
+    p = PAIRS.c
+    running = select(MATCHES.c.pair_id).where(MATCHES.c.pair_id.in_(wanted),
+                                              MATCHES.c.state == RUNNING)
+    unmade = select(p.id).where(p.id.in_(wanted), p.state.in_(OPEN),
+                                or_(p.match_a_id.is_(None), p.match_b_id.is_(None)))
+    return {int(i) for i in connection.execute(union_all(running, unmade)).scalars()}
+
+
+def _withheld_message(connection: Connection, match_id: int) -> str:
+    pair_id = connection.execute(select(MATCHES.c.pair_id).where(
+        MATCHES.c.id == match_id)).scalar()
+    return (f"match {match_id} is a leg of duplicate pair {pair_id} whose other leg is still "
+            "running (or yet to start): both are dealt from one seed (R2.2), so its record is "
+            "exported once the other leg has ended")
 
 
 def export(bind: Engine, where: ExportFilter, after: Cursor | None = None,
@@ -204,13 +302,16 @@ def pages(bind: Engine, where: ExportFilter, after: Cursor | None = None,
 
 def finished_record(bind: Engine, match_id: int) -> dict[str, Any]:
     """The record of match `match_id`; NoSuchThing if there is no such match or it is not
-    finished (a running match's record would show its hidden cards)."""
+    finished (a running match's record would show its hidden cards), Withheld if it is a leg
+    of a duplicate pair whose other leg has not ended."""
     with bind.connect() as connection:
         records = _page(connection, ExportFilter(match_id=match_id), None, 1)
         if records:
             return records[0]
         state = connection.execute(select(MATCHES.c.state).where(
             MATCHES.c.id == match_id)).scalar_one_or_none()
+        if state == FINISHED:
+            raise Withheld(_withheld_message(connection, match_id))
     if state is None:
         raise NoSuchThing(f"no match with id {match_id}")
     if state == RUNNING:
@@ -237,11 +338,20 @@ def bot_id_named(bind: Engine, name: str) -> int:
 # --- building records ------------------------------------------------------------------------
 def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
           size: int) -> list[dict[str, Any]]:
+    """The records of the next `size` matches `where` holds after `after`, cut at the release
+    horizon (read after the matches: a leg that finished in between is cut off too); fewer
+    than `size` when the horizon or the end was reached."""
     m = MATCHES.c
     rows = connection.execute(select(MATCHES).where(*_conditions(where, after))
                               .order_by(m.finished_at, m.id).limit(size)).all()
     if not rows:
         return []
+    horizon = _horizon(connection, where, after)
+    if horizon is not None:
+        rows = [row for row in rows if (_utc(aware(row.finished_at)), row.id)
+                < (_utc(horizon.finished_at), horizon.match_id)]
+        if not rows:
+            return []
     ids = [row.id for row in rows]
     bot_ids = {row.bot0_id for row in rows} | {row.bot1_id for row in rows}
     bots = {row.id: row for row in connection.execute(

@@ -1,4 +1,4 @@
-"""Error pages: 404 and 400 name what is wrong; under /api/ and /healthz they are JSON."""
+"""Error pages: 404, 400 and 409 name what is wrong; under /api/ and /healthz they are JSON."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from web.queries import Invalid, Missing
+from web.queries import Conflict, Invalid, Missing
 
 
 def wants_json() -> bool:
@@ -28,6 +28,10 @@ def install(app: Flask) -> None:
     @app.errorhandler(Invalid)
     def invalid(e: Invalid) -> Any:
         return error_response(400, "Bad request", str(e))
+
+    @app.errorhandler(Conflict)
+    def conflict(e: Conflict) -> Any:
+        return error_response(409, "Not yet", str(e))
 
     @app.errorhandler(HTTPException)
     def http(e: HTTPException) -> Any:

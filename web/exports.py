@@ -3,8 +3,11 @@ download links of the bot and match pages), and a finished match's turns as one 
 (`/matches/ID/seats/N`, JSON at `/api/matches/ID/seats/N`).
 
 Only finished matches have records (`db.records`): a running match is never exported, and its
-seat pages are a 404 until it is over. An export is read page by page while it is sent, so its
-size does not bound by memory (waitress pauses the stream while the client is slow to read).
+seat pages are a 404 until it is over. A finished leg of a duplicate pair whose other leg has
+not ended is withheld (the release horizon): an export stops before it (`X-Bummerl-Withheld`
+says how many it holds back), and asking for it by `match` is a 409. An export is read page by
+page while it is sent, so its size does not bound by memory (waitress pauses the stream while
+the client is slow to read).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from db.models import Match
 from engine.matchrecord import seat_view
 from web.db import sessions
 from web.params import int_arg, text_arg, whole_number
-from web.queries import Invalid, Missing, legs_in_play
+from web.queries import Conflict, Invalid, Missing, legs_in_play
 
 bp = Blueprint("exports", __name__)
 
@@ -57,7 +60,9 @@ def _bot(bind: Engine, name: str) -> int | None:
 def export() -> Response:
     """`?bot=NAME&opponent=NAME&version=V&profile=P&origin=O&since=T&until=T&match=ID
     &cursor=C&limit=N`: the finished matches' records, one JSON line each, in the order they
-    finished (a download: `Content-Disposition`; `X-Bummerl-Total` says how many)."""
+    finished (a download: `Content-Disposition`; `X-Bummerl-Total` says how many,
+    `X-Bummerl-Withheld` how many more the release horizon holds back; a 409 for a `match`
+    that is withheld)."""
     bind = _bind()
     limit = int_arg("limit", what="limit")
     if limit is not None and limit < 1:
@@ -70,11 +75,12 @@ def export() -> Response:
             match_id=int_arg("match", what="match id")).check()
         cursor = text_arg("cursor")
         after = records.Cursor.parse(cursor) if cursor else None
+        held = records.tally(bind, where, after)
     except records.BadExport as e:
         raise Invalid(str(e)) from None
-    total = records.count(bind, where, after)
-    if limit is not None:
-        total = min(total, limit)
+    except records.Withheld as e:
+        raise Conflict(str(e)) from None
+    total = held.total if limit is None else min(held.total, limit)
 
     def lines() -> Iterator[str]:
         for page in records.pages(bind, where, after, limit):
@@ -86,7 +92,9 @@ def export() -> Response:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return Response(lines(), mimetype="application/x-ndjson", headers={
         "Content-Disposition": f'attachment; filename="{safe}.jsonl"',
-        "X-Bummerl-Total": str(total)})
+        "X-Bummerl-Total": str(total),
+        "X-Bummerl-Withheld": str(0 if limit is not None and held.total >= limit
+                                  else held.withheld)})
 
 
 def _seat_data(match_id: str, seat: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import DateTime, and_, case, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import records
 from db.base import aware, utcnow
 from db.batch import SIM_RUNNING, Simulation, SimulationChunk
 from db.events import Tournament
@@ -53,6 +54,10 @@ class Invalid(ValueError):
     """A malformed request (a 400); the message says what is wrong."""
 
 
+class Conflict(Exception):
+    """A request the state of things refuses for now (a 409); the message says why."""
+
+
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise Missing(f"unknown rules profile {profile!r}: one of {', '.join(PROFILES)}")
@@ -73,13 +78,12 @@ def _seat(bot: Bot) -> dict[str, Any]:
 
 
 def legs_in_play(s: Session, pair_ids: set[int]) -> set[int]:
-    """The duplicate pairs among `pair_ids` with a match still running. A leg of such a pair
-    shows neither its seed nor its deals, even when it is over: the other leg has the same
-    seed, so the same deck for every hand number (docs/events.md, "What is mirrored")."""
-    if not pair_ids:
-        return set()
-    return set(s.scalars(select(Match.pair_id).where(Match.pair_id.in_(pair_ids),
-                                                     Match.state == RUNNING).distinct()))
+    """The duplicate pairs among `pair_ids` whose other leg has not ended: a match of theirs
+    runs, or the pair is open with a leg not made yet (leg 1 is made once leg 0 is over). A
+    leg of such a pair shows neither its seed nor its deals, even when it is over: the other
+    leg has the same seed, so the same deck for every hand number (docs/events.md, "What is
+    mirrored"). The exports' rule (`db.records.pairs_in_play`)."""
+    return records.pairs_in_play(s, pair_ids)
 
 
 def match_summary(m: Match, ladder_profile: str | None = None,

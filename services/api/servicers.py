@@ -229,7 +229,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def ExportMatches(self, request, context):  # type: ignore[no-untyped-def]
         """The records page by page: each page is read and made JSON on the pool, then sent
         record by record (each send waits for the client's flow control), so an export holds
-        one page in memory whatever its size and however slow its reader."""
+        one page in memory whatever its size and however slow its reader. The trailing
+        metadata `bummerl-withheld` says how many matches the release horizon held back."""
         release = self.streams.limits.admit(
             "export:" + peer_address(context.peer()), self.config.max_export_streams,
             "ExportMatches")
@@ -241,13 +242,19 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 until=_moment(request, "finished_until"), match_id=request.match_id,
                 cursor=request.cursor, limit=request.limit,
                 seat_view=request.seat_view, token=token_of(context), sessions=self.sessions)
+            sent, last = 0, request.cursor
             while True:
                 page = await self.streams.run(next, export.pages, None)
                 if page is None:
-                    return
+                    break
                 for record_json, cursor in page:
                     yield match_pb2.ExportMatchesResponse(
                         record_json=record_json, cursor=cursor, total=export.total)
+                    sent, last = sent + 1, cursor
+            # How many the release horizon held back (legs of pairs still being played, and
+            # what finished after them): the trailing metadata says, for `bummerl games`.
+            withheld = await self.streams.run(export.withheld_after, sent, last)
+            context.set_trailing_metadata(((exports.WITHHELD_KEY, str(withheld)),))
         finally:
             release()
 

@@ -92,7 +92,10 @@ def _match_to_pb(m: Match) -> match_pb2.Match:
             move_ms=m.move_ms, bank_ms=m.bank_ms, max_illegal=m.max_illegal),
         bank_left_ms=[m.bank0_ms, m.bank1_ms],
         deadline=wire.timestamp(m.deadline_at),
-        seed=m.seed if m.state == FINISHED else 0,
+        # A leg of a duplicate pair never carries it here: its seed is the other leg's, so
+        # it would give the decks the other leg plays (leg 1 starts once leg 0 has ended, and
+        # its bots are sent this very message); exports give it once the pair is released.
+        seed=m.seed if m.state == FINISHED and m.pair_id is None else 0,
         created_at=wire.timestamp(m.created_at),
         finished_at=wire.timestamp(m.finished_at),
         bot_versions=[m.version0 or "", m.version1 or ""],

@@ -2,8 +2,10 @@
 checking the request, then the records page by page, as JSON, for the stream to send.
 
 Who may export what: every finished match is public (its seed and decks included), so an
-export needs no token. The view of a seat (`seat_view`) needs that bot's own token and exports
-only its matches.
+export needs no token; except a leg of a duplicate pair whose other leg has not ended, which
+is withheld until it has (`db.records`' release horizon): the export stops before it, and
+asking for it by id is FailedPrecondition. The view of a seat (`seat_view`) needs that bot's
+own token and exports only its matches.
 """
 
 from __future__ import annotations
@@ -13,20 +15,41 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import records
 from services.core.connections import bound_engine
-from services.core.errors import InvalidArgument, NotFound, PermissionDenied
+from services.core.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from services.ops.bots import bot_for_token
+
+WITHHELD_KEY = "bummerl-withheld"  # the trailing metadata that says how many were held back
 
 
 @dataclass
 class Export:
-    """A checked export: how many records it holds now, and its pages (made when asked)."""
+    """A checked export: how many records it holds now, how many more it holds back at the
+    release horizon, and its pages (made when asked)."""
 
     total: int
+    withheld: int
     pages: Iterator[list[tuple[str, str]]]  # each record's JSON and its cursor
+    bind: Engine
+    where: records.ExportFilter
+    after: records.Cursor | None
+    limit: int
+
+    def withheld_after(self, sent: int, cursor: str) -> int:
+        """How many matches the export holds back now after `cursor` (the last one sent, or
+        the request's), once `sent` records were sent: 0 if the limit was reached (the
+        horizon did not cut it short)."""
+        if self.limit and sent >= self.limit:
+            return 0
+        after = records.Cursor.parse(cursor) if cursor else self.after
+        try:
+            return records.tally(self.bind, self.where, after).withheld
+        except records.Withheld:
+            return 1  # (asked by match id: refused at the start, unless withheld since)
 
 
 def start_export(
@@ -47,7 +70,8 @@ def start_export(
 ) -> Export:
     """Check an export's request and count its records. InvalidArgument for a filter or
     cursor that cannot be used, NotFound for a bot name no bot has, Unauthenticated or
-    PermissionDenied for a seat view without the bot's own token."""
+    PermissionDenied for a seat view without the bot's own token, FailedPrecondition for a
+    `match_id` that is a withheld leg of a duplicate pair."""
     bind = bound_engine(sessions)
     if limit < 0:
         raise InvalidArgument(f"limit must be 0 (all) or more, not {limit}")
@@ -69,11 +93,15 @@ def start_export(
         raise InvalidArgument(str(e)) from None
     except records.NoSuchThing as e:
         raise NotFound(str(e)) from None
-    total = records.count(bind, where, after)
-    if limit:
-        total = min(total, limit)
+    try:
+        held = records.tally(bind, where, after)
+    except records.Withheld as e:
+        raise FailedPrecondition(str(e)) from None
+    total = min(held.total, limit) if limit else held.total
     pages = records.pages(bind, where, after, limit or None, view_of=view_of)
-    return Export(total, ([(_json(r), c.text()) for r, c in page] for page in pages))
+    return Export(total, held.withheld,
+                  ([(_json(r), c.text()) for r, c in page] for page in pages),
+                  bind, where, after, limit)
 
 
 def _json(record: dict[str, object]) -> str:
