@@ -7,6 +7,8 @@ idempotent.
   from (match, seq): a duplicate or late message never applies a second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
+- `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
+  which pairs its rounds and starts, settles and rates its duplicate pairs (workers.events).
 
 All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
 after its task ran, and a worker process that dies mid-task puts it back on the queue.
@@ -59,6 +61,22 @@ def rate_match_task(match_id: int) -> None:
     rate_match(match_id)
 
 
+@app.task(name="bummerl.events_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=60)
+def events_tick_task() -> None:
+    from workers.events import tick
+
+    tick(send=send_event_step)
+
+
+@app.task(name="bummerl.event_step", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=120)
+def event_step_task(tournament_id: int) -> None:
+    from workers.events import step
+
+    step(tournament_id)
+
+
 @app.task(name="bummerl.sweep", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           time_limit=120)
 def sweep_task() -> None:
@@ -82,3 +100,11 @@ def send_chunks(chunk_ids: list[int]) -> None:
     """One `bummerl.chunk` task per id on the `batch` queue."""
     for chunk_id in chunk_ids:
         run_chunk_task.apply_async((chunk_id,))
+
+
+def send_event_step(tournament_id: int) -> None:
+    """One `bummerl.event_step` for the tournament, expiring after a period (the next tick
+    sends another)."""
+    from workers.events import every_s
+
+    event_step_task.apply_async((tournament_id,), expires=every_s())

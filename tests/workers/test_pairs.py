@@ -1,8 +1,9 @@
-"""The duplicate-pair scheduler (`workers.pairs`) against a real engine service (in this
-process, over gRPC with the house token), on SQLite and PostgreSQL: due pairs start within
-the owner's limit and one pair per bot, leg 1 only once leg 0 has ended (never both at once), a
-lost answer or a crash between the claim and the legs makes nothing twice, an absent bot forfeits after its grace period, finished pairs are
-scored from their match rows (an aborted leg voids the pair), rated pairs are rated once."""
+"""The duplicate-pair scheduler (`workers.pairs`) against a real engine service (in this process,
+over gRPC with the house token), on SQLite and PostgreSQL: due pairs start within the owner's
+limit and one pair per bot, leg 1 only once leg 0 has ended (never both at once), a lost answer
+or a crash between the claim and the legs makes nothing twice, an absent bot forfeits after its
+grace period, finished pairs are scored from their match rows (an aborted leg voids the pair),
+rated pairs are rated once."""
 
 from __future__ import annotations
 
