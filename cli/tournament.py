@@ -168,11 +168,8 @@ def run_create(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     from bummerl.v1 import tournament_pb2
 
-    request = tournament_pb2.ListTournamentsRequest()
-    if args.state:
-        request.state = tournament_pb2.TournamentState.Value(
-            f"TOURNAMENT_STATE_{args.state.upper()}")
-    reply = _call(args, "ListTournaments", request)
+    state = f"TOURNAMENT_STATE_{(args.state or 'unspecified').upper()}"
+    reply = _call(args, "ListTournaments", tournament_pb2.ListTournamentsRequest(state=state))
     print(f"{'id':>5}  {'name':<32} {'format':<19} {'state':<10} {'bots':>4} {'rounds':>7}")
     for t in reply.tournaments:
         print(f"{t.tournament_id:>5}  {t.name[:32]:<32} {_format_name(t.format):<19} "
