@@ -236,3 +236,25 @@ def test_a_withdrawal_forfeits_open_pairs_and_a_cancel_voids_the_rest(site):
                         .where(Match.state == RUNNING)) == 0
         states = sorted(p.state for p in s.scalars(select(DuplicatePair)))
     assert states == ["forfeited"] * 3 + ["void"] * 3
+
+
+def test_the_ladder_does_not_pair_a_remote_bot_while_its_event_pair_is_playing(site):
+    service, client = site
+    (a, token_a), (b, token_b) = service.register("kit-a"), service.register("kit-b")
+    (h,) = [bots.register_bot("house-x", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id]
+    runners = play(service, [token_a, token_b])
+    try:
+        t = create(service, format=F.TOURNAMENT_FORMAT_GAUNTLET, bot_ids=[a, b]).tournament
+        events.step(t.tournament_id, service.sessions, client)
+        ladder = match_pb2.CreateMatchRequest(bot_ids=[a, h], ladder=True)
+        refused(lambda: service.matches.CreateMatch(ladder, metadata=auth(HOUSE_TOKEN)),
+                grpc.StatusCode.FAILED_PRECONDITION, "kit-a is playing duplicate pair")
+        wait_until(lambda: events.step(t.tournament_id, service.sessions, client) ==
+                   "finished", 60, every=0.1, what="the gauntlet to finish")
+        # Once its pair is decided, the ladder may pair it again.
+        made = service.matches.CreateMatch(ladder, metadata=auth(HOUSE_TOKEN)).match
+        assert list(made.bot_ids) == [a, h]
+    finally:
+        for runner in runners:
+            runner.stop()
