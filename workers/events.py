@@ -7,8 +7,8 @@ due, in this order:
 1. **pair**: a scheduled format (round-robin, double round-robin, gauntlet) gets every round's
    pairs at its first step (`events.formats.schedule`); a Swiss event gets its next round once
    every pair of the rounds so far is decided (`events.swiss.pair_round` from the standings,
-   the pairings played, the byes and how often each bot was bot a), with a bye for the odd bot
-   out (`tournament_byes`). Withdrawn bots are left out of later Swiss rounds. The pairs, the
+   the pairings played, the byes and how often each bot was bot a more than bot b), with a
+   bye for the odd bot out (`tournament_byes`). Withdrawn bots are left out of later Swiss rounds. The pairs, the
    bye and the new `paired_rounds` are written in one transaction, conditional on
    `paired_rounds` being what was read, so a round is paired once however many steps race.
 2. **play**: `workers.pairs` settles the pairs whose legs ended, rates the rated ones, and
@@ -123,7 +123,10 @@ def pair_next(sessions: sessionmaker[Session], event: EventState) -> bool:
     field = event.active
     standings = {row.bot: row.points for row in event.standings()}
     played = {frozenset((p.bot_a_id, p.bot_b_id)) for p in event.pairs}
+    # Who is bot a: the one that was bot a less often *than bot b* so far (a plain count of
+    # times as bot a would let a bot that was bot b every round stay so on ties).
     a_counts = Counter(p.bot_a_id for p in event.pairs)
+    a_counts.subtract(p.bot_b_id for p in event.pairs)
     byes = {b.bot_id for b in event.byes}
     paired = swiss.pair_round(field, standings, played, byes, a_counts)
     round_ = t.paired_rounds + 1
