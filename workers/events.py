@@ -8,9 +8,10 @@ due, in this order:
    pairs at its first step (`events.formats.schedule`); a Swiss event gets its next round once
    every pair of the rounds so far is decided (`events.swiss.pair_round` from the standings,
    the pairings played, the byes and how often each bot was bot a more than bot b), with a
-   bye for the odd bot out (`tournament_byes`). Withdrawn bots are left out of later Swiss rounds. The pairs, the
-   bye and the new `paired_rounds` are written in one transaction, conditional on
-   `paired_rounds` being what was read, so a round is paired once however many steps race.
+   bye for the odd bot out (`tournament_byes`). Withdrawn bots are left out of later Swiss
+   rounds. The pairs, the bye and the new `paired_rounds` are written in one transaction,
+   conditional on `paired_rounds` being what was read, so a round is paired once however many
+   steps race.
 2. **play**: `workers.pairs` settles the pairs whose legs ended, rates the rated ones, and
    starts due pairs while the event has fewer than `concurrency` matches running, one pair per
    bot at a time (its legs one after the other); a bot absent past `grace_s` forfeits.

@@ -91,9 +91,9 @@ class Site:
                 stderr=subprocess.STDOUT, start_new_session=True)
 
     def connected(self, names: list[str]) -> bool:
+        from db.base import utcnow
         from db.models import Bot
         from db.presence import is_connected
-        from db.base import utcnow
 
         with self.sessions() as s:
             rows = {b.name: b for b in s.scalars(select(Bot).where(Bot.name.in_(names)))}
