@@ -8,16 +8,16 @@ conditional UPDATE that only one caller wins.
 - `start_due` starts the due waiting pairs, in (round, board) order, while the owner has fewer
   than `limit` matches running (a playing pair counts one: its legs are played one after the
   other) and neither bot is in another open pair of the owner (`per_bot`). A pair starts only
-  when both bots can play: a house bot always, a remote bot while it is connected
-  (`db.presence`); a suspended bot never. It is claimed first (`waiting` → `playing`, one
-  UPDATE), then leg 0 is created through the engine service (CreateMatch with the pair and the
-  leg: `client`, the house token's `workers.service`), which writes the match id on the pair
-  in the match's own transaction. **Leg 1 is created only once leg 0 has ended** (finished; an
-  aborted leg 0 voids the pair instead), so a bot never holds the cards of one leg while its
-  opponent's mirror of them is live in the other. A claimed pair with a leg missing (the call
-  failed, its answer was lost, the worker died, or leg 0 just ended) gets it on a later call:
-  the service returns the match it made for that leg, if it made one, so nothing is made
-  twice.
+  when both bots can play: a house bot always, a remote bot while it is connected and takes
+  pairings (not for challenges only, nor finishing up: `db.presence`); a suspended bot never. It
+  is claimed first (`waiting` → `playing`, one UPDATE), then leg 0 is created through the engine
+  service (CreateMatch with the pair and the leg: `client`, the house token's
+  `workers.service`), which writes the match id on the pair in the match's own transaction.
+  **Leg 1 is created only once leg 0 has ended** (finished; an aborted leg 0 voids the pair
+  instead), so a bot never holds the cards of one leg while its opponent's mirror of them is
+  live in the other. A claimed pair with a leg missing (the call failed, its answer was lost,
+  the worker died, or leg 0 just ended) gets it on a later call: the service returns the match
+  it made for that leg, if it made one, so nothing is made twice.
 - A bot that cannot play when its pair is due gets a grace period: `grace_until` is set to now
   + `grace_s` the first time it is seen absent, cleared when both can play again; past it the
   absent bot forfeits the pair (`forfeited`, `forfeit` "a", "b" or "both"; events.scoring).
@@ -53,7 +53,7 @@ from db.pairs import (
     DuplicatePair,
     result_values,
 )
-from db.presence import is_connected
+from db.presence import takes_pairings
 from events.scoring import Leg, forfeit_result, pair_result
 from services.core.config import settings
 from workers import conduct
@@ -79,10 +79,11 @@ def _open_pairs(s: Session, owner: str, owner_id: int) -> list[DuplicatePair]:
 
 
 def can_play(bot: Bot, heartbeat_s: float, now: datetime) -> bool:
-    """Whether `bot` can play a match now: not suspended, and a house bot or connected."""
+    """Whether `bot` can play a pair now: not suspended, and a house bot or connected and
+    taking pairings (not for challenges only, nor finishing up: `db.presence`)."""
     if bot.suspended_at is not None:
         return False
-    return bot.kind != REMOTE or is_connected(bot, heartbeat_s, now)
+    return bot.kind != REMOTE or takes_pairings(bot, heartbeat_s, now)
 
 
 def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, owner_id: int,

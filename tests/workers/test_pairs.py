@@ -256,3 +256,26 @@ def test_a_pair_whose_leg_zero_is_aborted_is_void_and_never_gets_leg_one(site):
     with service.sessions() as s:
         assert s.scalar(select(func.count()).select_from(Match)
                         .where(Match.state == RUNNING)) == 0
+
+
+def test_a_bot_connected_for_challenges_only_is_absent_for_a_pair(site):
+    service, client = site
+    house = bots.register_bot("house", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id
+    remote, token = service.register("picky")
+    runner = Runner(RandomBot(0), service.server.address, token, challenges_only=True)
+    threading.Thread(target=runner.run, daemon=True).start()
+    try:
+        wait_until(lambda: runner.stats.connections, 30, what="the bot connected")
+        pair_id = add_pair(service.sessions, house, remote, 1)
+        t0 = utcnow()
+        assert pairs.start_due(service.sessions, client, **OWNER, limit=2, grace_s=5,
+                               now=t0) == []
+        assert pair_row(service.sessions, pair_id).grace_until is not None
+        pairs.start_due(service.sessions, client, **OWNER, limit=2, grace_s=5,
+                        now=t0 + timedelta(seconds=6))
+        pair = pair_row(service.sessions, pair_id)
+        assert (pair.state, pair.forfeit) == (FORFEITED, "b")
+        assert match_count(service.sessions) == 0
+    finally:
+        runner.stop()
