@@ -4,7 +4,9 @@
 tournament; `step(tournament_id)` re-reads that tournament from the database and does what is
 due, in this order:
 
-1. **pair**: a scheduled format (round-robin, double round-robin, gauntlet) gets every round's
+1. **settle and rate**: `workers.pairs` settles the pairs whose legs ended and rates the rated
+   ones.
+2. **pair**: a scheduled format (round-robin, double round-robin, gauntlet) gets every round's
    pairs at its first step (`events.formats.schedule`); a Swiss event gets its next round once
    every pair of the rounds so far is decided (`events.swiss.pair_round` from the standings,
    the pairings played, the byes and how often each bot was bot a more than bot b), with a
@@ -12,11 +14,15 @@ due, in this order:
    rounds. The pairs, the bye and the new `paired_rounds` are written in one transaction,
    conditional on `paired_rounds` being what was read, so a round is paired once however many
    steps race.
-2. **play**: `workers.pairs` settles the pairs whose legs ended, rates the rated ones, and
-   starts due pairs while the event has fewer than `concurrency` matches running, one pair per
-   bot at a time (its legs one after the other); a bot absent past `grace_s` forfeits.
-3. **finish**: once every round is paired and every pair decided, the tournament is
+3. **play**: `workers.pairs.start_due` starts due pairs while the event has fewer than
+   `concurrency` matches running, one pair per bot at a time (its legs one after the other,
+   leg 1 once leg 0 has ended); a bot absent past `grace_s` forfeits.
+4. **finish**: once every round is paired and every pair decided, the tournament is
    `finished` (conditional UPDATE: once).
+
+Besides the tick, the end of a tournament's match (the service's match-end hook, through
+`bummerl.rate`) sends that tournament a step at once (`after_match`), so a pair's leg 1, or the
+next pair of its bots, starts without waiting for the tick.
 
 Every step is idempotent and keeps nothing in the worker: a worker killed mid-step, a lost
 CreateMatch answer or a restarted service leaves the database in a state the next step
@@ -38,6 +44,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import session_factory, utcnow
 from db.event_state import EventState, load
 from db.events import T_FINISHED, T_RUNNING, Tournament, TournamentBye
+from db.models import ORIGIN_TOURNAMENT, Match
 from db.pairs import (
     FINAL,
     FORFEIT_A,
@@ -77,6 +84,22 @@ def tick(send: Callable[[int], None], sessions: sessionmaker[Session] | None = N
     return ids
 
 
+def after_match(match_id: int, send: Callable[[int], None],
+                sessions: sessionmaker[Session] | None = None) -> int | None:
+    """A match ended (the service's match-end hook): if it is a leg of a running tournament's
+    pair, send that tournament a step now (`send(tournament_id)`), so leg 1 or the next pair
+    starts at once rather than at the next tick; the tournament's id, or None."""
+    with (sessions or session_factory())() as s:
+        row = s.execute(select(Match.origin, Match.event_id).where(Match.id == match_id)).first()
+        if row is None or row.origin != ORIGIN_TOURNAMENT or row.event_id is None:
+            return None
+        state = s.scalar(select(Tournament.state).where(Tournament.id == row.event_id))
+    if state != T_RUNNING:
+        return None
+    send(row.event_id)
+    return int(row.event_id)
+
+
 def step(tournament_id: int, sessions: sessionmaker[Session] | None = None,
          client: pairs.Creator | None = None) -> str:
     """One step of tournament `tournament_id` (see the module's docstring); its state after."""
@@ -87,19 +110,20 @@ def step(tournament_id: int, sessions: sessionmaker[Session] | None = None,
         event = _load(sessions, tournament_id)
         if event is None or event.tournament.state != T_RUNNING:
             return event.tournament.state if event else "missing"
-        if pair_next(sessions, event):
+        owner = OWNER_TOURNAMENT
+        # Settle first: the pair that ends a Swiss round lets this same step pair the next.
+        if pairs.settle(sessions, owner=owner, owner_id=tournament_id):
             event = _load(sessions, tournament_id)
             assert event is not None
+        pairs.rate_done(sessions, owner=owner, owner_id=tournament_id)
+        pair_next(sessions, event)
         t = event.tournament
-        pairs.settle(sessions, owner=OWNER_TOURNAMENT, owner_id=t.id)
-        pairs.rate_done(sessions, owner=OWNER_TOURNAMENT, owner_id=t.id)
         if client is None:
             from workers.service import service
 
             client = service()
-        pairs.start_due(sessions, client, owner=OWNER_TOURNAMENT, owner_id=t.id,
-                        limit=t.concurrency, grace_s=t.grace_s)
-        pairs.settle(sessions, owner=OWNER_TOURNAMENT, owner_id=t.id)
+        pairs.start_due(sessions, client, owner=owner, owner_id=t.id, limit=t.concurrency,
+                        grace_s=t.grace_s)
         return finish_if_done(sessions, tournament_id)
 
 

@@ -8,7 +8,8 @@ idempotent.
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
-  which pairs its rounds and starts, settles and rates its duplicate pairs (workers.events).
+  which pairs its rounds and starts, settles and rates its duplicate pairs (workers.events);
+  `bummerl.rate` (a match ended) also sends a step for a tournament's match.
 
 All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
 after its task ran, and a worker process that dies mid-task puts it back on the queue.
@@ -56,9 +57,11 @@ def ladder_tick_task() -> None:
 @app.task(name="bummerl.rate", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           time_limit=60)
 def rate_match_task(match_id: int) -> None:
+    from workers.events import after_match
     from workers.ladder import rate_match
 
     rate_match(match_id)
+    after_match(match_id, send=send_event_step)  # a tournament's leg: its next step now
 
 
 @app.task(name="bummerl.events_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
