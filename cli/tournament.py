@@ -25,6 +25,8 @@ import os
 import sys
 from typing import Any
 
+from client.errors import KitError
+
 FORMATS = ("swiss", "round-robin", "double-round-robin", "gauntlet")
 STATES = ("running", "finished", "cancelled")
 
@@ -100,15 +102,15 @@ def parse_time_control(text: str) -> tuple[int, int]:
         try:
             value = float(part[:-1]) * 1000 if part.endswith("s") else float(part)
         except ValueError:
-            raise ValueError(f"--time-control {text!r}: {part!r} is not a time (MOVE+BANK, in "
+            raise KitError(f"--time-control {text!r}: {part!r} is not a time (MOVE+BANK, in "
                              "ms or with s: 2000+10000, 2s+10s)") from None
         if value < 0:
-            raise ValueError(f"--time-control {text!r}: a time is not negative")
+            raise KitError(f"--time-control {text!r}: a time is not negative")
         return int(value)
 
     move, plus, bank = text.partition("+")
     if not plus:
-        raise ValueError(f"--time-control {text!r}: give MOVE+BANK, e.g. 2000+10000 or 2s+10s")
+        raise KitError(f"--time-control {text!r}: give MOVE+BANK, e.g. 2000+10000 or 2s+10s")
     return ms(move), ms(bank)
 
 
@@ -221,7 +223,7 @@ def _bot_id(args: argparse.Namespace, bot: str) -> int:
     for entry in reply.entries:
         if entry.name == bot:
             return int(entry.bot_id)
-    raise ValueError(f"no bot named {bot!r} in tournament {args.tournament_id}'s field "
+    raise KitError(f"no bot named {bot!r} in tournament {args.tournament_id}'s field "
                      f"(`bummerl tournament show {args.tournament_id}`)")
 
 

@@ -258,3 +258,30 @@ def test_the_ladder_does_not_pair_a_remote_bot_while_its_event_pair_is_playing(s
     finally:
         for runner in runners:
             runner.stop()
+
+
+def test_the_command_line_names_what_is_wrong(site, capsys):
+    from cli.main import main as bummerl
+
+    service, _ = site
+    house(service, 2)
+    server = ["--server", service.server.address]
+    assert bummerl(["tournament", "create", "--format", "gauntlet", "--bots", "house0,ghost",
+                    "--operator-token", OPERATOR, *server]) == 1
+    assert "no bot named 'ghost'" in capsys.readouterr().err
+    assert bummerl(["tournament", "create", "--format", "gauntlet", "--bots", "house0,house1",
+                    "--time-control", "fast", "--operator-token", OPERATOR, *server]) == 1
+    assert "MOVE+BANK" in capsys.readouterr().err
+    assert bummerl(["tournament", "create", "--format", "gauntlet", "--bots", "house0,house1",
+                    *server]) == 1
+    assert "operator token" in capsys.readouterr().err
+    assert counts(service) == (0, 0, 0)
+    assert bummerl(["tournament", "create", "--format", "gauntlet", "--bots", "house0,house1",
+                    "--time-control", "1.5s+4000", "--operator-token", OPERATOR, *server]) == 0
+    assert "tournament 1 created" in capsys.readouterr().out
+    with service.sessions() as s:
+        t = s.get(Tournament, 1)
+        assert (t.move_ms, t.bank_ms, t.format, t.rounds) == (1500, 4000, "gauntlet", 1)
+    assert bummerl(["tournament", "withdraw", "1", "nobody", "--operator-token", OPERATOR,
+                    *server]) == 1
+    assert "no bot named 'nobody' in tournament 1" in capsys.readouterr().err
