@@ -285,3 +285,25 @@ def test_the_command_line_names_what_is_wrong(site, capsys):
     assert bummerl(["tournament", "withdraw", "1", "nobody", "--operator-token", OPERATOR,
                     *server]) == 1
     assert "no bot named 'nobody' in tournament 1" in capsys.readouterr().err
+
+
+def test_a_tournament_match_end_sends_its_tournament_a_step(site):
+    from services.core import actions
+
+    service, client = site
+    names = house(service, 2)
+    t = create(service, format=F.TOURNAMENT_FORMAT_GAUNTLET, bot_names=names).tournament
+    events.step(t.tournament_id, service.sessions, client)
+    with service.sessions() as s:
+        leg = s.scalars(select(Match)).unique().one()
+    other = service.matches.CreateMatch(match_pb2.CreateMatchRequest(
+        bot_names=names), metadata=auth(OPERATOR)).match
+    sent: list[int] = []
+    assert events.after_match(other.match_id, sent.append, service.sessions) is None
+    actions.abort_match(leg.id, "testing", sessions=service.sessions)
+    assert events.after_match(leg.id, sent.append, service.sessions) == t.tournament_id
+    assert sent == [t.tournament_id]
+    stub(service).CancelTournament(F.CancelTournamentRequest(
+        tournament_id=t.tournament_id, reason="over"), metadata=auth(OPERATOR))
+    assert events.after_match(leg.id, sent.append, service.sessions) is None  # not running
+    assert sent == [t.tournament_id]
