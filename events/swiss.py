@@ -12,11 +12,15 @@ everything below it put together, so it is a strict order, not a trade):
 3. the difference of the two bots' match points, squared (pairs within score groups, the
    fewest and shortest floats between groups); a bye costs its bot's points squared (the
    lowest score group has it);
-4. within a score group, the Dutch rule: the top half meets the bottom half (first against
+4. the seats: two bots that were both bot a more often than bot b (or both less) cost the
+   smaller of their two imbalances, capped at 2 (one of them must take the seat it had more
+   often), so seats stay balanced where the score groups allow;
+5. within a score group, the Dutch rule: the top half meets the bottom half (first against
    first of the lower half, and so on); the bye goes to the lowest-placed bot of its group.
 
-Which bot of a pair is bot a (seat 0 of the first leg) goes to the one that was bot a less
-often. Deterministic: the same field, scores and history give the same round.
+Which bot of a pair is bot a (seat 0 of the first leg) goes to the one whose seat balance
+(times bot a minus times bot b) is lower. Deterministic: the same field, scores and history
+give the same round.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ BYE = -1  # the placeholder of an odd field
 # The weights of the levels (see the docstring); a level's largest possible total, over a
 # whole round of up to 64 bots, is below the weight of one unit of the level above.
 TIE = 1
-SCORE = 1 << 14  # > 33 pairs x 128 (the largest Dutch term)
-REPEAT = 1 << 44  # > 33 pairs x 256**2 points' difference squared x SCORE
-REBYE = 1 << 52  # > 33 pairs x REPEAT
-BASE = 1 << 60  # every weight is positive
+SEATS = 1 << 14  # > 33 pairs x 128 (the largest Dutch term)
+SCORE = 1 << 28  # > 33 pairs x 2 (the largest seats term) x SEATS
+REPEAT = 1 << 50  # > 33 pairs x 256**2 points' difference squared x SCORE
+REBYE = 1 << 56  # > 33 pairs x REPEAT
+BASE = 1 << 62  # every weight is positive
 
 
 class Round(NamedTuple):
@@ -49,7 +54,8 @@ def pair_round(field: Sequence[int], points: Mapping[int, int],
     """Pair one round of `field` (bot ids, best seed first: the order breaks ties of points).
 
     `points`: each bot's match points so far; `played`: the pairings already played (pairs of
-    bot ids); `byes`: bots that had a bye; `a_counts`: how often each was bot a."""
+    bot ids); `byes`: bots that had a bye; `a_counts`: each bot's seat balance, how often it
+    was bot a minus how often bot b."""
     if len(set(field)) != len(field):
         raise ValueError("a bot is in the field twice")
     if len(field) < 2:
@@ -67,7 +73,8 @@ def pair_round(field: Sequence[int], points: Mapping[int, int],
     graph.add_nodes_from(nodes)
     for i, x in enumerate(nodes):
         for y in nodes[i + 1:]:
-            graph.add_edge(x, y, weight=BASE - cost(x, y, points, played, byes, place))
+            graph.add_edge(x, y, weight=BASE - cost(x, y, points, played, byes, place,
+                                                    a_counts))
     matching = nx.max_weight_matching(graph, maxcardinality=True)
     bye = None
     pairs = []
@@ -81,7 +88,8 @@ def pair_round(field: Sequence[int], points: Mapping[int, int],
 
 
 def cost(x: int, y: int, points: Mapping[int, int], played: Collection[frozenset[int]],
-         byes: Collection[int], place: Mapping[int, tuple[int, int]]) -> int:
+         byes: Collection[int], place: Mapping[int, tuple[int, int]],
+         balance: Mapping[int, int] | None = None) -> int:
     """The cost of pairing x with y (y may be the bye placeholder): see the docstring."""
     if y == BYE or x == BYE:
         bot = x if y == BYE else y
@@ -91,6 +99,9 @@ def cost(x: int, y: int, points: Mapping[int, int], played: Collection[frozenset
     total = REPEAT if frozenset((x, y)) in played else 0
     px, py = points.get(x, 0), points.get(y, 0)
     total += SCORE * (px - py) ** 2
+    bx, by = (balance or {}).get(x, 0), (balance or {}).get(y, 0)
+    if bx * by > 0:  # both had the same seat more often: one of them gets it again
+        total += SEATS * min(2, abs(bx), abs(by))
     if px == py:  # the Dutch rule within the group: i meets i + half
         (ix, size), (iy, _) = place[x], place[y]
         total += TIE * abs(abs(ix - iy) - size // 2)
@@ -98,6 +109,6 @@ def cost(x: int, y: int, points: Mapping[int, int], played: Collection[frozenset
 
 
 def seat_a(x: int, y: int, a_counts: Mapping[int, int]) -> tuple[int, int]:
-    """(bot a, bot b): bot a is the one that was bot a less often (on a tie, `x`, the higher
+    """(bot a, bot b): bot a is the one whose seat balance is lower (on a tie, `x`, the higher
     placed)."""
     return (x, y) if a_counts.get(x, 0) <= a_counts.get(y, 0) else (y, x)

@@ -11,6 +11,7 @@
 | `BUMMERL_LADDER_EVERY` | seconds between ladder ticks (beat) | 5 |
 | `BUMMERL_SWEEP_EVERY` | seconds between sweeps (beat) | 10 |
 | `BUMMERL_TESTS_EVERY` | seconds between version tests' steps (beat) | 2 |
+| `BUMMERL_EVENTS_EVERY` | seconds between steps of each running tournament (beat) | 2 |
 | `BUMMERL_SWEEP_STALE` | seconds without progress before owed work is re-enqueued | 60 |
 | `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
 | `BUMMERL_BEAT_SCHEDULE` | beat's schedule file | `var/celerybeat-schedule` |
@@ -24,7 +25,8 @@ processes on one machine share the folder. Its messages are removed when a
 worker takes them, so a killed worker loses its message: the sweeper re-enqueues from the
 database, which is the truth (the queue is only a trigger).
 
-Queues: `moves` (latency-bound: house-bot moves, ladder ticks, sweeps, rating updates) and
+Queues: `moves` (latency-bound: house-bot moves, ladder ticks, sweeps, rating updates, the
+events' steps) and
 `batch` (throughput-bound: simulation chunks). Run separate workers per queue in production
 (`-Q moves -c 4`, `-Q batch -c <cores>`); one worker may also serve both.
 
@@ -143,6 +145,8 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
             "sweep": _periodic("bummerl.sweep", _env_float("BUMMERL_SWEEP_EVERY", 10.0)),
             "versiontests": _periodic("bummerl.versiontests_tick",
                                       _env_float("BUMMERL_TESTS_EVERY", 2.0), queue=MOVES),
+            "events": _periodic("bummerl.events_tick", _env_float("BUMMERL_EVENTS_EVERY", 2.0),
+                                queue=MOVES),
         },
     )
     from workers.liveness import BrokerCheck

@@ -6,20 +6,24 @@ twice at once or again after a crash: the database is the truth, and each change
 conditional UPDATE that only one caller wins.
 
 - `start_due` starts the due waiting pairs, in (round, board) order, while the owner has fewer
-  than `limit` matches running (a pair takes two: both legs run at once) and neither bot is
-  in another open pair of the owner (`per_bot`). A pair starts only when both bots can play:
-  a house bot always, a remote bot while it is connected (`db.presence`); a suspended bot
-  never. It is claimed first (`waiting` → `playing`, one UPDATE), then each leg is created
-  through the engine service (CreateMatch with the pair and the leg: `client`, the house
-  token's `workers.service`), which writes the match id on the pair in the match's own
-  transaction. A claimed pair with a leg missing (the call failed, its answer was lost, the
-  worker died) gets it on the next call: the service returns the match it made for that leg,
-  if it made one, so nothing is made twice.
+  than `limit` matches running (a playing pair counts one: its legs are played one after the
+  other) and neither bot is in another open pair of the owner (`per_bot`). A pair starts only
+  when both bots can play: a house bot always, a remote bot while it is connected and takes
+  pairings (not for challenges only, nor finishing up: `db.presence`); a suspended bot never. It
+  is claimed first (`waiting` → `playing`, one UPDATE), then leg 0 is created through the engine
+  service (CreateMatch with the pair and the leg: `client`, the house token's
+  `workers.service`), which writes the match id on the pair in the match's own transaction.
+  **Leg 1 is created only once leg 0 has ended** (finished; an aborted leg 0 voids the pair
+  instead), so a bot never holds the cards of one leg while its opponent's mirror of them is
+  live in the other. A claimed pair with a leg missing (the call failed, its answer was lost,
+  the worker died, or leg 0 just ended) gets it on a later call: the service returns the match
+  it made for that leg, if it made one, so nothing is made twice.
 - A bot that cannot play when its pair is due gets a grace period: `grace_until` is set to now
   + `grace_s` the first time it is seen absent, cleared when both can play again; past it the
   absent bot forfeits the pair (`forfeited`, `forfeit` "a", "b" or "both"; events.scoring).
 - `settle` marks each playing pair whose two matches both ended `done`, with its result
-  (events.scoring); a pair with a match an operator aborted becomes `void` (no result).
+  (events.scoring); a pair with a match an operator aborted becomes `void` (no result): at
+  once if it is leg 0 (leg 1 is then never made).
 - `rate_done` rates the two matches of each settled pair that is `rated`, once
   (`rated_at`), with the ladder's openskill model (`workers.ladder.apply_result`).
 """
@@ -49,7 +53,7 @@ from db.pairs import (
     DuplicatePair,
     result_values,
 )
-from db.presence import is_connected
+from db.presence import takes_pairings
 from events.scoring import Leg, forfeit_result, pair_result
 from services.core.config import settings
 from workers import conduct
@@ -75,10 +79,11 @@ def _open_pairs(s: Session, owner: str, owner_id: int) -> list[DuplicatePair]:
 
 
 def can_play(bot: Bot, heartbeat_s: float, now: datetime) -> bool:
-    """Whether `bot` can play a match now: not suspended, and a house bot or connected."""
+    """Whether `bot` can play a pair now: not suspended, and a house bot or connected and
+    taking pairings (not for challenges only, nor finishing up: `db.presence`)."""
     if bot.suspended_at is not None:
         return False
-    return bot.kind != REMOTE or is_connected(bot, heartbeat_s, now)
+    return bot.kind != REMOTE or takes_pairings(bot, heartbeat_s, now)
 
 
 def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, owner_id: int,
@@ -103,13 +108,15 @@ def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, o
     for pair in pairs:
         if pair.state != PLAYING:
             continue
-        legs = [pair.match_id(leg) for leg in (0, 1)]
-        used += sum(1 for m in legs if m is None or states.get(m) == RUNNING)
         busy.update((pair.bot_a_id, pair.bot_b_id))
-        if None in legs:
+        missing = next_leg(pair, states)
+        if missing is not None:
             unfinished.append(pair)
-    for pair in unfinished:  # claimed before, a leg still missing: make it (or find it)
-        create_legs(client, pair)
+        if missing is not None or any(states.get(m) == RUNNING for m in
+                                      (pair.match_a_id, pair.match_b_id) if m is not None):
+            used += 1  # one match of the pair is running, or about to be
+    for pair in unfinished:  # claimed before, its next leg missing: make it (or find it)
+        create_legs(client, pair, states)
     started: list[int] = []
     for pair in pairs:
         if pair.state != WAITING or aware(pair.due_at) > now:
@@ -123,14 +130,14 @@ def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, o
             _present_again(sessions, pair)
         if per_bot is not None and max(busy[pair.bot_a_id], busy[pair.bot_b_id]) >= per_bot:
             continue
-        if used + 2 > limit:
+        if used + 1 > limit:
             continue
         if not claim(sessions, pair, now):
             continue  # another scheduler took it, or an operator decided it meanwhile
         busy.update((pair.bot_a_id, pair.bot_b_id))
-        used += 2
+        used += 1
         started.append(pair.id)
-        create_legs(client, pair)
+        create_legs(client, pair, states)
     if started:
         log.info("pairs of %s %s: started %s", owner, owner_id, started)
     return started
@@ -145,20 +152,30 @@ def claim(sessions: sessionmaker[Session], pair: DuplicatePair, now: datetime) -
         return rowcount(done) == 1
 
 
-def create_legs(client: Creator, pair: DuplicatePair) -> list[int]:
-    """Create the legs of claimed `pair` it does not have yet (the service records each on the
-    pair); the match ids made or found. A failure is logged and left for the next call."""
-    made = []
-    for leg in (0, 1):
-        if pair.match_id(leg) is not None:
-            continue
-        try:
-            made.append(client.create_pair_match(pair.id, leg))
-        except Exception as e:  # noqa: BLE001  (the next call asks again: the key is the leg)
-            log.warning("pair %s: creating leg %s failed, retried on the next tick: %s",
-                        pair.id, leg, e)
-            break
-    return made
+def next_leg(pair: DuplicatePair, states: dict[int, str]) -> int | None:
+    """The leg claimed `pair` needs made now: 0 if it has none, 1 once leg 0 has finished
+    (never while leg 0 runs, nor after it was aborted: the pair is void); None otherwise.
+    `states`: the state of each match id known."""
+    if pair.match_a_id is None:
+        return 0
+    if pair.match_b_id is None and states.get(pair.match_a_id) == FINISHED:
+        return 1
+    return None
+
+
+def create_legs(client: Creator, pair: DuplicatePair, states: dict[int, str]) -> int | None:
+    """Create the leg claimed `pair` needs now (`next_leg`; the service records it on the
+    pair); the match id made or found, or None. A failure is logged and left for the next
+    call."""
+    leg = next_leg(pair, states)
+    if leg is None:
+        return None
+    try:
+        return client.create_pair_match(pair.id, leg)
+    except Exception as e:  # noqa: BLE001  (the next call asks again: the key is the leg)
+        log.warning("pair %s: creating leg %s failed, retried on the next tick: %s",
+                    pair.id, leg, e)
+        return None
 
 
 def _absent(sessions: sessionmaker[Session], pair: DuplicatePair, ready: list[bool],
@@ -214,17 +231,18 @@ def settle(sessions: sessionmaker[Session], *, owner: str, owner_id: int,
     with sessions() as s:
         pairs = list(s.scalars(select(DuplicatePair).where(
             DuplicatePair.owner == owner, DuplicatePair.owner_id == owner_id,
-            DuplicatePair.state == PLAYING, DuplicatePair.match_a_id.is_not(None),
-            DuplicatePair.match_b_id.is_not(None))))
-        ids = [i for p in pairs for i in (p.match_a_id, p.match_b_id)]
+            DuplicatePair.state == PLAYING, DuplicatePair.match_a_id.is_not(None))))
+        ids = [i for p in pairs for i in (p.match_a_id, p.match_b_id) if i is not None]
         matches = {m.id: m for m in s.scalars(select(Match).where(Match.id.in_(ids))).unique()}
         s.expunge_all()
     settled = []
     for pair in pairs:
-        legs = [matches[pair.match_a_id], matches[pair.match_b_id]]  # type: ignore[index]
+        legs = [matches[i] for i in (pair.match_a_id, pair.match_b_id) if i is not None]
         if any(m.state == RUNNING for m in legs):
             continue
         aborted = [m.id for m in legs if m.state == ABORTED]
+        if len(legs) < 2 and not aborted:
+            continue  # leg 0 finished: leg 1 is made by the next `start_due`
         values: dict[str, object]
         if aborted:
             values = {"state": VOID, "detail": f"match {aborted[0]} was aborted by an operator: "

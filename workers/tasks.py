@@ -8,6 +8,9 @@ idempotent.
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
+- `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
+  which pairs its rounds and starts, settles and rates its duplicate pairs (workers.events);
+  `bummerl.rate` (a match ended) also sends a step for a tournament's match.
 
 All run with `acks_late` and `reject_on_worker_lost` (workers.app): a message is acknowledged only
 after its task ran, and a worker process that dies mid-task puts it back on the queue.
@@ -55,9 +58,27 @@ def ladder_tick_task() -> None:
 @app.task(name="bummerl.rate", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           time_limit=60)
 def rate_match_task(match_id: int) -> None:
+    from workers.events import after_match
     from workers.ladder import rate_match
 
     rate_match(match_id)
+    after_match(match_id, send=send_event_step)  # a tournament's leg: its next step now
+
+
+@app.task(name="bummerl.events_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=60)
+def events_tick_task() -> None:
+    from workers.events import tick
+
+    tick(send=send_event_step)
+
+
+@app.task(name="bummerl.event_step", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+          time_limit=120)
+def event_step_task(tournament_id: int) -> None:
+    from workers.events import step
+
+    step(tournament_id)
 
 
 @app.task(name="bummerl.sweep", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
@@ -91,3 +112,11 @@ def send_chunks(chunk_ids: list[int]) -> None:
     """One `bummerl.chunk` task per id on the `batch` queue."""
     for chunk_id in chunk_ids:
         run_chunk_task.apply_async((chunk_id,))
+
+
+def send_event_step(tournament_id: int) -> None:
+    """One `bummerl.event_step` for the tournament, expiring after a period (the next tick
+    sends another)."""
+    from workers.events import every_s
+
+    event_step_task.apply_async((tournament_id,), expires=every_s())

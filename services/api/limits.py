@@ -54,6 +54,11 @@ FIELD_LIMITS = {
     "bummerl.v1.StartTestRequest.candidate": 141,  # a bot's name (40), "@", a version (100)
     "bummerl.v1.StartTestRequest.baseline": 141,
     "bummerl.v1.StopTestRequest.reason": 200,
+    "bummerl.v1.CreateTournamentRequest.name": 80,
+    "bummerl.v1.CreateTournamentRequest.bot_ids": 64,
+    "bummerl.v1.CreateTournamentRequest.bot_names": 64,
+    "bummerl.v1.WithdrawBotRequest.reason": 500,
+    "bummerl.v1.CancelTournamentRequest.reason": 500,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

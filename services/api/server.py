@@ -29,7 +29,14 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.api import admin_servicer, limits, reflection, tls, versiontest_servicer
+from services.api import (
+    admin_servicer,
+    limits,
+    reflection,
+    tls,
+    tournament_servicer,
+    versiontest_servicer,
+)
 from services.api.health import DatabaseHealth
 from services.api.servicers import BotServicer, MatchServicer, Streams
 from services.core import actions, breaker, committers, failures, hooks
@@ -95,11 +102,13 @@ class Server:
         bot_pb2_grpc.add_BotServiceServicer_to_server(self.bots, server)
         admin_service = admin_servicer.add_to_server(server, self.sessions, self.config)
         test_service = versiontest_servicer.add_to_server(server, self.sessions, self.config)
+        tournament_service = tournament_servicer.add_to_server(server, self.sessions,
+                                                               self.config)
         self.health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable(  # v1 and v1alpha (services.api.reflection)
-            (MATCH_SERVICE, BOT_SERVICE, admin_service, test_service, health.SERVICE_NAME),
-            server)
+            (MATCH_SERVICE, BOT_SERVICE, admin_service, test_service, tournament_service,
+             health.SERVICE_NAME), server)
         self.port = tls.add_port(server, address, self.tls)
         return server
 

@@ -14,8 +14,19 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 import engine
 from db import presence
 from db.base import utcnow
-from db.models import ABORTED, FINISHED, ORIGIN_TEST, RUNNING, ActionLog, Bot, Hand, Match
+from db.models import (
+    ABORTED,
+    FINISHED,
+    ORIGIN_TEST,
+    REMOTE,
+    RUNNING,
+    ActionLog,
+    Bot,
+    Hand,
+    Match,
+)
 from db.pairs import PLAYING, DuplicatePair
+from db.presence import PAIRING
 from db.ratings import LadderMatch
 from services.core.announce import after_commit
 from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, in_range
@@ -198,14 +209,27 @@ def create_matches(
 
 def _check_taking(connection: Connection, must_take: Mapping[int, str]) -> None:
     """FailedPrecondition unless every bot of `must_take` takes its kind of match (see
-    `create_matches`); the rows stay locked until the transaction ends."""
+    `create_matches`); the rows stay locked until the transaction ends. A remote bot asked for
+    a pairing (the ladder's) is refused too while it plays an event's duplicate pair (a pair
+    `playing`, between its legs included): the event has it until the pair is decided."""
     rows = connection.execute(
-        select(Bot.id, Bot.name, Bot.accepts).where(Bot.id.in_(sorted(must_take)))
+        select(Bot.id, Bot.name, Bot.accepts, Bot.kind).where(Bot.id.in_(sorted(must_take)))
         .order_by(Bot.id).with_for_update()).all()
     for row in rows:
         if not presence.takes(row.accepts, must_take[row.id]):
             raise FailedPrecondition(presence.refusal(row.name, row.accepts,
                                                       must_take[row.id]))
+    remote = [row for row in rows if row.kind == REMOTE and must_take[row.id] == PAIRING]
+    if remote:
+        ids = [row.id for row in remote]
+        busy = connection.execute(select(PAIRS.c.id, PAIRS.c.bot_a_id, PAIRS.c.bot_b_id).where(
+            PAIRS.c.state == PLAYING,
+            or_(PAIRS.c.bot_a_id.in_(ids), PAIRS.c.bot_b_id.in_(ids))).limit(1)).first()
+        if busy is not None:
+            row = next(r for r in remote if r.id in (busy.bot_a_id, busy.bot_b_id))
+            raise FailedPrecondition(
+                f"bot {row.name} is playing duplicate pair {busy.id} of an event: the ladder "
+                "pairs it again once that pair is decided")
 
 
 def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:

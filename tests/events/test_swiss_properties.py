@@ -74,7 +74,8 @@ def play_event(n: int, rounds: int, seed: int, withdraw_after: int | None = None
             byes[result.bye] = byes.get(result.bye, 0) + 1
             points[result.bye] += 2
         for a, b in result.pairs:
-            a_counts[a] = a_counts.get(a, 0) + 1
+            a_counts[a] = a_counts.get(a, 0) + 1  # the seat balance: bot a minus bot b
+            a_counts[b] = a_counts.get(b, 0) - 1
             played.add(frozenset((a, b)))
             outcome = rng.choice(["win", "split", "loss", "forfeit a", "forfeit b"])
             pa = {"win": 2, "split": 1, "loss": 0, "forfeit a": 0, "forfeit b": 2}[outcome]

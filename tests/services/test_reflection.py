@@ -47,6 +47,7 @@ def test_reflection_lists_and_describes_the_services(channel, version):
     names = {s.name for s in listed.list_services_response.service}
     assert {"bummerl.v1.MatchService", "bummerl.v1.BotService", "bummerl.v1.AdminService",
             "bummerl.v1.VersionTestService",
+            "bummerl.v1.TournamentService",
             "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
             "grpc.reflection.v1alpha.ServerReflection"} <= names, names
     described = {f.name: f for f in files(bot_service)}

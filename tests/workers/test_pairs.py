@@ -1,8 +1,9 @@
-"""The duplicate-pair scheduler (`workers.pairs`) against a real engine service (in this
-process, over gRPC with the house token), on SQLite and PostgreSQL: due pairs start both legs
-within the owner's limit and one pair per bot, a lost answer or a crash between the claim and
-the legs makes nothing twice, an absent bot forfeits after its grace period, finished pairs are
-scored from their match rows (an aborted leg voids the pair), rated pairs are rated once."""
+"""The duplicate-pair scheduler (`workers.pairs`) against a real engine service (in this process,
+over gRPC with the house token), on SQLite and PostgreSQL: due pairs start within the owner's
+limit and one pair per bot, leg 1 only once leg 0 has ended (never both at once), a lost answer
+or a crash between the claim and the legs makes nothing twice, an absent bot forfeits after its
+grace period, finished pairs are scored from their match rows (an aborted leg voids the pair),
+rated pairs are rated once."""
 
 from __future__ import annotations
 
@@ -73,7 +74,13 @@ def play(service, tokens: list[str]) -> list[Runner]:
     return runners
 
 
-def test_due_pairs_start_both_legs_and_are_scored_from_their_matches(site):
+def advance(service, client, settled: list[int], **limits) -> None:
+    """One scheduler step: settle what ended, start what is due (leg 1 once leg 0 ended)."""
+    settled.extend(pairs.settle(service.sessions, **OWNER))
+    pairs.start_due(service.sessions, client, **OWNER, **limits)
+
+
+def test_leg_one_starts_after_leg_zero_and_pairs_are_scored_from_their_matches(site):
     service, client = site
     ids, tokens = zip(*(service.register(f"bot{i}") for i in range(4)), strict=True)
     runners = play(service, list(tokens))
@@ -81,18 +88,19 @@ def test_due_pairs_start_both_legs_and_are_scored_from_their_matches(site):
         first = add_pair(service.sessions, ids[0], ids[1], 1, rated=True)
         second = add_pair(service.sessions, ids[2], ids[3], 2)
         later = add_pair(service.sessions, ids[0], ids[2], 3, due_in_s=3600)  # not due yet
-        started = pairs.start_due(service.sessions, client, **OWNER, limit=4)
-        assert started == [first, second]
-        assert pairs.start_due(service.sessions, client, **OWNER, limit=4) == []  # running
+        started = pairs.start_due(service.sessions, client, **OWNER, limit=2)
+        assert started == [first, second]  # a playing pair counts one match of the limit
+        assert pairs.start_due(service.sessions, client, **OWNER, limit=2) == []  # running
         for pair_id in (first, second):
             pair = pair_row(service.sessions, pair_id)
-            assert pair.state == PLAYING and pair.match_a_id and pair.match_b_id
+            # Only leg 0: leg 1 mirrors its cards, so it waits until leg 0 has ended.
+            assert pair.state == PLAYING and pair.match_a_id and pair.match_b_id is None
         assert pair_row(service.sessions, later).state == WAITING
-        assert match_count(service.sessions) == 4
+        assert match_count(service.sessions) == 2
 
         settled: list[int] = []
-        wait_until(lambda: settled.extend(pairs.settle(service.sessions, **OWNER)) or
-                   len(settled) == 2, 120, every=0.2, what="both pairs played out")
+        wait_until(lambda: advance(service, client, settled, limit=2) or len(settled) == 2,
+                   120, every=0.2, what="both pairs played out")
         assert sorted(settled) == [first, second]
         assert pairs.settle(service.sessions, **OWNER) == []  # once
     finally:
@@ -109,6 +117,8 @@ def test_due_pairs_start_both_legs_and_are_scored_from_their_matches(site):
             assert pair.points_a + pair.points_b == 2 and pair.forfeit is None
             assert legs[0].seed == legs[1].seed == pair.seed
             assert (legs[0].bot0_id, legs[1].bot0_id) == (pair.bot_a_id, pair.bot_b_id)
+            # Never both legs at once: leg 1 was made after leg 0 had ended.
+            assert aware(legs[1].created_at) >= aware(legs[0].finished_at)
     # The rated pair's two matches are rated, once.
     assert pairs.rate_done(service.sessions, **OWNER) == 1
     assert pairs.rate_done(service.sessions, **OWNER) == 0
@@ -124,13 +134,13 @@ def test_the_limit_and_one_pair_per_bot(site):
     with_first = [add_pair(service.sessions, house[0], house[i], i) for i in (1, 2)]
     apart = add_pair(service.sessions, house[2], house[3], 3)
     # house0 is in two pairs: only its first starts; the third pair is apart, but the limit of
-    # two matches is taken.
-    assert pairs.start_due(service.sessions, client, **OWNER, limit=2) == [with_first[0]]
-    assert pairs.start_due(service.sessions, client, **OWNER, limit=4) == [apart]
+    # one running match is taken (a playing pair counts one: its legs are played in turn).
+    assert pairs.start_due(service.sessions, client, **OWNER, limit=1) == [with_first[0]]
+    assert pairs.start_due(service.sessions, client, **OWNER, limit=2) == [apart]
     assert pairs.start_due(service.sessions, client, **OWNER, limit=8) == []
     assert pairs.start_due(service.sessions, client, **OWNER, limit=8, per_bot=None) == [
         with_first[1]]
-    assert match_count(service.sessions) == 6
+    assert match_count(service.sessions) == 3  # leg 0 of each
 
 
 class Lossy:
@@ -156,20 +166,30 @@ class Down:
 
 def test_lost_answers_and_a_crash_after_the_claim_make_nothing_twice(site):
     service, client = site
-    a, b, c, d = (bots.register_bot(f"house{i}", kind=HOUSE, house_strategy="random",
-                                    sessions=service.sessions)[0].id for i in range(4))
-    lost = add_pair(service.sessions, a, b, 1)
-    lossy = Lossy(client)
-    assert pairs.start_due(service.sessions, lossy, **OWNER, limit=8) == [lost]
-    # The service recorded the leg it made although the scheduler never heard of it; the next
-    # call asks for the missing leg only, and again for nothing once both exist.
-    assert lossy.calls == 1
-    assert pair_row(service.sessions, lost).match_a_id is not None
-    pairs.start_due(service.sessions, lossy, **OWNER, limit=8)
-    pairs.start_due(service.sessions, client, **OWNER, limit=8)
-    pair = pair_row(service.sessions, lost)
-    assert pair.match_a_id and pair.match_b_id and match_count(service.sessions) == 2
-    # Claimed, then the scheduler died before any leg: the next one makes both legs.
+    ids, tokens = zip(*(service.register(f"bot{i}") for i in range(2)), strict=True)
+    c, d = (bots.register_bot(f"house{i}", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id for i in range(2))
+    runners = play(service, list(tokens))
+    try:
+        lost = add_pair(service.sessions, ids[0], ids[1], 1)
+        lossy = Lossy(client)
+        assert pairs.start_due(service.sessions, lossy, **OWNER, limit=8) == [lost]
+        # The service recorded leg 0 although the scheduler never heard of it; while it runs,
+        # nothing more is asked for.
+        assert lossy.calls == 1
+        assert pair_row(service.sessions, lost).match_a_id is not None
+        pairs.start_due(service.sessions, lossy, **OWNER, limit=8)
+        assert lossy.calls == 1 and match_count(service.sessions) == 1
+        # Leg 0 ends: leg 1 is asked for (its answer lost too), then found, never made twice.
+        wait_until(lambda: pairs.start_due(service.sessions, lossy, **OWNER, limit=8) == [] and
+                   lossy.calls == 2, 60, every=0.2, what="leg 0 to end and leg 1 to be asked")
+        pairs.start_due(service.sessions, client, **OWNER, limit=8)
+        pair = pair_row(service.sessions, lost)
+        assert pair.match_a_id and pair.match_b_id and match_count(service.sessions) == 2
+    finally:
+        for runner in runners:
+            runner.stop()
+    # Claimed, then the scheduler died before any leg: the next one makes leg 0, once.
     crashed = add_pair(service.sessions, c, d, 2)
     assert pairs.start_due(service.sessions, Down(), **OWNER, limit=8) == [crashed]
     assert pair_row(service.sessions, crashed).state == PLAYING
@@ -177,10 +197,10 @@ def test_lost_answers_and_a_crash_after_the_claim_make_nothing_twice(site):
     pairs.start_due(service.sessions, client, **OWNER, limit=8)
     pairs.start_due(service.sessions, client, **OWNER, limit=8)
     pair = pair_row(service.sessions, crashed)
-    assert pair.match_a_id and pair.match_b_id and match_count(service.sessions) == 4
+    assert pair.match_a_id and pair.match_b_id is None and match_count(service.sessions) == 3
     # The service's own key: a leg asked for directly again is the same match.
-    assert client.create_pair_match(crashed, 1) == pair.match_b_id
-    assert match_count(service.sessions) == 4
+    assert client.create_pair_match(crashed, 0) == pair.match_a_id
+    assert match_count(service.sessions) == 3
 
 
 def test_an_absent_bot_forfeits_after_its_grace_period(site):
@@ -219,19 +239,43 @@ def test_an_absent_bot_forfeits_after_its_grace_period(site):
         runners[0].stop()
 
 
-def test_a_pair_with_an_aborted_leg_is_void(site):
+def test_a_pair_whose_leg_zero_is_aborted_is_void_and_never_gets_leg_one(site):
     service, client = site
     a, b = (bots.register_bot(f"house{i}", kind=HOUSE, house_strategy="random",
                               sessions=service.sessions)[0].id for i in range(2))
     pair_id = add_pair(service.sessions, a, b, 1)
     pairs.start_due(service.sessions, client, **OWNER, limit=2)
     pair = pair_row(service.sessions, pair_id)
-    for match_id in (pair.match_a_id, pair.match_b_id):
-        actions.abort_match(match_id, "testing", sessions=service.sessions)
+    actions.abort_match(pair.match_a_id, "testing", sessions=service.sessions)
+    pairs.start_due(service.sessions, client, **OWNER, limit=2)  # no leg 1 after an abort
+    assert match_count(service.sessions) == 1
     assert pairs.settle(service.sessions, **OWNER) == [pair_id]
     pair = pair_row(service.sessions, pair_id)
-    assert pair.state == VOID and pair.points_a is None
+    assert pair.state == VOID and pair.points_a is None and pair.match_b_id is None
     assert f"match {pair.match_a_id} was aborted" in (pair.detail or "")
     with service.sessions() as s:
         assert s.scalar(select(func.count()).select_from(Match)
                         .where(Match.state == RUNNING)) == 0
+
+
+def test_a_bot_connected_for_challenges_only_is_absent_for_a_pair(site):
+    service, client = site
+    house = bots.register_bot("house", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id
+    remote, token = service.register("picky")
+    runner = Runner(RandomBot(0), service.server.address, token, challenges_only=True)
+    threading.Thread(target=runner.run, daemon=True).start()
+    try:
+        wait_until(lambda: runner.stats.connections, 30, what="the bot connected")
+        pair_id = add_pair(service.sessions, house, remote, 1)
+        t0 = utcnow()
+        assert pairs.start_due(service.sessions, client, **OWNER, limit=2, grace_s=5,
+                               now=t0) == []
+        assert pair_row(service.sessions, pair_id).grace_until is not None
+        pairs.start_due(service.sessions, client, **OWNER, limit=2, grace_s=5,
+                        now=t0 + timedelta(seconds=6))
+        pair = pair_row(service.sessions, pair_id)
+        assert (pair.state, pair.forfeit) == (FORFEITED, "b")
+        assert match_count(service.sessions) == 0
+    finally:
+        runner.stop()

@@ -1,0 +1,31 @@
+"""bench/events.py runs end to end (tiny: four house bots, a few seconds of ladder) on the real
+PostgreSQL and Redis: it prints the ladder's matches/s, the event's matches/s and wall time, and
+their ratio. The figures themselves belong to the bench, not here."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+
+
+def test_the_events_bench_prints_its_figures(postgres_url, redis_url):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "events.py"), "--bots", "4", "--concurrency", "2",
+         "--ladder-seconds", "5", "--postgres", postgres_url, "--redis", redis_url],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "round-robin: 3 rounds, 12 matches, state finished" in out, out
+    ladder = re.search(r"^  ladder \(peer\)\s+([0-9.]+)$", out, re.M)
+    event = re.search(r"^  event round-robin\s+([0-9.]+)\s+wall ([0-9.]+) s$", out, re.M)
+    ratio = re.search(r"^  ratio event/ladder: ([0-9.]+)$", out, re.M)
+    assert ladder and event and ratio, out
+    assert float(ladder.group(1)) > 0 and float(event.group(1)) > 0
+    assert abs(float(event.group(1)) / float(ladder.group(1)) - float(ratio.group(1))) < 0.02
