@@ -2,7 +2,8 @@
 `podman kube play` (podman 4.3) can run here (used by `bash scripts/image kube`; what it drops
 and why is in docs/deploy.md): the Deployments only, each container's `envFrom` (the ConfigMap,
 the Secret) written out as `env` (podman 4.3 reads a Secret it was given as a podman secret and
-fails on it), DATABASE_URL and REDIS_URL pointed at the servers given as arguments (the
+fails on it), DATABASE_URL and REDIS_URL pointed at the servers given as arguments (and the
+service's address at 127.0.0.1:50051) (the
 StatefulSets of PostgreSQL and Redis do not run under podman), the image `localhost/bummerl:dev`
 (the one `scripts/image build` makes), BUMMERL_METRICS_PORT dropped (on the host's network
 every pod's 9100 would be one port), and the init containers dropped (podman 4.3 fails to
@@ -29,6 +30,9 @@ def main() -> int:
                | dict(d.get("stringData") or {}) for d in docs if d["kind"] == "Secret"}
     for s in secrets.values():
         s.update(DATABASE_URL=database_url, REDIS_URL=redis_url)
+    for c in config.values():  # no Service names on the host's network
+        if "BUMMERL_SERVICE_ADDRESS" in c:
+            c["BUMMERL_SERVICE_ADDRESS"] = "127.0.0.1:50051"
     out, dropped = [], Counter()
     for d in docs:
         if d["kind"] != "Deployment":
