@@ -1,13 +1,16 @@
 # One image for every role of bummerl (see the README's operators section):
 #   bummerl serve --address 0.0.0.0:50051 | bummerl worker -Q moves | bummerl worker -Q batch
 #   | bummerl beat | bummerl web --host 0.0.0.0        and the migration: python -m db.migrate
-# Build: docker build -t bummerl:0.1.0 .
+# Build: docker build -t bummerl:0.1.0 .     (or: bash scripts/image build, with podman; any base
+# with Python 3.11 at `python` and groupadd/useradd works: --build-arg BASE=..., see docs/deploy.md)
 # It runs as an unprivileged user (uid 10001) and works with a read-only root filesystem:
 # the only writable paths it needs are /app/var (beat's schedule) and /tmp (metrics of the
 # workers' processes), which the Kubernetes manifests mount as emptyDir volumes.
 
+ARG BASE=python:3.11-slim
+
 # --- build: install the dependencies into a virtual environment, generate the protobuf code --
-FROM python:3.11-slim AS build
+FROM ${BASE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
@@ -17,9 +20,10 @@ WORKDIR /app
 # Dependencies first (a layer kept while only the code changes): the metadata, and a stub of
 # each package so that setuptools can read the project.
 COPY pyproject.toml README.md ./
-RUN mkdir -p engine cli services workers web db client proto/bummerl \
+RUN mkdir -p engine cli services workers web db client events proto/bummerl \
     && touch engine/__init__.py cli/__init__.py services/__init__.py workers/__init__.py \
-       web/__init__.py db/__init__.py client/__init__.py proto/bummerl/__init__.py \
+       web/__init__.py db/__init__.py client/__init__.py events/__init__.py \
+       proto/bummerl/__init__.py \
     && pip install . \
     && pip uninstall -y bummerl
 # The code, installed in place (editable: /app is where it runs, so `bummerl` and the
@@ -31,15 +35,16 @@ COPY workers workers
 COPY web web
 COPY db db
 COPY client client
+COPY events events
 COPY proto proto
 COPY examples examples
 RUN pip install --no-deps -e . \
     && python proto/build.py \
-    && python -m compileall -q engine cli services workers web db client proto examples \
+    && python -m compileall -q engine cli services workers web db client events proto examples \
     && mkdir -p /app/var
 
 # --- runtime: the environment and the code, no build leftovers, an unprivileged user ----------
-FROM python:3.11-slim AS runtime
+FROM ${BASE} AS runtime
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1

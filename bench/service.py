@@ -1,7 +1,7 @@
 """Benchmark of the engine service against its floor, in the same run.
 
     .venv/bin/python bench/service.py [--db sqlite|postgres] [-n 50] [--seconds 5]
-    .venv/bin/python bench/service.py --house [--db ...] [--seconds 10]
+    .venv/bin/python bench/service.py --house [--db ...] [--seconds 10] [--rounds 3]
     .venv/bin/python bench/service.py --db postgres --replicas 2
     .venv/bin/python bench/service.py --db postgres --seconds 10 --rounds 5
 
@@ -26,12 +26,15 @@ the bench's database (if /proc shows them), and after the run the matches forfei
 or illegal) and the answers refused: any makes the bench exit with status 1.
 
 --house: a remote `random` bot (asyncio client) against a house `random` bot played by a real
-Celery worker on Redis (`--redis`, default redis://127.0.0.1:6379/0, keys under a unique
-prefix), which submits the house moves over gRPC with the house token. Prints the median and p95
-of the time from the remote bot's answer to its next turn (the house move in between: the
+Celery worker, which submits the house moves over gRPC with the house token, on each broker in
+turn: the embedded one (`bummerl up`'s folder, workers.fsbroker) and Redis (`--redis`, default
+redis://127.0.0.1:6379/0, keys under a unique prefix); `--rounds` rounds (default 1), the two
+brokers in alternating order, each run on a fresh database. Prints, for each run, the median and
+p95 of the time from the remote bot's answer to its next turn (the house move in between: the
 worker's task, with the seat's observation in its message, choosing and calling SubmitAction;
-then the push), beside the same figure for a remote-vs-remote match
-on the same server in the same run (the peer).
+then the push), beside the same figure for a remote-vs-remote match on the same server in the
+same run (the peer); then the median over the rounds for each broker and the ratio
+embedded/Redis.
 
 --replicas K runs K `bummerl serve` processes on the one address (gRPC listens with
 SO_REUSEPORT: the kernel spreads the bots' connections over them), sharing the database and the
@@ -503,14 +506,22 @@ async def bummerl_run(url: str, n: int, seconds: float, warmup: float, log: Path
     return figures, problems
 
 
-async def house_run(url: str, seconds: float, warmup: float, tmp: Path, redis: str
-                    ) -> tuple[Figures, Figures, list[str]]:
-    """A remote random bot vs a house random bot (real worker, Redis); and, as the peer, a
-    remote vs remote match on the same server."""
-    from workers import procs
+def broker_site(kind: str, tmp: Path, redis: str) -> dict[str, str]:
+    """The environment that puts the service and the worker on the broker `kind`: "embedded"
+    (a folder under tmp) or "redis" (a unique key prefix on `redis`)."""
+    if kind == "embedded":
+        return {"BUMMERL_BROKER_URL": "bummerlfs://", "BUMMERL_BROKER_DIR": str(tmp / "broker")}
     from workers.testing import redis_site
 
-    _, broker = redis_site(redis)
+    return redis_site(redis)[1]
+
+
+async def house_run(url: str, seconds: float, warmup: float, tmp: Path, broker: dict[str, str]
+                    ) -> tuple[Figures, Figures, list[str]]:
+    """A remote random bot vs a house random bot (a real worker on the broker of `broker`, an
+    environment); and, as the peer, a remote vs remote match on the same server."""
+    from workers import procs
+
     site = {**broker, "BUMMERL_HOUSE_TOKEN": HOUSE, "BUMMERL_BEAT_SCHEDULE": str(tmp / "beat"),
             "BUMMERL_LADDER_EVERY": "3600"}
     proc, address = start(bummerl_command(None),
@@ -622,6 +633,40 @@ async def one_round(args: argparse.Namespace, tmp: Path, url: str, floor_first: 
     return floor_figures, ours_figures, problems
 
 
+async def house_rounds(args: argparse.Namespace) -> int:
+    """--house: each round a run on each broker (alternating which goes first), then the
+    medians over the rounds and the ratio embedded/Redis."""
+    print(f"house bench: {args.rounds} round(s), each a run on the embedded broker and one on "
+          f"Redis ({args.redis}); {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
+          f"bummerl on {args.db}", flush=True)
+    print("\nremote random bot vs house random bot (real Celery worker, house moves over "
+          "gRPC); time from the remote bot's answer to its next turn, ms:")
+    print(f"{'round':<6} {'broker':<9} {'house p50':>10} {'house p95':>10} {'samples':>8} "
+          f"{'peer p50':>9}  (peer: remote vs remote, same server)")
+    runs: dict[str, list[tuple[Figures, Figures]]] = {"embedded": [], "redis": []}
+    for number in range(args.rounds):
+        order = ("embedded", "redis") if number % 2 == 0 else ("redis", "embedded")
+        for kind in order:
+            with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
+                tmp = Path(name)
+                ours, peer, problems = await house_run(
+                    url, args.seconds, args.warmup, tmp, broker_site(kind, tmp, args.redis))
+                print(f"{number + 1:<6} {kind:<9} {ours.p50:>10.2f} {ours.p95:>10.2f} "
+                      f"{ours.samples:>8} {peer.p50:>9.2f}", flush=True)
+                if problems:
+                    print("problems:", *problems, sep="\n  ")
+                    return 1
+                runs[kind].append((ours, peer))
+    medians = {kind: statistics.median(ours.p50 for ours, _ in r) for kind, r in runs.items()}
+    p95s = {kind: statistics.median(ours.p95 for ours, _ in r) for kind, r in runs.items()}
+    print(f"\nmedian of {args.rounds} round(s): embedded house p50 {medians['embedded']:.2f} ms "
+          f"(p95 {p95s['embedded']:.2f}), Redis house p50 {medians['redis']:.2f} ms (p95 "
+          f"{p95s['redis']:.2f}); embedded/Redis {ratio(medians['embedded'], medians['redis'])} "
+          f"p50, {ratio(p95s['embedded'], p95s['redis'])} p95 (targets: embedded p50 <= 15 ms, "
+          "either broker <= 20 ms)", flush=True)
+    return 0
+
+
 def print_rounds(rounds: list[tuple[Figures, Figures]]) -> None:
     """The ratios of each round and their medians: on a shared machine the floor moves from
     minute to minute, and the median of rounds taken in alternating order is steadier than one
@@ -637,24 +682,7 @@ def print_rounds(rounds: list[tuple[Figures, Figures]]) -> None:
 
 async def main_async(args: argparse.Namespace) -> int:
     if args.house:
-        with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:
-            tmp = Path(name)
-            print(f"service bench: {args.seconds:g} s measured after {args.warmup:g} s warm-up; "
-                  f"bummerl on {args.db}; server logs in {tmp} (deleted after)", flush=True)
-            ours, peer, problems = await house_run(url, args.seconds, args.warmup, tmp,
-                                                   args.redis)
-            print("\nremote random bot vs house random bot (real Celery worker on Redis, "
-                  "house moves over gRPC); time from the remote bot's answer to its next turn:")
-            print(f"{'':<16} {'median ms':>10} {'p95 ms':>8} {'samples':>8}")
-            print(f"{'vs house bot':<16} {ours.p50:>10.2f} {ours.p95:>8.2f} {ours.samples:>8}")
-            print(f"{'vs remote (peer)':<16} {peer.p50:>10.2f} {peer.p95:>8.2f} "
-                  f"{peer.samples:>8}")
-            print(f"house/peer median {ratio(ours.p50, peer.p50)} (target: house median "
-                  "<= 20 ms)")
-            if problems:
-                print("problems:", *problems, sep="\n  ")
-                return 1
-        return 0
+        return await house_rounds(args)
     rounds: list[tuple[Figures, Figures]] = []
     for number in range(args.rounds):
         with tempfile.TemporaryDirectory() as name, database(args.db, Path(name)) as url:

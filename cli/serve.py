@@ -1,4 +1,11 @@
-"""`bummerl serve`: run the gRPC engine service (migrates the database first)."""
+"""`bummerl serve`: run the gRPC engine service (migrates the database first).
+
+`bummerl serve --check [--address A] [--service S] [--wait W]` is the service's health probe
+where the platform has no gRPC probe of its own (a container's health command): exit status 0
+once the service at A answers SERVING for S (grpc.health.v1; "" = ready: the database answers,
+"liveness" = the process serves), 1 if it does not (not serving, or not answering within 3 s),
+asking again every 0.05 s for up to W s (default 0: once).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +26,14 @@ def register(subparsers: Any) -> None:
                         help="host:port to listen on (default: %(default)s)")
     parser.add_argument("--no-migrate", action="store_true",
                         help="do not apply the Alembic migrations first")
+    parser.add_argument("--check", action="store_true",
+                        help="do not serve: exit 0 if the service at --address answers "
+                             "SERVING to a gRPC health check, else 1; a health probe")
+    parser.add_argument("--service", default="",
+                        help='with --check: the health service to ask ("" = ready, the '
+                             'default; "liveness")')
+    parser.add_argument("--wait", type=float, default=0.0, metavar="S",
+                        help="with --check: keep asking for up to S s until SERVING")
     parser.set_defaults(func=run)
 
 
@@ -38,7 +53,31 @@ def quiet_logs() -> None:
     logging.getLogger("kombu.connection").addFilter(Unhelpful())
 
 
+def check(address: str, service: str, wait: float = 0.0) -> int:
+    import time
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + wait
+    while True:
+        with grpc.insecure_channel(address) as channel:
+            try:
+                reply = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service=service), timeout=3)
+                status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+                serving = reply.status == health_pb2.HealthCheckResponse.SERVING
+            except grpc.RpcError as e:
+                status, serving = f"{e.code().name} {e.details() or ''}".rstrip(), False
+        if serving or time.monotonic() >= deadline:
+            print(f"{address} {service or '(ready)'}: {status}")
+            return 0 if serving else 1
+        time.sleep(0.05)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.check:
+        return check(args.address, args.service, args.wait)
     from services.api.server import serve
     from services.core.metrics import start_from_env
 

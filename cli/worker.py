@@ -6,6 +6,10 @@ Shorthands for `celery -A workers.app worker|beat ...` with bummerl's defaults; 
 `moves` queue submits house-bot moves to the engine service at `BUMMERL_SERVICE_ADDRESS`
 (default 127.0.0.1:50051) with the service's house token `BUMMERL_HOUSE_TOKEN`.
 
+A worker on the `moves` queue registers the house bots it plays (house-random, house-bully,
+house-rdeep, ...: cli.up.HOUSE_BOTS) when they are missing, so a site of separate processes
+(the image, k8s/) has them as `bummerl up` has.
+
 `bummerl worker --check [-n NAME] [--max-age S]` is the worker's liveness probe: exit status 0
 while the worker NAME writes its heartbeat (workers/liveness.py), 1 once it is older than S s.
 """
@@ -57,6 +61,10 @@ def run_worker(args: argparse.Namespace) -> int:
     from workers.procs import celery_command
 
     _migrate()
+    if "moves" in args.queues.split(","):
+        from cli.up import ensure_house_bots
+
+        ensure_house_bots()
     if "moves" in args.queues.split(",") and not os.environ.get("BUMMERL_HOUSE_TOKEN"):
         print("bummerl worker: BUMMERL_HOUSE_TOKEN is not set, so the service will refuse "
               "this worker's house-bot moves; set it to the service's house token (and "

@@ -2,7 +2,7 @@
 
 - `redis`: the real Redis server; `postgres`: the real PostgreSQL server (tests/conftest.py);
 - `browser`: Chromium and chromedriver; `node`: Node.js and npm (the TypeScript bot, buf);
-  `kubectl`: kubectl (the Kubernetes manifests);
+  `kubectl`: kubectl (the Kubernetes manifests); `podman`: podman with runc (the image);
 - `services`: on every test with any of those, so `pytest -m "not services"` is the quick loop
   of a machine with none of them.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-TOOLS = ("redis", "postgres", "browser", "node", "kubectl")
+TOOLS = ("redis", "postgres", "browser", "node", "kubectl", "podman")
 # The fixtures that reach a server: tests/conftest.py and tests/chaos/conftest.py.
 FIXTURES = {
     "redis_url": "redis",

@@ -10,7 +10,8 @@
 | `bummerl_simulation_deals_per_second` | gauge | deals/s of the last simulation chunk played |
 
 Tasks run in the pool's child processes, so the counts go through prometheus-client's
-multiprocess mode: `PROMETHEUS_MULTIPROC_DIR` names a writable folder (the manifests set it;
+multiprocess mode: `PROMETHEUS_MULTIPROC_DIR` names a writable folder (the manifests set it to
+/tmp/metrics on the emptyDir /tmp: it is made here when missing, as prometheus-client does not;
 when only `BUMMERL_METRICS_PORT` is set, a temporary folder is made). That variable is read
 when prometheus-client is imported, so this module is imported first by `workers.app` (and never
 imports it).
@@ -23,6 +24,8 @@ import tempfile
 
 if os.environ.get("BUMMERL_METRICS_PORT") and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bummerl-metrics-")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
 import logging  # noqa: E402
 import time  # noqa: E402

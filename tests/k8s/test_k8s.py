@@ -22,7 +22,7 @@ from npmkit import npm_ci
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
-CODE = ["engine", "cli", "services", "workers", "web", "db", "client"]
+CODE = ["engine", "cli", "services", "workers", "web", "db", "client", "events"]
 # Kubernetes versions to validate against: the oldest with every field used here (gRPC probes
 # are GA in 1.27), and the newest kubernetes-validate knows.
 VERSIONS = ["1.29"]
@@ -326,6 +326,10 @@ def test_environment_wiring(overlay):
         assert not missing, f"{w['metadata']['name']}/{c['name']}: {missing} not set"
         if c.get("args", [""])[0] == "serve":
             assert "BUMMERL_OPERATOR_TOKEN" in env
+        # the service takes house moves only from who has the house token (without it every
+        # house bot forfeits on time)
+        if c.get("args", [""])[0] == "serve" or c.get("args", [])[:3] == ["worker", "-Q", "moves"]:
+            assert "BUMMERL_HOUSE_TOKEN" in env, f"{w['metadata']['name']}: no house token"
     unknown = set_anywhere - read - READ_BY_OTHERS
     assert not unknown, f"set in the manifests but read by nothing (a typo?): {unknown}"
     unset = read - set_anywhere - defaulted - set(UNSET_MEANS_OFF)
@@ -373,7 +377,10 @@ def test_the_dockerfile_builds_one_image_for_every_role():
 
     lines = dockerfile()
     stages = [args for op, args in lines if op == "FROM"]
-    assert len(stages) >= 2 and all(s.startswith("python:3.11-slim") for s in stages)
+    # every stage on the one base, a build argument: python:3.11-slim unless told otherwise
+    # (scripts/image builds on a Debian base where that image cannot be pulled)
+    assert ("ARG", "BASE=python:3.11-slim") in lines[:lines.index(("FROM", stages[0]))]
+    assert len(stages) >= 2 and all(s.startswith("${BASE} ") for s in stages)
     final = lines[max(i for i, (op, _) in enumerate(lines) if op == "FROM"):]
     user = [args for op, args in final if op == "USER"]
     assert user and user[-1].split(":")[0] not in ("root", "0")

@@ -1,10 +1,14 @@
 """The embedded broker under concurrent producers and consumers: every message arrives whole,
-exactly once (kombu's plain filesystem transport could hand out a half-written file)."""
+exactly once (kombu's plain filesystem transport could hand out a half-written file); and a
+waiting consumer wakes on a message, not on its next poll."""
 
 from __future__ import annotations
 
 import multiprocessing
 import queue as stdlib_queue
+import statistics
+import threading
+import time
 from pathlib import Path
 
 from kombu import Connection, Queue
@@ -12,9 +16,9 @@ from kombu import Connection, Queue
 import workers.app  # noqa: F401  (registers the bummerlfs transport)
 
 
-def options(folder: Path) -> dict:
+def options(folder: Path, poll: float = 0.01) -> dict:
     return {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
-            "control_folder": str(folder / "control"), "polling_interval": 0.01}
+            "control_folder": str(folder / "control"), "polling_interval": poll}
 
 
 def produce(folder: str, tag: str, count: int) -> None:
@@ -66,3 +70,37 @@ def test_concurrent_producers_and_consumers(tmp_path):
     assert sorted((tag, i) for tag, i, _ in got) == [(t, i) for t in "ab" for i in range(300)]
     assert {size for _, _, size in got} == {2000}
     assert all(p.exitcode == 0 for p in consumers + producers)
+
+
+def test_a_waiting_consumer_wakes_on_a_message_not_on_its_poll(tmp_path):
+    """With the poll set to 5 s only the inotify wake (workers.fsbroker.Wake) can deliver a
+    message published while the consumer waits well under that: a sleeping poll would take
+    about 5 s for each."""
+    for sub in ("queue", "control"):
+        (tmp_path / sub).mkdir()
+    latencies: list[float] = []
+    waiting = threading.Event()
+
+    def consume() -> None:
+        with Connection("bummerlfs://", transport_options=options(tmp_path, 5.0)) as conn:
+            q = conn.SimpleQueue(Queue("w", routing_key="w"))
+            for _ in range(7):
+                waiting.set()
+                message = q.get(timeout=30)
+                latencies.append(time.monotonic() - message.payload["sent"])
+                message.ack()
+            q.close()
+
+    consumer = threading.Thread(target=consume, daemon=True)
+    consumer.start()
+    with Connection("bummerlfs://", transport_options=options(tmp_path, 5.0)) as conn:
+        q = conn.SimpleQueue(Queue("w", routing_key="w"))
+        for i in range(7):
+            assert waiting.wait(timeout=30)
+            waiting.clear()
+            time.sleep(0.2)  # the consumer has looked, found nothing, and waits
+            q.put({"i": i, "sent": time.monotonic()})
+        q.close()
+    consumer.join(timeout=60)
+    assert len(latencies) == 7, latencies
+    assert statistics.median(latencies) < 0.05, latencies
