@@ -10,7 +10,11 @@ over pairs.
 - Elo-style difference: from the score fraction s (a hand won counts 1, lost 0),
   elo = -400 · log10(1/s - 1), its interval from the interval of s;
 - SPRT: the generalised SPRT with the normal approximation on the pair scores (as chess engine
-  testing uses), H0: elo = elo0 against H1: elo = elo1, bounds from alpha and beta.
+  testing uses), H0: elo = elo0 against H1: elo = elo1, bounds from alpha and beta;
+- the paired model of version tests (`PairOutcomes`, `paired_llr`, `paired_decision`, ...):
+  duplicate pairs of Bummerls, each pair 0, 1 or 2 match points for the candidate — a
+  trinomial, the pentanomial of chess testing for a game without draws (see below and
+  docs/versions.md).
 """
 
 from __future__ import annotations
@@ -162,3 +166,126 @@ def _finite(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# --- Paired model: duplicate pairs of Bummerls (version tests) ---------------------------------
+#
+# A version test plays a candidate against a baseline in duplicate pairs of Bummerls: the same
+# deck seeds twice with the seats swapped. A Bummerl has no draw, so a pair ends in one of three
+# outcomes for the candidate: lost both (0 match points), split (1) or won both (2). The pair is
+# the statistical unit (its two Bummerls share their deals and are correlated), so the model is a
+# trinomial over pairs: the counterpart, for a game without draws, of the pentanomial model that
+# chess engine testing (fishtest) uses for game pairs, whose five outcomes 0, ½, 1, 1½, 2 come
+# from draws being possible in each game. The test is the same generalised SPRT with the normal
+# approximation as `Sprt`, on the pair score x = points / 2 in {0, ½, 1}, whose variance is the
+# empirical variance of the pairs (not the variance an unpaired binomial model would assume:
+# pairing lowers it, which is what makes the test shorter).
+
+
+@dataclass
+class PairOutcomes:
+    """Counts of the candidate's duplicate pairs by outcome (exact; adding two adds the counts)."""
+
+    lost_both: int = 0
+    split: int = 0
+    won_both: int = 0
+
+    @property
+    def pairs(self) -> int:
+        return self.lost_both + self.split + self.won_both
+
+    @property
+    def points(self) -> int:
+        """Match points the candidate won (0, 1 or 2 a pair)."""
+        return self.split + 2 * self.won_both
+
+    @property
+    def score(self) -> float:
+        """The candidate's fraction of the match points, 0..1 (½ with no pairs)."""
+        return self.points / (2 * self.pairs) if self.pairs else 0.5
+
+    def add(self, points: int) -> None:
+        """Count one pair in which the candidate won `points` Bummerls (0, 1 or 2)."""
+        if points == 0:
+            self.lost_both += 1
+        elif points == 1:
+            self.split += 1
+        elif points == 2:
+            self.won_both += 1
+        else:
+            raise ValueError(f"a duplicate pair gives 0, 1 or 2 match points, not {points!r}")
+
+    def as_list(self) -> list[int]:
+        """[lost_both, split, won_both]."""
+        return [self.lost_both, self.split, self.won_both]
+
+    def __add__(self, other: PairOutcomes) -> PairOutcomes:
+        return PairOutcomes(*(a + b for a, b in zip(self.as_list(), other.as_list(), strict=True)))
+
+
+# An empty outcome counts this many pseudo-pairs in the variance (not in the mean): with every
+# pair alike (say ten pairs all won) the empirical variance is 0 and the LLR undefined; half a
+# pair per empty cell keeps it finite and lets a run of wins decide after about ten pairs. Once
+# every outcome has been seen the variance is exactly the empirical one (as in `Sprt`).
+_EMPTY_CELL = 0.5
+
+
+def _pair_mean_var(o: PairOutcomes) -> tuple[float, float]:
+    """Mean pair score (real counts) and its variance (empty cells regularised)."""
+    counts = [c if c > 0 else _EMPTY_CELL for c in o.as_list()]
+    n = sum(counts)
+    m = (counts[1] * 0.5 + counts[2]) / n
+    var = (counts[1] * 0.25 + counts[2]) / n - m * m
+    return o.score, var
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
+    """Wald's bounds on the LLR: (lower, upper) = (log(β/(1-α)), log((1-β)/α))."""
+    if not (0 < alpha < 1 and 0 < beta < 1):
+        raise ValueError(f"alpha and beta must lie strictly between 0 and 1, not {alpha}, {beta}")
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+def paired_llr(o: PairOutcomes, elo0: float, elo1: float) -> float:
+    """Log-likelihood ratio of H1 (elo = elo1) over H0 (elo = elo0) on the trinomial.
+
+    Elo is that of the match score: elo_score(elo) is the candidate's expected fraction of match
+    points. Normal approximation, as fishtest's pentanomial GSPRT: n·(s1-s0)·(2x̄-s0-s1)/(2σ²),
+    σ² the variance of the pair score. 0 with fewer than two pairs.
+    """
+    if o.pairs < 2:
+        return 0.0
+    mean, var = _pair_mean_var(o)
+    s0, s1 = elo_score(elo0), elo_score(elo1)
+    return o.pairs * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+
+
+def paired_decision(
+    o: PairOutcomes, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05
+) -> str | None:
+    """'H1' (the candidate is better by elo1), 'H0' (it is not better than elo0), None yet."""
+    lower, upper = sprt_bounds(alpha, beta)
+    llr = paired_llr(o, elo0, elo1)
+    if llr >= upper:
+        return "H1"
+    if llr <= lower:
+        return "H0"
+    return None
+
+
+def paired_score_ci(o: PairOutcomes) -> tuple[float, float, float]:
+    """The candidate's score and its 95% interval over pairs, clipped to 0..1.
+
+    No pairs: (½, 0, 1), nothing known; one pair: its score and the whole range.
+    """
+    if o.pairs < 2:
+        return o.score, 0.0, 1.0
+    mean, var = _pair_mean_var(o)
+    half = Z95 * math.sqrt(var * o.pairs / (o.pairs - 1) / o.pairs)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def paired_elo_ci(o: PairOutcomes) -> tuple[float, float, float]:
+    """Elo of the match score and its 95% interval (finite: scores are clamped off 0 and 1)."""
+    score, lo, hi = paired_score_ci(o)
+    return elo(score), elo(lo), elo(hi)
