@@ -101,6 +101,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--challenges-only", action="store_true",
                         help="take challenges only: the ladder (and tournaments) never pair "
                              "the bot while it runs so")
+    parser.add_argument("--version", default=None, metavar="V",
+                        help="the version of the bot this run plays (e.g. 1.4.0 or a git "
+                             "hash; at most 100 characters): each match records it, the "
+                             "dashboard shows each version's record (default: the bot "
+                             "class's `version` attribute, else none)")
     connect.add_arguments(parser)  # --tls, --ca
     parser.add_argument("--parallel", type=int, default=4,
                         help="matches the bot is asked about at once (default: %(default)s; "
@@ -147,7 +152,7 @@ def play(args: argparse.Namespace) -> int:
     runner = Runner(bot, args.server, args.token, max_matches=args.matches,
                     parallel=args.parallel, tls=args.tls or bool(args.ca), ca=args.ca,
                     backoff=Backoff(initial_s=args.retry_initial, max_s=args.retry_max),
-                    challenges_only=args.challenges_only)
+                    challenges_only=args.challenges_only, version=args.version)
     result: dict[str, BaseException] = {}
 
     def target() -> None:

@@ -16,6 +16,9 @@
   stream here takes. It is written with the stream's open, on each change, with every
   heartbeat, and cleared with the last stream. (With streams on two servers, the value last
   written wins until the next heartbeat: run one kit per bot.)
+- Which version the bot runs (`bots.version`, from the Hello): written with the stream's open
+  and with a later Hello that says another; the newest stream's wins, and it stays when the
+  bot disconnects (the dashboard shows it; a new match reads it, `services.core.matches`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,11 @@ def widest(modes: Iterable[str]) -> str:
     return next((mode for mode in WIDEST if mode in found), ACCEPTS_ALL)
 
 
+def _version(version: str | None) -> dict[str, str | None]:
+    """The `bots.version` part of an UPDATE: none for None, NULL for "" (no version said)."""
+    return {} if version is None else {"version": version or None}
+
+
 class Presence:
     """The open Play streams of one server, per bot, and their heartbeat in the database."""
 
@@ -68,10 +76,12 @@ class Presence:
         """A key for a stream's `opened`, `changed` and `closed`."""
         return next(self._keys)
 
-    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None) -> int:
+    def opened(self, bot_id: int, accepts: str = ACCEPTS_ALL, key: int | None = None,
+               version: str | None = None) -> int:
         """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
         `closed`). A stream whose `closed` came first (its call ended while this waited for
-        the pool) is not counted."""
+        the pool) is not counted. `version`: what its Hello said ("" none: NULL), written as
+        the bot's version; None leaves the bot's version as it is."""
         with self._lock:
             if key is None:
                 key = next(self._keys)
@@ -94,21 +104,24 @@ class Presence:
                         (Bot.connected_since.is_(None) | Bot.last_seen_at.is_(None)
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
-                    last_seen_at=now, accepts=widest(modes.values())))
+                    last_seen_at=now, accepts=widest(modes.values()),
+                    **_version(version)))
             elif widest(modes.values()) != before:
-                self._write_accepts(bot_id)
+                self._write_accepts(bot_id, version)
+            elif version is not None:
+                self._write(update(Bot).where(Bot.id == bot_id).values(**_version(version)))
             return key
 
-    def changed(self, bot_id: int, key: int, accepts: str) -> bool:
-        """Stream `key` of `bot_id` takes `accepts` from now on, written before this returns
-        (so that a pairing decided after it sees it); False if the write failed (the next
-        heartbeat writes it again)."""
+    def changed(self, bot_id: int, key: int, accepts: str, version: str | None = None) -> bool:
+        """Stream `key` of `bot_id` takes `accepts` from now on (and runs `version`, unless
+        None), written before this returns (so that a pairing decided after it sees it); False
+        if the write failed (the next heartbeat writes what it takes again)."""
         with self._lock:
             modes = self._modes.get(bot_id)
             if modes is None or key not in modes:
                 return True  # the stream closed meanwhile
             modes[key] = accepts
-            return self._write_accepts(bot_id)
+            return self._write_accepts(bot_id, version)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
         with self._lock:
@@ -136,10 +149,11 @@ class Presence:
             modes = self._modes.get(bot_id)
             return widest(modes.values()) if modes else None
 
-    def _write_accepts(self, bot_id: int) -> bool:
-        """Write what `bot_id` takes now (under the lock)."""
+    def _write_accepts(self, bot_id: int, version: str | None = None) -> bool:
+        """Write what `bot_id` takes now, and `version` unless None (under the lock)."""
         return self._write(update(Bot).where(Bot.id == bot_id)
-                           .values(accepts=widest(self._modes.get(bot_id, {}).values())))
+                           .values(accepts=widest(self._modes.get(bot_id, {}).values()),
+                                   **_version(version)))
 
     def stop(self) -> None:
         """The server stopped: forget its streams (no more heartbeats from here)."""
