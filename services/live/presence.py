@@ -18,7 +18,9 @@
   written wins until the next heartbeat: run one kit per bot.)
 - Which version the bot runs (`bots.version`, from the Hello): written with the stream's open
   and with a later Hello that says another; the newest stream's wins, and it stays when the
-  bot disconnects (the dashboard shows it; a new match reads it, `services.core.matches`).
+  bot disconnects (the dashboard shows it; a new match reads it, `services.core.matches`). A
+  write that failed (the database was down) is written again by the next heartbeat; matches
+  created meanwhile record the version the row still held.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class Presence:
         self.heartbeat_s = heartbeat_s
         self._open: Counter[int] = Counter()
         self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
+        self._versions: dict[int, str] = {}  # bot id -> the version its newest stream here said
+        self._unwritten: set[int] = set()  # bots whose version write failed: the beat retries
         self._keys = count(1)
         self._gone: set[int] = set()  # keys closed before their open was recorded
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
@@ -90,6 +94,8 @@ class Presence:
                 return key
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
+            if version is not None:
+                self._versions[bot_id] = version
             before = widest(modes.values()) if modes else None
             modes[key] = accepts
             if self._thread is None:
@@ -105,11 +111,12 @@ class Presence:
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
                     last_seen_at=now, accepts=widest(modes.values()),
-                    **_version(version)))
+                    **_version(version)), version=bot_id if version is not None else None)
             elif widest(modes.values()) != before:
                 self._write_accepts(bot_id, version)
             elif version is not None:
-                self._write(update(Bot).where(Bot.id == bot_id).values(**_version(version)))
+                self._write(update(Bot).where(Bot.id == bot_id).values(**_version(version)),
+                            version=bot_id)
             return key
 
     def changed(self, bot_id: int, key: int, accepts: str, version: str | None = None) -> bool:
@@ -121,6 +128,8 @@ class Presence:
             if modes is None or key not in modes:
                 return True  # the stream closed meanwhile
             modes[key] = accepts
+            if version is not None:
+                self._versions[bot_id] = version
             return self._write_accepts(bot_id, version)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
@@ -140,6 +149,8 @@ class Presence:
                 return
             del self._open[bot_id]
             self._modes.pop(bot_id, None)
+            self._versions.pop(bot_id, None)
+            self._unwritten.discard(bot_id)
             self._write(update(Bot).where(Bot.id == bot_id)
                         .values(connected_since=None, last_seen_at=_now(), accepts=None))
 
@@ -153,17 +164,21 @@ class Presence:
         """Write what `bot_id` takes now, and `version` unless None (under the lock)."""
         return self._write(update(Bot).where(Bot.id == bot_id)
                            .values(accepts=widest(self._modes.get(bot_id, {}).values()),
-                                   **_version(version)))
+                                   **_version(version)),
+                           version=bot_id if version is not None else None)
 
     def stop(self) -> None:
         """The server stopped: forget its streams (no more heartbeats from here)."""
         with self._lock:
             self._open.clear()
             self._modes.clear()
+            self._versions.clear()
+            self._unwritten.clear()
 
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step): one
-        UPDATE per kind of what the bots take (almost always one)."""
+        UPDATE per kind of what the bots take (almost always one); then write again each
+        version whose write failed (the database was down), one UPDATE each."""
         with self._lock:
             if self._open:
                 now = _now()
@@ -175,6 +190,11 @@ class Presence:
                     self._write(update(Bot).where(Bot.id.in_(ids)).values(
                         last_seen_at=now, connected_since=func.coalesce(Bot.connected_since, now),
                         accepts=accepts))
+            for bot_id in sorted(self._unwritten):
+                if bot_id not in self._versions or self._write(
+                        update(Bot).where(Bot.id == bot_id)
+                        .values(**_version(self._versions[bot_id]))):
+                    self._unwritten.discard(bot_id)
 
     def _run(self) -> None:
         stop = threading.Event()  # never set: only a timed wait
@@ -186,13 +206,16 @@ class Presence:
                     return
             self.beat()
 
-    def _write(self, statement) -> bool:  # type: ignore[no-untyped-def]
+    def _write(self, statement, version: int | None = None) -> bool:  # type: ignore[no-untyped-def]
         """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)
-        and answered False."""
+        and answered False. `version`: the bot whose version the UPDATE writes (the beat
+        writes it again if this fails)."""
         try:
             with factory_of(self.sessions)() as s, writing(s), s.begin():
                 s.execute(statement, execution_options={"synchronize_session": False})
             return True
         except Exception as e:  # noqa: BLE001  (presence must never break a stream)
             log_failure("bot presence update (the next heartbeat retries)", e)
+            if version is not None:
+                self._unwritten.add(version)
             return False

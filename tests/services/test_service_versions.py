@@ -8,10 +8,15 @@ import queue
 from collections.abc import Iterator
 
 from bummerl.v1 import bot_pb2, match_pb2
+from faultproxy import Proxy
 from servicekit import OPERATOR, auth, running_service
+from sqlalchemy import create_engine as make_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import sessionmaker
 from test_service_presence import FAST, row, wait_for
 
-from db.models import HOUSE, Match
+from db.models import ACCEPTS_ALL, HOUSE, Match
+from services.live.presence import Presence
 from services.ops import bots
 
 
@@ -88,3 +93,26 @@ def test_each_match_records_the_version_each_seat_runs(database):
                 assert seat_versions(service, m.match_id) == (None, "bully")
             finally:
                 stream.close()
+
+
+def test_a_version_written_in_an_outage_is_written_by_the_next_heartbeat(postgres_sessions):
+    """The database is down when a stream opens: the open is logged and the heartbeat writes
+    the version as soon as the database answers again (as it does for what the bot takes)."""
+    url, sessions = postgres_sessions
+    bot, _ = bots.register_bot("flaky", sessions=sessions)
+    with Proxy(("127.0.0.1", make_url(url).port or 5432)) as proxy:
+        through = make_url(url).set(port=proxy.port).render_as_string(hide_password=False)
+        engine = make_engine(through, pool_pre_ping=True)
+        presence = Presence(sessionmaker(bind=engine, expire_on_commit=False), heartbeat_s=0.2)
+        try:
+            key = presence.opened(bot.id, version="1.0")
+            wait_for(lambda: row(sessions, bot.id).version == "1.0")
+            proxy.down()
+            assert not presence.changed(bot.id, key, ACCEPTS_ALL, version="2.0")  # refused
+            assert row(sessions, bot.id).version == "1.0"
+            proxy.restore()
+            wait_for(lambda: row(sessions, bot.id).version == "2.0")
+        finally:
+            presence.closed(bot.id, key)
+            presence.stop()
+            engine.dispose()
