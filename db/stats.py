@@ -289,3 +289,19 @@ def paired_elo_ci(o: PairOutcomes) -> tuple[float, float, float]:
     """Elo of the match score and its 95% interval (finite: scores are clamped off 0 and 1)."""
     score, lo, hi = paired_score_ci(o)
     return elo(score), elo(lo), elo(hi)
+
+
+def paired_summary(o: PairOutcomes, elo0: float, elo1: float, alpha: float = 0.05,
+                   beta: float = 0.05) -> dict:
+    """A version test's result as plain numbers (JSON-ready): the outcome counts, score and
+    Elo with their 95% intervals, and the SPRT's LLR, bounds and decision."""
+    score, score_lo, score_hi = paired_score_ci(o)
+    e, elo_lo, elo_hi = paired_elo_ci(o)
+    lower, upper = sprt_bounds(alpha, beta)
+    return _finite({
+        "pairs": o.pairs, "lost_both": o.lost_both, "split": o.split, "won_both": o.won_both,
+        "score": score, "score_ci": [score_lo, score_hi], "elo": e, "elo_ci": [elo_lo, elo_hi],
+        "sprt": {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta,
+                 "llr": paired_llr(o, elo0, elo1), "lower": lower, "upper": upper,
+                 "decision": paired_decision(o, elo0, elo1, alpha, beta)},
+    })

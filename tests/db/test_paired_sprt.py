@@ -21,6 +21,7 @@ from db.stats import (
     paired_elo_ci,
     paired_llr,
     paired_score_ci,
+    paired_summary,
     sprt_bounds,
 )
 
@@ -153,3 +154,13 @@ def test_bad_input_is_refused():
         PairOutcomes().add(3)
     with pytest.raises(ValueError, match="alpha"):
         sprt_bounds(0.0, 0.05)
+
+
+def test_summary_is_plain_numbers():
+    import json
+
+    for o in (PairOutcomes(), PairOutcomes(won_both=12), PairOutcomes(30, 60, 40)):
+        s = paired_summary(o, ELO0, ELO1)
+        assert json.loads(json.dumps(s, allow_nan=False)) == s
+        assert s["pairs"] == o.pairs and s["sprt"]["decision"] == paired_decision(o, ELO0, ELO1)
+        assert s["score_ci"][0] <= s["score"] <= s["score_ci"][1]
