@@ -215,6 +215,7 @@ def header_lines(header: dict) -> list[Any]:
 
 def render(header: dict, profiles: str) -> Any:
     from rich.console import Group
+    from rich.markup import escape
     from rich.table import Table
 
     from workers import ladder
@@ -228,7 +229,8 @@ def render(header: dict, profiles: str) -> Any:
                                 ("won", "right"), ("now", "right"), ("", "left")):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for rank, st in enumerate(ladder.standings(profile), 1):
-            kind = st.strategy or "?" if st.kind == "house" else "remote"
+            kind = (st.strategy or "?" if st.kind == "house"
+                    else f"remote {escape(st.version)}" if st.version else "remote")
             won = f"{st.wins / st.matches:.0%}" if st.matches else "–"
             table.add_row(str(rank), st.name, kind, f"{st.mu:.1f}±{2 * st.sigma:.1f}",
                           f"{st.ordinal:.1f}", str(st.matches), won,

@@ -102,8 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="take challenges only: the ladder (and tournaments) never pair "
                              "the bot while it runs so")
     parser.add_argument("--version", default=None, metavar="V",
-                        help="the version this process runs (Hello.version): a version test "
-                             "(bummerl test) plays each seat with the process of its version")
+                        help="the version of the bot this run plays (e.g. 1.4.0 or a git "
+                             "hash; at most 100 characters): each match records it, the "
+                             "dashboard shows each version's record, and a version test "
+                             "(bummerl test) plays each seat with the process of its version "
+                             "(default: the bot class's `version` attribute, else none)")
     connect.add_arguments(parser)  # --tls, --ca
     parser.add_argument("--parallel", type=int, default=4,
                         help="matches the bot is asked about at once (default: %(default)s; "

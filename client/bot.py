@@ -14,7 +14,14 @@ class Bot:
     `legal_actions` lists what you may do, and returns one of them (an `engine.Action` or its
     text, like "play TH"). It is called once per turn, possibly for several matches in turn;
     `observation` carries no match id because the choice should depend on the game only.
+
+    `version`: which version of the bot this is (a free string such as "1.4.0" or a git hash,
+    at most 100 characters), said to the service when the kit connects (`Hello.version`); each
+    match records the version each seat ran, and the dashboard shows each version's record.
+    `bummerl bot run --version V` overrides it; empty: none said.
     """
+
+    version: str = ""
 
     def act(self, observation: engine.Observation) -> engine.Action | str:
         raise NotImplementedError("override Bot.act(observation) -> action")

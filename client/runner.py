@@ -41,7 +41,7 @@ from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_g
 import engine
 from client.bot import Bot
 from client.connect import channel as open_channel
-from client.errors import TokenRefused, Unsupported
+from client.errors import KitError, TokenRefused, Unsupported
 from client.events import event
 
 log = logging.getLogger("bummerl.client")
@@ -53,6 +53,7 @@ END_REASONS = {
     match_pb2.END_REASON_FORFEIT_ILLEGAL: "forfeit for illegal actions",
 }
 PROFILES = {common_pb2.PROFILE_SOFT: "soft", common_pb2.PROFILE_SHARP: "sharp"}
+MAX_VERSION = 100  # characters of Hello.version the service takes
 DRAIN_CHECK_S = 5.0  # while draining: how often the running matches are listed again
 ACK_WAIT_S = 10.0  # a drain the service has not confirmed by then: an older service
 
@@ -104,7 +105,11 @@ class Runner:
                  ca: str | None = None, challenges_only: bool = False,
                  version: str | None = None) -> None:
         self.bot = bot
-        self.version = version or ""  # Hello.version: a version test plays it by this
+        # the version the Hello says: `version`, else the bot class's `version`, else none
+        self.version = str(getattr(bot, "version", "") or "") if version is None else version
+        if len(self.version) > MAX_VERSION or not self.version.isprintable():
+            raise KitError(f"the bot's version must be printable and at most {MAX_VERSION} "
+                           f"characters, not {self.version[:120]!r}")
         self.server = server
         self.tls, self.ca = tls, ca  # TLS, trusting the system's roots or the PEM file `ca`
         self.token = token
@@ -275,8 +280,8 @@ class Runner:
     def _requests(self, outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None]
                   ) -> Iterator[bot_pb2.PlayRequest]:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name,
-                                                      challenges_only=self.challenges_only,
-                                                      version=self.version))
+                                                      version=self.version,
+                                                      challenges_only=self.challenges_only))
         if self.draining:  # a reconnect while draining: the new stream takes nothing new
             yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:
@@ -622,11 +627,12 @@ def _short(text: str, limit: int = 160) -> str:
 
 def run(bot: Bot, server: str = "127.0.0.1:50051", token: str = "", *,
         max_matches: int | None = None, tls: bool = False, ca: str | None = None,
-        challenges_only: bool = False) -> Stats:
+        challenges_only: bool = False, version: str | None = None) -> Stats:
     """Play `bot` on `server` with its `token` (blocks; Ctrl-C to stop); over TLS with `tls`
-    (trusting the PEM file `ca` if given); `max_matches` and `challenges_only` as `Runner`'s."""
+    (trusting the PEM file `ca` if given); `max_matches`, `challenges_only` and `version` as
+    `Runner`'s."""
     runner = Runner(bot, server, token, max_matches=max_matches, tls=tls, ca=ca,
-                    challenges_only=challenges_only)
+                    challenges_only=challenges_only, version=version)
     try:
         return runner.run()
     except KeyboardInterrupt:

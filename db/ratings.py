@@ -1,7 +1,8 @@
 """Tables of the ladder (owned by workers/): ratings per bot per profile, and ladder matches.
 
 Ratings are openskill (Plackett-Luce) `mu` and `sigma`. A ladder match is rated once: the
-update and `rated_at` are written in one transaction, guarded by `rated_at IS NULL`.
+update and `rated_at` are written in one transaction, guarded by `rated_at IS NULL`. A rating
+carries across the bot's versions; `version` says which it last saw.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class Rating(Base):
     matches: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The version of the bot (`matches.version0`/`version1`) in the last match rated here: a
+    # match of another version widens sigma once (workers.ladder.widen_for_version).
+    version: Mapped[str | None] = mapped_column(String(100))
 
 
 class LadderMatch(Base):

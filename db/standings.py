@@ -35,6 +35,7 @@ class Standing:
     connected: bool = False  # a remote bot with a Play stream open (`db.presence`)
     suspended_at: datetime | None = None  # an operator suspended it (no ladder matches)
     suspended_reason: str | None = None
+    version: str | None = None  # the version the bot runs now (`bots.version`; house: strategy)
 
     @property
     def ordinal(self) -> float:
@@ -57,7 +58,8 @@ def standings(profile: str, sessions: sessionmaker[Session], heartbeat_s: float
         table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
                           r.matches, r.wins, playing.get(bot.id, 0),
                           is_connected(bot, heartbeat_s, moment), bot.suspended_at,
-                          bot.suspended_reason) for r, bot in rows]
+                          bot.suspended_reason, bot.version or bot.house_strategy)
+                 for r, bot in rows]
     return sorted(table, key=lambda st: (-st.ordinal, st.name))
 
 

@@ -25,6 +25,7 @@ def show(bot_id: str) -> str:
                 for p, points in history.items()}
     return render_template("bot.html", bot=bot, charts=chart_of,
                            opponents=queries.opponents(sessions_, bot["id"]),
+                           versions=queries.versions(sessions_, bot["id"]),
                            forfeits=queries.forfeits(sessions_, bot["id"]),
                            speed=queries.move_times(sessions_, bot["id"]), **matches)
 
@@ -34,6 +35,7 @@ def api_show(bot_id: str) -> Any:
     bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
     bot["rating_history"] = queries.rating_history(sessions(), bot["id"])
     bot["opponents"] = queries.opponents(sessions(), bot["id"])
+    bot["versions"] = queries.versions(sessions(), bot["id"])
     bot["forfeits"] = queries.forfeits(sessions(), bot["id"])
     bot["move_times"] = queries.move_times(sessions(), bot["id"])
     return jsonify(bot)

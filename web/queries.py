@@ -333,6 +333,7 @@ def standings(sessions: sessionmaker[Session], profile: str, with_change: bool =
             "win_rate": st.wins / st.matches if st.matches else None,
             "provisional": st.provisional, "playing": st.playing, "connected": st.connected,
             "suspended_at": iso(st.suspended_at), "suspended_reason": st.suspended_reason,
+            "version": st.version,
         })
     if with_change:
         changes = day_changes(sessions, profile)
@@ -401,7 +402,42 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
             # what its Play streams take (db.presence): None/"all", "challenges", "none"
             "accepts": bot.accepts if connected else None,
             "connected_since": iso(bot.connected_since), "last_seen_at": iso(bot.last_seen_at),
-            "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0)}
+            "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0),
+            # the version it runs now: its newest Play stream's (a house bot: its strategy)
+            "version": bot.version or bot.house_strategy}
+
+
+def versions(sessions: sessionmaker[Session], bot_id: int) -> list[dict[str, Any]]:
+    """The bot's record per version it ran (`matches.version0`/`version1`; None: none said),
+    newest first: matches, finished, won, score (won / finished), first and last seen (when
+    its first and latest match of that version was created)."""
+    rows: list[Any] = []
+    with sessions() as s:
+        for seat in (0, 1):
+            version = getattr(Match, f"version{seat}")
+            bot_column = getattr(Match, f"bot{seat}_id")
+            rows += s.execute(
+                select(version, func.count(), func.sum(case((Match.state == FINISHED, 1),
+                                                            else_=0)),
+                       func.sum(case((and_(Match.state == FINISHED, Match.winner == seat), 1),
+                                     else_=0)),
+                       func.min(Match.created_at), func.max(Match.created_at))
+                .where(bot_column == bot_id).group_by(version)).all()
+    table: dict[str | None, dict[str, Any]] = {}
+    for version, n, finished, won, first, last in rows:
+        row = table.setdefault(version, {"version": version, "matches": 0, "finished": 0,
+                                         "won": 0, "first": None, "last": None})
+        row["matches"] += n
+        row["finished"] += int(finished or 0)
+        row["won"] += int(won or 0)
+        first, last = aware(first), aware(last)
+        row["first"] = first if row["first"] is None else min(row["first"], first)
+        row["last"] = last if row["last"] is None else max(row["last"], last)
+    out = sorted(table.values(), key=lambda r: r["last"], reverse=True)
+    for row in out:
+        row["score"] = row["won"] / row["finished"] if row["finished"] else None
+        row["first"], row["last"] = iso(row["first"]), iso(row["last"])
+    return out
 
 
 # --- simulations -----------------------------------------------------------------------------

@@ -4,6 +4,11 @@
   finished ladder match updates both ratings once (guarded by `ladder_matches.rated_at`).
   Shown as mu ± 2·sigma; the standings sort by the conservative ordinal mu - 3·sigma. A bot is
   *provisional* until it has played `PROVISIONAL_MATCHES` rated matches.
+- Versions: a bot's rating carries across its versions (a new version is most often a small
+  change of the old). A rated match in which it ran another version than its rating last saw
+  (`ratings.version`, from `matches.version0`/`version1`) first widens its sigma, once per
+  change: sigma <- max(sigma, min(sigma0, sigma + sigma0 / 3)), sigma0 openskill's initial
+  sigma (`widen_for_version`; why this much: docs/versions.md).
 - Who plays: every house bot, and every remote bot that is connected now (a Play stream of it is
   open: its presence heartbeat in `bots.last_seen_at` is fresh, see `services.live.presence`)
   and takes pairings (not connected for challenges only, nor finishing its running matches:
@@ -90,11 +95,32 @@ def _rating_row(s: Session, bot_id: int, profile: str, lock: bool = False) -> Ra
     return row
 
 
+VERSION_WIDENING = 1 / 3  # of openskill's initial sigma, added to sigma at a version change
+
+
+def widen_for_version(row: Rating, version: str | None) -> bool:
+    """Before rating a match in which the bot ran `version`: if its rating last saw another
+    one, widen sigma by a third of the initial sigma (never past the initial sigma, never
+    narrower than it was); record `version` as seen. True if it widened. A rating that has
+    seen no match yet just records the version (its sigma is the initial one anyway)."""
+    widened = row.matches > 0 and row.version != version
+    if widened:
+        initial = MODEL.sigma
+        row.sigma = max(row.sigma, min(initial, row.sigma + VERSION_WIDENING * initial))
+    row.version = version
+    return widened
+
+
 def apply_result(s: Session, match: Match) -> None:
     """Update both bots' ratings in `match.profile` for finished `match` (its winner), in the
-    caller's transaction, with a history row each. The caller makes sure it happens once."""
+    caller's transaction, with a history row each (after a version change, the widened sigma
+    first: `widen_for_version`). The caller makes sure it happens once."""
     assert match.winner is not None
     rows = [_rating_row(s, match.bot_id(seat), match.profile, lock=True) for seat in (0, 1)]
+    for seat, row in enumerate(rows):
+        if widen_for_version(row, match.version0 if seat == 0 else match.version1):
+            log.info("ladder: bot %d runs version %r in match %d: its %s sigma widens to %.3f",
+                     row.bot_id, row.version, match.id, row.profile, row.sigma)
     teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in rows]
     ranks = [0.0, 1.0] if match.winner == 0 else [1.0, 0.0]
     new = MODEL.rate(teams, ranks=ranks)

@@ -8,7 +8,17 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Connection, bindparam, insert, literal, or_, select, update
+from sqlalchemy import (
+    Connection,
+    String,
+    bindparam,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 import engine
@@ -52,20 +62,40 @@ from services.core.store import bot_of, game_of
 from services.core.values import MatchState
 
 MATCHES = Match.metadata.tables["matches"]
+BOTS = Bot.metadata.tables["bots"]
+VERSIONS = ("version0", "version1")
 MATCH_COLUMNS = [column.name for column in MATCHES.columns if column.name != "id"]
-ADD_MATCH = insert(MATCHES)
+
+
+def _seat_version(seat: int):  # type: ignore[no-untyped-def]
+    """The version seat `seat`'s bot runs as the match is created, read in the INSERT itself:
+    the version given for the seat (a version test's leg: `versions` of `create_matches`),
+    else what the bot's newest Play stream said (`bots.version`), for a house bot its
+    strategy."""
+    return func.coalesce(
+        bindparam(f"given_version{seat}", type_=String),
+        select(func.coalesce(BOTS.c.version, BOTS.c.house_strategy))
+        .where(BOTS.c.id == bindparam(f"bot{seat}_id")).scalar_subquery())
+
+
+_VALUES = {c: bindparam(c) for c in MATCH_COLUMNS if c not in VERSIONS} | {
+    "version0": _seat_version(0), "version1": _seat_version(1)}
+ADD_MATCH = (insert(MATCHES).values(_VALUES)
+             .returning(MATCHES.c.id, MATCHES.c.version0, MATCHES.c.version1))
 ADD_HAND = insert(Hand.metadata.tables["hands"])
 ADD_LADDER_MATCH = insert(LadderMatch.metadata.tables["ladder_matches"])
 # PostgreSQL: a new match in one statement (its row, its first hand, and as a ladder match its
 # ladder row), so that one match in autocommit mode is one round trip instead of four (BEGIN,
 # two INSERTs, COMMIT): each is a wait of the pool's thread, which then takes the GIL back
-# from the event loop (docs/scaling.md, "The path of an action").
-NEW_MATCH = (insert(MATCHES).values({c: bindparam(c) for c in MATCH_COLUMNS})
-             .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at).cte("new_match"))
+# from the event loop (docs/scaling.md, "The path of an action"). It answers the new match's
+# id and the seats' versions (read from the bots' rows by the INSERT).
+NEW_MATCH = (insert(MATCHES).values(_VALUES)
+             .returning(MATCHES.c.id, MATCHES.c.profile, MATCHES.c.created_at,
+                        MATCHES.c.version0, MATCHES.c.version1).cte("new_match"))
 _FIRST_HAND = ("match_id", "number", "dealer", "first_seq")
-PG_ADD_MATCH = (insert(Hand.metadata.tables["hands"]).from_select(_FIRST_HAND, select(
-    NEW_MATCH.c.id, literal(0), bindparam("dealer"), literal(0))).returning(
-    Hand.metadata.tables["hands"].c.match_id))
+PG_ADD_MATCH = select(NEW_MATCH.c.id, NEW_MATCH.c.version0, NEW_MATCH.c.version1).add_cte(
+    insert(Hand.metadata.tables["hands"]).from_select(_FIRST_HAND, select(
+        NEW_MATCH.c.id, literal(0), bindparam("dealer"), literal(0))).cte("first_hand"))
 PG_ADD_LADDER_MATCH = PG_ADD_MATCH.add_cte(insert(LadderMatch.metadata.tables["ladder_matches"])
     .from_select(("match_id", "profile", "created_at"), select(
         NEW_MATCH.c.id, NEW_MATCH.c.profile, NEW_MATCH.c.created_at)).cte("ladder_match"))
@@ -234,18 +264,21 @@ def _check_taking(connection: Connection, must_take: Mapping[int, str]) -> None:
 
 def _add(connection: Connection, m: Match, dealer: int, ladder: bool) -> int:
     """Insert the new match `m`, its first hand (dealt by `dealer`) and, with `ladder`, its
-    ladder row; its id."""
-    row = {column: getattr(m, column) for column in MATCH_COLUMNS}
+    ladder row; its id. Sets `m.version0` / `version1` to what the INSERT read."""
+    row = {column: getattr(m, column) for column in MATCH_COLUMNS if column not in VERSIONS}
+    row |= {"given_version0": m.version0, "given_version1": m.version1}
     if connection.dialect.name == "postgresql":
         statement = PG_ADD_LADDER_MATCH if ladder else PG_ADD_MATCH
-        return connection.execute(statement, {**row, "dealer": dealer}).scalar_one()
-    match_id: int = connection.execute(ADD_MATCH.returning(MATCHES.c.id), row).scalar_one()
+        match_id, m.version0, m.version1 = connection.execute(
+            statement, {**row, "dealer": dealer}).one()
+        return int(match_id)
+    match_id, m.version0, m.version1 = connection.execute(ADD_MATCH, row).one()
     connection.execute(ADD_HAND, {"match_id": match_id, "number": 0, "dealer": dealer,
                                   "first_seq": 0})
     if ladder:
         connection.execute(ADD_LADDER_MATCH, {"match_id": match_id, "profile": m.profile,
                                               "created_at": m.created_at, "rated_at": None})
-    return match_id
+    return int(match_id)
 
 
 class PairLeg(NamedTuple):

@@ -99,6 +99,10 @@ class PlaySession:
         # The version the bot's first Hello said this stream runs ("" if none): in a version
         # test's match, a seat with a version is this stream's only if it is this one.
         self.version = ""
+        # What the latest Hello said ("" none; None: no Hello yet), recorded as the bot's
+        # version (`bots.version`), and the version last written to the bot's row.
+        self.hello_version: str | None = None
+        self.version_written: str | None = None
         self.draining = False  # a Drain came: no new match for the bot
         self.greeted = asyncio.Event()  # the bot's first message came, or its side ended
         self.presence: Presence | None = None
@@ -149,24 +153,34 @@ class PlaySession:
         if self.presence is None:
             return True  # `greet` records it
         async with self.presence_lock:
+            # the bot's version: a stream that opens says it (none said: ""), a later Hello
+            # only if it says another
+            version: str | None = "" if self.hello_version is None else self.hello_version
+            if self.presence_key is not None and version == self.version_written:
+                version = None
             if self.presence_key is None:
                 # the key first: if the call ends while this waits, `closed` still pairs up
                 self.presence_key = self.presence.new_key()
                 await self.run(self.presence.opened, self.bot_id, self.accepts,
-                               self.presence_key, self.version)
+                               self.presence_key, version)
+                self.version_written = version
                 self.recorded.set()
                 return True
-            return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
-                                       self.accepts))
+            done = bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
+                                       self.accepts, version))
+            if done and version is not None:
+                self.version_written = version
+            return done
 
     async def hello(self, hello: bot_pb2.Hello) -> None:
         first = not self.greeted.is_set()
         self.challenges_only = hello.challenges_only
         if first:
-            self.version = hello.version  # a later Hello's version changes nothing
+            self.version = hello.version  # routing: a later Hello's version changes nothing
+        self.hello_version = hello.version
         self.greeted.set()
-        if not first:  # a later Hello: what it says counts from now
-            await self.record()
+        if not first or self.presence is not None:  # a later Hello, or one after the wait:
+            await self.record()  # what it says counts from now
 
     def drain(self, drain: bot_pb2.Drain) -> None:
         """The bot takes no new match: record it (on a task of its own, so answers go on being

@@ -16,6 +16,11 @@
   stream here takes. It is written with the stream's open, on each change, with every
   heartbeat, and cleared with the last stream. (With streams on two servers, the value last
   written wins until the next heartbeat: run one kit per bot.)
+- Which version the bot runs (`bots.version`, from the Hello): written with the stream's open
+  and with a later Hello that says another; the newest stream's wins, and it stays when the
+  bot disconnects (the dashboard shows it; a new match reads it, `services.core.matches`). A
+  write that failed (the database was down) is written again by the next heartbeat; matches
+  created meanwhile record the version the row still held.
 """
 
 from __future__ import annotations
@@ -52,6 +57,11 @@ def widest(modes: Iterable[str]) -> str:
     return next((mode for mode in WIDEST if mode in found), ACCEPTS_ALL)
 
 
+def _version(version: str | None) -> dict[str, str | None]:
+    """The `bots.version` part of an UPDATE: none for None, NULL for "" (no version said)."""
+    return {} if version is None else {"version": version or None}
+
+
 class Presence:
     """The open Play streams of one server, per bot, and their heartbeat in the database."""
 
@@ -60,9 +70,11 @@ class Presence:
         self.heartbeat_s = heartbeat_s
         self._open: Counter[int] = Counter()
         self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
+        self._versions: dict[int, str] = {}  # bot id -> the version its newest stream here said
+        self._unwritten: set[int] = set()  # bots whose version write failed: the beat retries
+        self._streams: dict[int, tuple[int, str]] = {}  # stream key -> (bot id, its version)
         self._keys = count(1)
         self._gone: set[int] = set()  # keys closed before their open was recorded
-        self._versions: dict[int, tuple[int, str]] = {}  # stream key -> (bot id, its version)
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
@@ -74,19 +86,23 @@ class Presence:
                version: str | None = None) -> int:
         """A stream of `bot_id` that takes `accepts` opened here; its key (for `changed` and
         `closed`). A stream whose `closed` came first (its call ended while this waited for
-        the pool) is not counted. A stream that said its `version` counts it open in
-        `bot_versions` (`db.versiontests`: version tests wait for it)."""
+        the pool) is not counted. `version`: what its Hello said ("" none: NULL), written as
+        the bot's version; None leaves the bot's version as it is. A stream that said a
+        version counts it open in `bot_versions` (`db.versiontests`: version tests wait for
+        it)."""
         with self._lock:
             if key is None:
                 key = next(self._keys)
             elif key in self._gone:
                 self._gone.discard(key)
                 return key
-            if version:
-                self._versions[key] = (bot_id, version)
-                self._write_with(lambda s: stream_opened(s, bot_id, version))
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
+            if version:
+                self._streams[key] = (bot_id, version)
+                self._write_with(lambda s: stream_opened(s, bot_id, version))
+            if version is not None:
+                self._versions[bot_id] = version
             before = widest(modes.values()) if modes else None
             modes[key] = accepts
             if self._thread is None:
@@ -101,21 +117,27 @@ class Presence:
                         (Bot.connected_since.is_(None) | Bot.last_seen_at.is_(None)
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
-                    last_seen_at=now, accepts=widest(modes.values())))
+                    last_seen_at=now, accepts=widest(modes.values()),
+                    **_version(version)), version=bot_id if version is not None else None)
             elif widest(modes.values()) != before:
-                self._write_accepts(bot_id)
+                self._write_accepts(bot_id, version)
+            elif version is not None:
+                self._write(update(Bot).where(Bot.id == bot_id).values(**_version(version)),
+                            version=bot_id)
             return key
 
-    def changed(self, bot_id: int, key: int, accepts: str) -> bool:
-        """Stream `key` of `bot_id` takes `accepts` from now on, written before this returns
-        (so that a pairing decided after it sees it); False if the write failed (the next
-        heartbeat writes it again)."""
+    def changed(self, bot_id: int, key: int, accepts: str, version: str | None = None) -> bool:
+        """Stream `key` of `bot_id` takes `accepts` from now on (and runs `version`, unless
+        None), written before this returns (so that a pairing decided after it sees it); False
+        if the write failed (the next heartbeat writes what it takes again)."""
         with self._lock:
             modes = self._modes.get(bot_id)
             if modes is None or key not in modes:
                 return True  # the stream closed meanwhile
             modes[key] = accepts
-            return self._write_accepts(bot_id)
+            if version is not None:
+                self._versions[bot_id] = version
+            return self._write_accepts(bot_id, version)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
         with self._lock:
@@ -125,7 +147,7 @@ class Presence:
                     self._gone.add(key)
                     return
                 modes.pop(key)
-                versioned = self._versions.pop(key, None)
+                versioned = self._streams.pop(key, None)
                 if versioned is not None:
                     self._write_with(lambda s: stream_closed(s, *versioned))
             elif modes:
@@ -137,6 +159,8 @@ class Presence:
                 return
             del self._open[bot_id]
             self._modes.pop(bot_id, None)
+            self._versions.pop(bot_id, None)
+            self._unwritten.discard(bot_id)
             self._write(update(Bot).where(Bot.id == bot_id)
                         .values(connected_since=None, last_seen_at=_now(), accepts=None))
 
@@ -146,10 +170,12 @@ class Presence:
             modes = self._modes.get(bot_id)
             return widest(modes.values()) if modes else None
 
-    def _write_accepts(self, bot_id: int) -> bool:
-        """Write what `bot_id` takes now (under the lock)."""
+    def _write_accepts(self, bot_id: int, version: str | None = None) -> bool:
+        """Write what `bot_id` takes now, and `version` unless None (under the lock)."""
         return self._write(update(Bot).where(Bot.id == bot_id)
-                           .values(accepts=widest(self._modes.get(bot_id, {}).values())))
+                           .values(accepts=widest(self._modes.get(bot_id, {}).values()),
+                                   **_version(version)),
+                           version=bot_id if version is not None else None)
 
     def stop(self) -> None:
         """The server stopped: forget its streams (no more heartbeats from here)."""
@@ -157,10 +183,13 @@ class Presence:
             self._open.clear()
             self._modes.clear()
             self._versions.clear()
+            self._unwritten.clear()
+            self._streams.clear()
 
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step): one
-        UPDATE per kind of what the bots take (almost always one)."""
+        UPDATE per kind of what the bots take (almost always one); then write again each
+        version whose write failed (the database was down), one UPDATE each."""
         with self._lock:
             if self._open:
                 now = _now()
@@ -172,9 +201,14 @@ class Presence:
                     self._write(update(Bot).where(Bot.id.in_(ids)).values(
                         last_seen_at=now, connected_since=func.coalesce(Bot.connected_since, now),
                         accepts=accepts))
-                if self._versions:
-                    versions = set(self._versions.values())
+                if self._streams:
+                    versions = set(self._streams.values())
                     self._write_with(lambda s: versions_beat(s, versions, now))
+            for bot_id in sorted(self._unwritten):
+                if bot_id not in self._versions or self._write(
+                        update(Bot).where(Bot.id == bot_id)
+                        .values(**_version(self._versions[bot_id]))):
+                    self._unwritten.discard(bot_id)
 
     def _run(self) -> None:
         stop = threading.Event()  # never set: only a timed wait
@@ -186,11 +220,15 @@ class Presence:
                     return
             self.beat()
 
-    def _write(self, statement) -> bool:  # type: ignore[no-untyped-def]
+    def _write(self, statement, version: int | None = None) -> bool:  # type: ignore[no-untyped-def]
         """One UPDATE in its own transaction; a failure is logged (the next beat repairs it)
-        and answered False."""
-        return self._write_with(lambda s: s.execute(
+        and answered False. `version`: the bot whose version the UPDATE writes (the beat
+        writes it again if this fails)."""
+        done = self._write_with(lambda s: s.execute(
             statement, execution_options={"synchronize_session": False}))
+        if not done and version is not None:
+            self._unwritten.add(version)
+        return done
 
     def _write_with(self, write: Callable[[Session], object]) -> bool:
         """`write` in its own transaction; a failure is logged and answered False."""

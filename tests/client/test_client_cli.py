@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -62,15 +63,20 @@ def test_serve_register_create_and_play_from_the_command_line(tmp_path):
         out = bummerl("match", "create", *ids, "--seed", "77", env=env)
         assert re.search(r"match id \d+", out)
         bots = [subprocess.Popen(
-            [sys.executable, "-m", "client", spec, "--token", token, "--matches", "1"],
+            [sys.executable, "-m", "client", spec, "--token", token, "--matches", "1", *more],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for spec, token in zip(("examples.random_bot:RandomBot",
-                                    "examples.simple_bot:SimpleBot"), tokens, strict=True)]
+            for spec, token, more in zip(("examples.random_bot:RandomBot",
+                                          "examples.simple_bot:SimpleBot"), tokens,
+                                         ([], ["--version", "3.1"]), strict=True)]
         outputs = [b.communicate(timeout=60)[0] for b in bots]
         for bot, output in zip(bots, outputs, strict=True):
             assert bot.returncode == 0, output
         won = [int(re.search(r"won (\d+)", o).group(1)) for o in outputs]
         assert sorted(won) == [0, 1]
+        # the version each said when it connected (--version; none for the other)
+        with sqlite3.connect(tmp_path / "cli.sqlite3") as db:
+            assert dict(db.execute("SELECT name, version FROM bots")) == {
+                "cli-random": None, "cli-simple": "3.1"}
     finally:
         server.terminate()
         try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import queue
 import random
 import re
 from pathlib import Path
 
+import pytest
 from bummerl import wire
 
 import engine
@@ -118,3 +120,23 @@ def test_an_observation_is_the_message_built_field_by_field():
                 parts += len(obs.tricks) > 1 and bool(obs.marriages or obs.exchanges)
             match.apply(match.to_act, rng.choice(match.legal_actions()))
     assert parts > 50  # (observations with several items of the repeated fields were seen)
+
+
+def test_the_version_the_hello_says():
+    """--version (Runner's `version`), else the bot class's `version`, else none; checked."""
+    from client.errors import KitError
+    from client.runner import Runner
+
+    class Versioned(Bot):
+        version = "2.3.1"
+
+    assert Runner(Bot(), "127.0.0.1:1", "t").version == ""
+    assert Runner(Versioned(), "127.0.0.1:1", "t").version == "2.3.1"
+    assert Runner(Versioned(), "127.0.0.1:1", "t", version="abc123").version == "abc123"
+    assert Runner(Versioned(), "127.0.0.1:1", "t", version="").version == ""
+    hello = next(Runner(Versioned(), "127.0.0.1:1", "t")._requests(queue.SimpleQueue()))
+    assert hello.hello.version == "2.3.1"
+    with pytest.raises(KitError, match="at most 100"):
+        Runner(Bot(), "127.0.0.1:1", "t", version="x" * 101)
+    with pytest.raises(KitError, match="printable"):
+        Runner(Bot(), "127.0.0.1:1", "t", version="1.0\n")
