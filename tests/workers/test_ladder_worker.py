@@ -85,9 +85,11 @@ def test_the_periodic_steps_expire_within_their_period(monkeypatch):
     monkeypatch.setenv("BUMMERL_LADDER_EVERY", "7")
     monkeypatch.setenv("BUMMERL_SWEEP_EVERY", "11")
     monkeypatch.setenv("BUMMERL_EVENTS_EVERY", "3")
+    monkeypatch.setenv("BUMMERL_TESTS_EVERY", "4")
     schedule = make_app("memory://").conf.beat_schedule
     assert {name: (entry["task"], entry["schedule"], entry["options"]["expires"])
             for name, entry in schedule.items()} == {
         "ladder": ("bummerl.ladder_tick", 7.0, 7.0), "sweep": ("bummerl.sweep", 11.0, 11.0),
-        "events": ("bummerl.events_tick", 3.0, 3.0)}
+        "events": ("bummerl.events_tick", 3.0, 3.0),
+        "versiontests": ("bummerl.versiontests_tick", 4.0, 4.0)}
     assert schedule["events"]["options"]["queue"] == "moves"

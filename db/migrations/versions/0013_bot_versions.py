@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision, down_revision = "0013_bot_versions", "0010_events"
+revision, down_revision = "0013_bot_versions", "0011_version_tests"
 
 
 def upgrade() -> None:
