@@ -42,10 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 os.environ.setdefault("BUMMERL_DB_STATEMENT_MS", "0")  # a slow query is a figure, not an error
 
-import psycopg  # noqa: E402
-from sqlalchemy import select, text, update  # noqa: E402
-
 import historydata  # noqa: E402
+import psycopg  # noqa: E402
+from sqlalchemy import select, text  # noqa: E402
 
 BASE_URL = os.environ.get("BUMMERL_TEST_POSTGRES_URL",
                           "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -248,7 +248,6 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
         ladder: list[tuple[Any, ...]] = []
         refusals: list[tuple[Any, ...]] = []
         gen: list[tuple[Any, ...]] = []
-        strength = {i: rng.gauss(0, 1) for i in range(1, bots + 1)}
 
         def match_rows() -> Iterator[tuple[Any, ...]]:
             for mid in range(1, matches + 1):

@@ -27,6 +27,8 @@ from sqlalchemy import Connection, Engine, and_, func, or_, select
 
 from db.base import EPOCH, aware
 from db.models import (
+    ARCHIVE_RECORDS,
+    ARCHIVE_TABLE,
     FINISHED,
     ORIGIN_CHALLENGE,
     ORIGIN_LADDER,
@@ -34,6 +36,7 @@ from db.models import (
     ORIGIN_TEST,
     ORIGIN_TOURNAMENT,
     RUNNING,
+    ActionArchive,
     ActionLog,
     Bot,
     Hand,
@@ -48,6 +51,7 @@ PAGE = 50  # matches per page of an export (one page is what an export holds in 
 MATCHES = Match.metadata.tables["matches"]
 HANDS = Hand.metadata.tables["hands"]
 ACTIONS = ActionLog.metadata.tables["actions"]
+ARCHIVE = ActionArchive.metadata.tables["actions_archive"]
 REFUSALS = Refusal.metadata.tables["refusals"]
 BOTS = Bot.metadata.tables["bots"]
 _MICROSECOND = timedelta(microseconds=1)
@@ -151,6 +155,9 @@ def _conditions(where: ExportFilter, after: Cursor | None) -> list[Any]:
         found.append(m.finished_at < _utc(where.until))
     if where.match_id is not None:
         found.append(m.id == where.match_id)
+    # a match whose log went to record files (`bummerl db prune --archive records`) has its
+    # record there, not here
+    found.append(or_(m.actions_archive.is_(None), m.actions_archive != ARCHIVE_RECORDS))
     if after is not None:
         at = _utc(after.finished_at)
         found.append(or_(m.finished_at > at, and_(m.finished_at == at, m.id > after.match_id)))
@@ -213,6 +220,9 @@ def finished_record(bind: Engine, match_id: int) -> dict[str, Any]:
             MATCHES.c.id == match_id)).scalar_one_or_none()
     if state is None:
         raise NoSuchThing(f"no match with id {match_id}")
+    if state == FINISHED:
+        raise NoSuchThing(f"match {match_id}'s action log was archived as match records "
+                          "(bummerl db prune --archive records): its record is in those files")
     if state == RUNNING:
         raise NoSuchThing(f"match {match_id} is still running: its record is there once it "
                           "is over")
@@ -240,6 +250,19 @@ def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
     m = MATCHES.c
     rows = connection.execute(select(MATCHES).where(*_conditions(where, after))
                               .order_by(m.finished_at, m.id).limit(size)).all()
+    return _records(connection, rows)
+
+
+def records_for(connection: Connection, match_ids: list[int]) -> list[dict[str, Any]]:
+    """The records of these finished matches (in id order), whatever their filter: what
+    `bummerl db prune --archive records` writes before it drops their action logs."""
+    rows = connection.execute(select(MATCHES).where(
+        MATCHES.c.id.in_(match_ids), MATCHES.c.state == FINISHED,
+        MATCHES.c.finished_at.is_not(None)).order_by(MATCHES.c.id)).all()
+    return _records(connection, rows)
+
+
+def _records(connection: Connection, rows: list[Any]) -> list[dict[str, Any]]:
     if not rows:
         return []
     ids = [row.id for row in rows]
@@ -257,6 +280,14 @@ def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
                    ACTIONS.c.think_ms)
             .where(ACTIONS.c.match_id.in_(ids)).order_by(ACTIONS.c.match_id, ACTIONS.c.seq)):
         actions[row.match_id].append(row)
+    archived = [row.id for row in rows if row.actions_archive == ARCHIVE_TABLE]
+    if archived:  # pruned logs moved to the archive table (`db.prune`)
+        for row in connection.execute(
+                select(ARCHIVE.c.match_id, ARCHIVE.c.seq, ARCHIVE.c.seat, ARCHIVE.c.action,
+                       ARCHIVE.c.think_ms)
+                .where(ARCHIVE.c.match_id.in_(archived))
+                .order_by(ARCHIVE.c.match_id, ARCHIVE.c.seq)):
+            actions[row.match_id].append(row)
     refusals: dict[int, list[Any]] = {i: [] for i in ids}
     for row in connection.execute(
             select(REFUSALS.c.match_id, REFUSALS.c.seq, REFUSALS.c.seat, REFUSALS.c.action,
