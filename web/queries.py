@@ -17,7 +17,20 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
 from db.batch import SIM_RUNNING, Simulation, SimulationChunk
-from db.models import ABORTED, FINISHED, HOUSE, RUNNING, ActionLog, Bot, Hand, Match, Refusal
+from db.models import (
+    ABORTED,
+    ARCHIVE_RECORDS,
+    ARCHIVE_TABLE,
+    FINISHED,
+    HOUSE,
+    RUNNING,
+    ActionArchive,
+    ActionLog,
+    Bot,
+    Hand,
+    Match,
+    Refusal,
+)
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
@@ -219,9 +232,9 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         hands = [_hand(h, at) for h in s.scalars(
             select(Hand).where(Hand.match_id == match_id, Hand.first_seq <= at)
             .order_by(Hand.first_seq))]
-        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
-                                                         ActionLog.seq < at)
-                                 .order_by(ActionLog.seq)))
+        log = ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
+        actions = [] if m.actions_archive == ARCHIVE_RECORDS else list(s.scalars(
+            select(log).where(log.match_id == match_id, log.seq < at).order_by(log.seq)))
         refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id,
                                                         Refusal.seq <= at)
                                   .order_by(Refusal.id.desc()).limit(REFUSALS_SHOWN)))
@@ -240,7 +253,11 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         number_tricks(hand["actions"])
     summary["hands"] = hands
     summary["table"] = None
-    if hands:
+    # `bummerl db prune` moved the log: to the archive table (shown as before) or to record
+    # files (the hands' results stay; the transcript and the table are gone from here)
+    summary["actions_archive"] = m.actions_archive
+    summary["actions_pruned_at"] = iso(m.actions_pruned_at)
+    if hands and m.actions_archive != ARCHIVE_RECORDS:
         current = hands[-1]
         dealt = table.deal(seed, summary["profile"], current["number"], current["dealer"])
         steps = [(a["seat"], a["action"]) for a in current["actions"]]
@@ -278,11 +295,16 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
         if h.winner is None or h.last_seq is None:
             raise Missing(f"hand {number} of match {match_id} is still in play: its deal is "
                           "shown once it is over")
+        if m.actions_archive == ARCHIVE_RECORDS:
+            raise Missing(f"match {match_id}'s action log was archived as match records on "
+                          f"{iso(m.actions_pruned_at)} (bummerl db prune): its hands' results "
+                          "are on the match page, their steps in the record files")
         hand = _hand(h)
         seed = m.seed
-        actions = list(s.execute(select(ActionLog.seat, ActionLog.action).where(
-            ActionLog.match_id == match_id, ActionLog.seq >= h.first_seq,
-            ActionLog.seq <= h.last_seq).order_by(ActionLog.seq)).all())
+        log = ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
+        actions = list(s.execute(select(log.seat, log.action).where(
+            log.match_id == match_id, log.seq >= h.first_seq,
+            log.seq <= h.last_seq).order_by(log.seq)).all())
         hands = s.scalar(select(func.count()).select_from(Hand)
                          .where(Hand.match_id == match_id)) or 0
     names = [seat["name"] for seat in summary["seats"]]
