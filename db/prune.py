@@ -31,7 +31,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, delete, exists, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 
 from db.base import utcnow
 from db.models import ARCHIVE_RECORDS, ARCHIVE_TABLE, FINISHED, ActionArchive, ActionLog, Match
@@ -61,7 +71,7 @@ class Pruned:
     cutoff: datetime | None = None
 
 
-def _due(cutoff: datetime) -> list[object]:
+def _due(cutoff: datetime) -> list[ColumnElement[bool]]:
     """The matches whose logs may go: finished before `cutoff`, not pruned, rating settled."""
     m = MATCHES.c
     waiting = exists().where(LADDER.c.match_id == m.id, LADDER.c.rated_at.is_(None))

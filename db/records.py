@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -262,7 +262,7 @@ def records_for(connection: Connection, match_ids: list[int]) -> list[dict[str, 
     return _records(connection, rows)
 
 
-def _records(connection: Connection, rows: list[Any]) -> list[dict[str, Any]]:
+def _records(connection: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     if not rows:
         return []
     ids = [row.id for row in rows]

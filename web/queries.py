@@ -232,9 +232,14 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         hands = [_hand(h, at) for h in s.scalars(
             select(Hand).where(Hand.match_id == match_id, Hand.first_seq <= at)
             .order_by(Hand.first_seq))]
-        log = ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
-        actions = [] if m.actions_archive == ARCHIVE_RECORDS else list(s.scalars(
-            select(log).where(log.match_id == match_id, log.seq < at).order_by(log.seq)))
+        actions: list[ActionLog] | list[ActionArchive] = []
+        if m.actions_archive == ARCHIVE_TABLE:
+            actions = list(s.scalars(select(ActionArchive).where(
+                ActionArchive.match_id == match_id, ActionArchive.seq < at)
+                .order_by(ActionArchive.seq)))
+        elif m.actions_archive != ARCHIVE_RECORDS:
+            actions = list(s.scalars(select(ActionLog).where(
+                ActionLog.match_id == match_id, ActionLog.seq < at).order_by(ActionLog.seq)))
         refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id,
                                                         Refusal.seq <= at)
                                   .order_by(Refusal.id.desc()).limit(REFUSALS_SHOWN)))
@@ -301,7 +306,8 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
                           "are on the match page, their steps in the record files")
         hand = _hand(h)
         seed = m.seed
-        log = ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
+        log: type[ActionLog] | type[ActionArchive] = \
+            ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
         actions = list(s.execute(select(log.seat, log.action).where(
             log.match_id == match_id, log.seq >= h.first_seq,
             log.seq <= h.last_seq).order_by(log.seq)).all())
@@ -482,15 +488,15 @@ def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
                                 .order_by(Bot.name)))
         heartbeat = settings().heartbeat_s
         connected = [_seat(b) for b in remote if is_connected(b, heartbeat, now)]
-        moves = []
+        moves: list[datetime | None] = []
         for house in s.scalars(select(Bot.id).where(Bot.kind == HOUSE)):
             for seat in (0, 1):  # its latest matches in each seat: the latest moves are there
                 moves.append(s.scalar(select(func.max(ActionLog.created_at)).where(
                     ActionLog.match_id.in_(latest_matches(house, HOUSE_MATCHES, seat)),
                     ActionLog.seat == seat)))
-        moves = [t for t in moves if t is not None]
+        found = [t for t in moves if t is not None]
         last = {
-            "house move": max((aware(t) for t in moves), default=None),
+            "house move": max((aware(t) for t in found), default=None),
             "ladder rating": aware(s.scalar(select(func.max(LadderMatch.rated_at)))),
             "ladder match started": aware(s.scalar(select(func.max(LadderMatch.created_at)))),
             "simulation chunk": aware(s.scalar(select(func.max(SimulationChunk.done_at)))),

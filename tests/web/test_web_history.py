@@ -8,13 +8,13 @@ import math
 from datetime import timedelta
 
 import pytest
+from historykit import NOW, add_bots, add_match, history_database, rate
 from sqlalchemy import DateTime, and_, case, func, or_, select
 
 from db.base import aware
 from db.models import ABORTED, FINISHED, FORFEIT_TIMEOUT, HOUSE, RUNNING, ActionLog, Bot, Match
 from db.ratings import LadderMatch, RatingHistory
 from db.standings import INITIAL_MU, rank_of
-from historykit import NOW, add_bots, add_match, history_database, rate
 from web import create_app, queries
 
 NAMES = ["house", "alpha", "Bob", "_under", "zed", "Zed", "bob-2", "a.b"]
