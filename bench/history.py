@@ -76,7 +76,7 @@ def cmd_fill(args: argparse.Namespace) -> None:
 
 
 # --- timing ----------------------------------------------------------------------------------
-def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+def timed(fn: Callable[[], object], runs: int) -> tuple[float, ...]:
     """p50 and p99 in ms of `runs` calls of `fn` after one warm-up call."""
     fn()
     times = []
@@ -104,12 +104,23 @@ def probe(url: str) -> dict[str, Any]:
         matches = c.execute("SELECT count(*) FROM matches").fetchone()[0]  # type: ignore[index]
         bot = c.execute("SELECT bot_id FROM ratings WHERE profile = 'soft' AND bot_id > 6 "
                         "ORDER BY matches DESC LIMIT 1").fetchone()[0]  # type: ignore[index]
-        finished = c.execute("SELECT id FROM matches WHERE state = 'finished' AND id > "
-                             "(SELECT max(id) / 2 FROM matches) ORDER BY id LIMIT 1"
-                             ).fetchone()[0]  # type: ignore[index]
-        bot_matches = c.execute("SELECT count(*) FROM matches WHERE bot0_id = %s OR bot1_id = %s",
-                                (bot, bot)).fetchone()[0]  # type: ignore[index]
-    return {"matches": matches, "bot": bot, "finished": finished, "bot_matches": bot_matches}
+        finished = c.execute("SELECT id FROM matches WHERE state = 'finished' "  # recent
+                             "ORDER BY id DESC OFFSET 100 LIMIT 1").fetchone()[0]  # type: ignore[index]
+        ids = [r[0] for r in c.execute("SELECT id FROM matches WHERE bot0_id = %s OR "
+                                       "bot1_id = %s ORDER BY id", (bot, bot))]
+    return {"matches": matches, "bot": bot, "finished": finished, "bot_matches": len(ids),
+            "bot_middle": ids[len(ids) // 2]}
+
+
+def deep_pages(client: Any, where: str, middle_id: int, oldest_id: int) -> tuple[str, str]:
+    """The query strings of a page in the middle of the history and of its oldest page: by
+    keyset (`before=ID`) where the list has it, else by page number (before migration 0012's
+    commit, the list sorted every match and had numbered pages only)."""
+    data = client.get(f"/api/matches?{where}").get_json()
+    if "next_before" in data:
+        return f"before={middle_id}", f"before={oldest_id + data['per_page']}"
+    pages = data["pages"]
+    return f"page={max(1, pages // 2)}", f"page={pages}"
 
 
 def unrate(url: str, n: int) -> list[int]:
@@ -131,9 +142,6 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
 
     url = db_url(name)
     info = probe(url)
-    per_page = 25
-    pages = max(1, -(-info["matches"] // per_page))
-    bot_pages = max(1, -(-info["bot_matches"] // per_page))
     os.environ["BUMMERL_LADDER_MATCHES"] = "0"  # the tick starts nothing (no service here)
     app = create_app({"DATABASE_URL": url, "SERVICE_ADDRESS": "127.0.0.1:9",
                       "BROKER_URL": None, "TESTING": True})
@@ -142,6 +150,8 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
     bind = sessions.kw["bind"]
     bot, match = info["bot"], info["finished"]
     out: dict[str, tuple[float, float]] = {}
+    middle, last = deep_pages(client, "", info["matches"] // 2, 30)
+    bot_middle, bot_last = deep_pages(client, f"bot={bot}&", info["bot_middle"], 0)
 
     def floor() -> None:
         with bind.connect() as c:
@@ -155,15 +165,16 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
         ("GET /api/bots/ID", get(client, f"/api/bots/{bot}")),
         ("GET /matches", get(client, "/matches")),
         ("GET /matches?page=2", get(client, "/matches?page=2")),
-        ("GET /matches?page=middle", get(client, f"/matches?page={pages // 2}")),
-        ("GET /matches?page=last", get(client, f"/matches?page={pages}")),
+        ("GET /matches, middle of history", get(client, f"/matches?{middle}")),
+        ("GET /matches, oldest page", get(client, f"/matches?{last}")),
         ("GET /matches?state=finished", get(client, "/matches?state=finished")),
         ("GET /matches?state=running", get(client, "/matches?state=running")),
         ("GET /matches?profile=sharp", get(client, "/matches?profile=sharp")),
         ("GET /matches?bot=ID", get(client, f"/matches?bot={bot}")),
-        ("GET /matches?bot=ID&page=last", get(client, f"/matches?bot={bot}&page={bot_pages}")),
+        ("GET /matches?bot=ID, middle", get(client, f"/matches?bot={bot}&{bot_middle}")),
+        ("GET /matches?bot=ID, oldest page", get(client, f"/matches?bot={bot}&{bot_last}")),
         ("GET /api/matches", get(client, "/api/matches")),
-        ("GET /api/matches?page=last", get(client, f"/api/matches?page={pages}")),
+        ("GET /api/matches, oldest page", get(client, f"/api/matches?{last}")),
         ("GET /matches/ID", get(client, f"/matches/{match}")),
         ("GET /api/matches/ID", get(client, f"/api/matches/{match}")),
         ("GET /matches/ID/hands/0", get(client, f"/matches/{match}/hands/0")),
@@ -179,10 +190,13 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
             bind, records.ExportFilter(bot_id=bot), limit=50))),
         ("export: count all", lambda: records.count(bind, records.ExportFilter())),
     ]
+    blocks = BlockCounter(url)
     for label, fn in cases:
+        blocks.start()
         out[label] = timed(fn, runs)
-        print(f"  {label:<34} p50 {out[label][0]:9.2f} ms  p99 {out[label][1]:9.2f} ms",
-              flush=True)
+        out[label] = (*out[label], blocks.per_call(runs + 1))
+        print(f"  {label:<34} p50 {out[label][0]:9.2f} ms  p99 {out[label][1]:9.2f} ms  "
+              f"{out[label][2]:10,.0f} pages", flush=True)
     ids = unrate(url, runs + 1)
     left = list(ids)
 
@@ -190,12 +204,40 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
         if not ladder.rate_match(left.pop(), sessions):
             raise RuntimeError("rating a finished ladder match did nothing")
 
-    out["rate a finished match"] = timed(rate_one, runs)
+    blocks.start()
+    out["rate a finished match"] = (*timed(rate_one, runs), blocks.per_call(runs + 1))
+    blocks.close()
     print(f"  {'rate a finished match':<34} p50 {out['rate a finished match'][0]:9.2f} ms  "
           f"p99 {out['rate a finished match'][1]:9.2f} ms", flush=True)
     out["_info"] = (float(info["matches"]), float(info["bot_matches"]))
     bind.dispose()
     return out
+
+
+class BlockCounter:
+    """8 kB pages PostgreSQL read for this database (from its buffers or from disk), per call:
+    how much of the data a query touches, whatever the load on the machine. Backends report
+    their counts when idle (at most every second), so each reading waits for that first."""
+
+    def __init__(self, url: str) -> None:
+        self.connection = psycopg.connect(historydata.libpq_url(url), autocommit=True)
+        self.at = 0
+
+    def read(self) -> int:
+        time.sleep(1.2)
+        row = self.connection.execute("SELECT blks_hit + blks_read FROM pg_stat_database "
+                                      "WHERE datname = current_database()").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def start(self) -> None:
+        self.at = self.read()
+
+    def per_call(self, calls: int) -> float:
+        return (self.read() - self.at) / calls
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def pairing_reads(sessions: Any) -> None:
@@ -228,26 +270,30 @@ def cmd_bench(args: argparse.Namespace) -> None:
 
 
 def report(results: dict[str, dict[str, Any]]) -> None:
+    """One table: per query and database p50 / p99 (× the floor's p50) and pages per call;
+    with several databases, how p50 and the pages grew from the first to the last."""
     names = list(results)
     sizes = [results[n]["_info"][0] for n in names]
-    head = "| query | " + " | ".join(f"{int(s):,} matches p50 / p99 (× floor)" for s in sizes)
+    head = "| query | " + " | ".join(f"{int(s):,} matches: p50 / p99 (× floor), pages"
+                                     for s in sizes)
     if len(names) > 1:
-        head += f" | p50 growth ({sizes[-1] / sizes[0]:,.0f}× the matches) |"
+        head += f" | growth of p50, pages ({sizes[-1] / sizes[0]:,.0f}× the matches)"
     print()
-    print(head)
+    print(head + " |")
     print("|---" * (len(names) + 1 + (len(names) > 1)) + "|")
     for label in results[names[0]]:
-        if label.startswith("_"):
+        if label.startswith("_") or any(label not in results[n] for n in names):
             continue
         cells = []
         for n in names:
-            p50, p99 = results[n][label]
+            p50, p99, pages = results[n][label][:3]
             fl = results[n]["floor: SELECT 1"][0]
-            cells.append(f"{p50:.1f} / {p99:.1f} ms ({p50 / fl:,.0f}×)")
+            cells.append(f"{p50:.1f} / {p99:.1f} ms ({p50 / fl:,.0f}×), {pages:,.0f}")
         row = f"| {label} | " + " | ".join(cells)
         if len(names) > 1:
-            row += f" | {results[names[-1]][label][0] / results[names[0]][label][0]:.1f}× |"
-        print(row)
+            first, last = results[names[0]][label], results[names[-1]][label]
+            row += f" | {last[0] / first[0]:.1f}×, {last[2] / max(first[2], 1):.1f}×"
+        print(row + " |")
 
 
 def sizes(name: str) -> dict[str, tuple[int, int]]:

@@ -465,7 +465,7 @@ def simulation_detail(sessions: sessionmaker[Session], sim_id: int) -> dict[str,
 
 # --- health ----------------------------------------------------------------------------------
 STUCK_GRACE_S = 5  # the service forfeits a late seat a few times a second: this late is stuck
-HOUSE_MATCHES = 50  # a house bot's latest matches per seat that its last move is looked for in
+HOUSE_MATCHES = 20  # a house bot's latest matches per seat that its last move is looked for in
 
 
 def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
