@@ -104,8 +104,9 @@ def probe(url: str) -> dict[str, Any]:
         matches = c.execute("SELECT count(*) FROM matches").fetchone()[0]  # type: ignore[index]
         bot = c.execute("SELECT bot_id FROM ratings WHERE profile = 'soft' AND bot_id > 6 "
                         "ORDER BY matches DESC LIMIT 1").fetchone()[0]  # type: ignore[index]
-        finished = c.execute("SELECT id FROM matches WHERE state = 'finished' "  # recent
-                             "ORDER BY id DESC OFFSET 100 LIMIT 1").fetchone()[0]  # type: ignore[index]
+        finished = c.execute("SELECT id FROM matches WHERE state = 'finished' AND "  # recent
+                             "profile = 'soft' ORDER BY id DESC OFFSET 100 LIMIT 1"
+                             ).fetchone()[0]  # type: ignore[index]
         ids = [r[0] for r in c.execute("SELECT id FROM matches WHERE bot0_id = %s OR "
                                        "bot1_id = %s ORDER BY id", (bot, bot))]
     return {"matches": matches, "bot": bot, "finished": finished, "bot_matches": len(ids),

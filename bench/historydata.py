@@ -49,11 +49,12 @@ from db.models import (
     REMOTE,
 )
 from engine import Match as Game
-from engine.actions import CLAIM
+from engine.actions import CLAIM, Action
 from engine.rules import WINNING_POINTS
 
 HOUSE_STRATEGIES = ("random", "bully", "rdeep", "champion", "endgame", "ismcts")
 MOVE_MS, BANK_MS, MAX_ILLEGAL = 5000, 60000, 3
+PLAYS = [f"play {rank}{suit}" for suit in "CSHD" for rank in "AKQJT"]  # every card
 CHUNK = 20_000  # matches per server-side INSERT ... SELECT of hands and actions
 
 
@@ -84,6 +85,8 @@ class Sample:
     texts: list[str] = field(default_factory=list)
     think: list[int] = field(default_factory=list)  # ms per action
     offset: list[int] = field(default_factory=list)  # ms from the match's creation, per action
+    illegal: list[tuple[str, str, str]] = field(default_factory=list)  # a refused play, its
+    # rule and message, per action (as the service records a refusal)
     hands: list[tuple[Any, ...]] = field(default_factory=list)  # hands' rows (see play)
     before: list[tuple[int, int]] = field(default_factory=list)  # counters at each hand's start
     counters: tuple[int, int] = (7, 7)
@@ -98,13 +101,17 @@ class Sample:
         raise ValueError(seq)
 
 
-def play(seed: int, rng: random.Random, remote: bool) -> Sample:
+def play(seed: int, rng: random.Random, remote: bool, profile: str = "soft") -> Sample:
     """One match played to its end by random legal actions (claims only when right)."""
-    game = Game(seed, "soft")
+    game = Game(seed, profile)
     out = Sample(seed)
     at = 0
     while (seat := game.to_act) is not None:
         legal = game.legal_actions()
+        allowed = {str(a) for a in legal}
+        refused = next(t for t in PLAYS if t not in allowed)
+        why = game.hand.why_illegal(seat, Action.from_text(refused))
+        out.illegal.append((refused, why.rule, str(why)))
         n = len(legal)
         if legal[-1] is CLAIM and game.hand.points(seat) >= WINNING_POINTS:
             action = CLAIM
@@ -194,10 +201,15 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
     start = now - timedelta(days=days)
     step = days * 86400 / matches  # seconds between two matches' creations
     t = time.perf_counter()
-    house_samples = [play(rng.getrandbits(62), rng, remote=False) for _ in range(samples // 4)]
-    remote_samples = [play(rng.getrandbits(62), rng, remote=True) for _ in range(samples)]
+    # samples of each kind of seat (think times) and rules profile: all_samples[index[...]]
+    all_samples: list[Sample] = []
+    index: dict[tuple[bool, str], list[int]] = {}
+    for house, count in ((False, samples), (True, samples // 4)):
+        for profile in ("soft", "sharp"):
+            for _ in range(count if profile == "soft" else count // 4):
+                index.setdefault((house, profile), []).append(len(all_samples))
+                all_samples.append(play(rng.getrandbits(62), rng, not house, profile))
     seconds["play samples"] = time.perf_counter() - t
-    all_samples = remote_samples + house_samples
     with psycopg.connect(libpq_url(url)) as c:
         c.execute("SET synchronous_commit = off")
         t = time.perf_counter()
@@ -259,9 +271,6 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
                     b1 = rng.randint(len(house_ids) + 1, bots)
                 if rng.random() < 0.5:
                     b0, b1 = b1, b0
-                k = (len(remote_samples) + rng.randrange(len(house_samples)) if house
-                     else rng.randrange(len(remote_samples)))
-                s = all_samples[k]
                 is_running = mid > matches - running
                 r = rng.random()
                 origin = (ORIGIN_LADDER if r < 0.80 else ORIGIN_CHALLENGE if r < 0.90 else
@@ -269,6 +278,8 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
                 if is_running:
                     origin = ORIGIN_LADDER
                 profile = "sharp" if rng.random() < 0.15 and origin == ORIGIN_LADDER else "soft"
+                k = rng.choice(index[(house, profile)])  # played under the match's rules
+                s = all_samples[k]
                 rated = origin == ORIGIN_LADDER
                 fate = rng.random()
                 n = len(s.texts)
@@ -330,8 +341,7 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
                             history.append((bot, profile, mid, row[0], row[1], rated_at))
                 if rng.random() < 0.01 and cut > 2:
                     q = rng.randrange(1, cut)
-                    refusals.append((mid, q, s.seats[q], "play QS", "R5.2",
-                                     "play QS: seat must follow suit (R5.2)",
+                    refusals.append((mid, q, s.seats[q], *s.illegal[q],
                                      created + timedelta(milliseconds=s.offset[q - 1])))
                 v0 = None if b0 in house_ids else bot_rows[b0 - 1][8]
                 v1 = None if b1 in house_ids else bot_rows[b1 - 1][8]
@@ -380,7 +390,7 @@ def fill(url: str, matches: int, bots: int = 2000, *, days: float = 365, running
                 "CASE WHEN h.last_seq < g.cut THEN h.tricks1 END, "
                 "CASE WHEN h.last_seq < g.cut THEN m.created_at + h.end_ms * interval '1 ms' END"
                 " FROM gen_matches g JOIN matches m ON m.id = g.match_id "
-                "JOIN gen_hands h ON h.sample = g.sample AND h.first_seq < g.cut "
+                "JOIN gen_hands h ON h.sample = g.sample AND h.first_seq <= g.cut "
                 "WHERE g.match_id >= %s AND g.match_id < %s "
                 "ORDER BY g.match_id, h.number", (low, high))
             rows["hands"] += cur.rowcount
