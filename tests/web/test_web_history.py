@@ -280,3 +280,19 @@ def test_the_last_ladder_match_and_the_hours_refusals_use_their_indexes(sessions
     assert ("profile", "at") in indexes["rating_history"]
     assert queries.activity(sessions)["last_task"]["ladder match started"] == \
         queries.iso(aware(newest))
+
+
+def test_the_standings_page_draws_the_best_rows_and_links_to_all(sessions, history):
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    app = create_app({"DATABASE_URL": url, "STANDINGS_ROWS": 3, "TESTING": True})
+    client = app.test_client()
+    every = client.get("/api/standings?profile=soft").get_json()["profiles"]["soft"]
+    assert len(every) == len(NAMES)  # the JSON has every row
+    page = client.get("/standings/soft").get_data(as_text=True)
+    assert page.count("<tr data-bot=") == 3
+    assert [f'data-bot="{r["bot_id"]}"' in page for r in every] == [True] * 3 + [False] * 5
+    assert f"The best 3 of {len(NAMES)} bots" in page and "all=1" in page
+    whole = client.get("/standings/soft?all=1").get_data(as_text=True)
+    assert whole.count("<tr data-bot=") == len(NAMES) and "The best" not in whole
+    assert client.get("/standings").get_data(as_text=True).count("<tr data-bot=") == 6
+    app.extensions["bummerl.sessions"].kw["bind"].dispose()
