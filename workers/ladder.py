@@ -30,7 +30,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
-from db.models import FINISHED, HOUSE, Bot, Match
+from db.models import ABORTED, FINISHED, HOUSE, Bot, Match
 from db.presence import takes_pairings
 from db.ratings import LadderMatch, Rating, RatingHistory
 from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
@@ -131,6 +131,14 @@ def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
     """Rate every finished, unrated ladder match; how many. A match that cannot be rated is
     logged and left for the next tick: it never stops the others, nor the tick's pairing."""
     sessions = sessions or session_factory()
+    with sessions.begin() as s:
+        # An aborted ladder match is never rated: settle it, so that the unrated ladder rows
+        # each tick reads stay the running and the just finished ones, however long the
+        # history (before, every aborted match stayed among them for good).
+        s.execute(update(LadderMatch).where(
+            LadderMatch.rated_at.is_(None),
+            LadderMatch.match_id.in_(select(Match.id).where(Match.state == ABORTED)))
+            .values(rated_at=now()), execution_options={"synchronize_session": False})
     with sessions() as s:
         ids = list(s.scalars(select(LadderMatch.match_id)
                              .join(Match, Match.id == LadderMatch.match_id)
