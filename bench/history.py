@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/history.py fill --matches 100000 [--bots 2000] [--db NAME]
     .venv/bin/python bench/history.py bench --db NAME[,NAME...] [--runs 20] [--json FILE]
+        [--only TEXT,...]
     .venv/bin/python bench/history.py sizes --db NAME[,NAME...]
 
 `fill` creates a fresh database (default `bummerl_history_<N>` on the server of
@@ -135,7 +136,8 @@ def unrate(url: str, n: int) -> list[int]:
     return ids
 
 
-def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
+def bench_one(name: str, runs: int, only: list[str] | None = None
+              ) -> dict[str, tuple[float, ...]]:
     from db import records
     from db.base import make_session_factory
     from web import create_app, queries
@@ -150,7 +152,7 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
     sessions = make_session_factory(url)
     bind = sessions.kw["bind"]
     bot, match = info["bot"], info["finished"]
-    out: dict[str, tuple[float, float]] = {}
+    out: dict[str, tuple[float, ...]] = {}
     middle, last = deep_pages(client, "", info["matches"] // 2, 30)
     bot_middle, bot_last = deep_pages(client, f"bot={bot}&", info["bot_middle"], 0)
 
@@ -192,12 +194,20 @@ def bench_one(name: str, runs: int) -> dict[str, tuple[float, float]]:
         ("export: count all", lambda: records.count(bind, records.ExportFilter())),
     ]
     blocks = BlockCounter(url)
+    if only:
+        cases = [(label, fn) for label, fn in cases
+                 if label.startswith("floor") or any(o in label for o in only)]
     for label, fn in cases:
         blocks.start()
         out[label] = timed(fn, runs)
         out[label] = (*out[label], blocks.per_call(runs + 1))
         print(f"  {label:<34} p50 {out[label][0]:9.2f} ms  p99 {out[label][1]:9.2f} ms  "
               f"{out[label][2]:10,.0f} pages", flush=True)
+    if only and not any(o in "rate a finished match" for o in only):
+        blocks.close()
+        bind.dispose()
+        out["_info"] = (float(info["matches"]), float(info["bot_matches"]))
+        return out
     ids = unrate(url, runs + 1)
     left = list(ids)
 
@@ -264,9 +274,9 @@ def cmd_bench(args: argparse.Namespace) -> None:
     results = {}
     for name in names:
         print(f"{name}:", flush=True)
-        results[name] = bench_one(name, args.runs)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        results[name] = bench_one(name, args.runs, args.only.split(",") if args.only else None)
+        if args.json:  # after each database: a later one may take long
+            Path(args.json).write_text(json.dumps(results, indent=1))
     report(results)
 
 
@@ -340,6 +350,8 @@ def main() -> None:
     bench.add_argument("--db", required=True, help="database names, comma-separated")
     bench.add_argument("--runs", type=int, default=20)
     bench.add_argument("--json", help="also write the figures to this file")
+    bench.add_argument("--only", help="only the queries whose labels contain one of these "
+                                      "comma-separated texts")
     size = sub.add_parser("sizes", help="rows and bytes per table")
     size.add_argument("--db", required=True)
     args = parser.parse_args()
