@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 import grpc
 from openskill.models import PlackettLuce
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -135,10 +135,9 @@ def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
         # An aborted ladder match is never rated: settle it, so that the unrated ladder rows
         # each tick reads stay the running and the just finished ones, however long the
         # history (before, every aborted match stayed among them for good).
-        s.execute(update(LadderMatch).where(
-            LadderMatch.rated_at.is_(None),
-            LadderMatch.match_id.in_(select(Match.id).where(Match.state == ABORTED)))
-            .values(rated_at=now()), execution_options={"synchronize_session": False})
+        aborted = exists().where(Match.id == LadderMatch.match_id, Match.state == ABORTED)
+        s.execute(update(LadderMatch).where(LadderMatch.rated_at.is_(None), aborted)
+                  .values(rated_at=now()), execution_options={"synchronize_session": False})
     with sessions() as s:
         ids = list(s.scalars(select(LadderMatch.match_id)
                              .join(Match, Match.id == LadderMatch.match_id)
