@@ -78,6 +78,15 @@ def everything(sessions):
             "actions_archive": table_rows(sessions, ActionArchive)}
 
 
+def service_log(sessions, match_id):
+    """The action log the service's GetMatch and spectators read."""
+    from services.core.matches import match_actions, match_hands
+
+    _, _, log = match_hands(match_id, sessions=sessions)
+    _, tail, _ = match_actions(match_id, 5, sessions=sessions)
+    return [(a.seq, a.seat, a.action) for a in log], [a.seq for a in tail]
+
+
 def pages(sessions, match_id):
     detail = queries.match_detail(sessions, match_id)
     for key in ("actions_archive", "actions_pruned_at"):
@@ -103,6 +112,7 @@ def test_table_archive_moves_old_settled_logs_and_keeps_everything_else(sessions
     shown = {m: pages(sessions, m) for m in due}
     replays = {m: queries.hand_replay(sessions, m, 0) for m in due}
     exported = list(records.export(bind, records.ExportFilter()))
+    served = {m: service_log(sessions, m) for m in due}
     rest = kept(sessions)
 
     done = prune(bind, 30, "table", now=NOW)
@@ -125,6 +135,7 @@ def test_table_archive_moves_old_settled_logs_and_keeps_everything_else(sessions
         assert queries.match_detail(sessions, m)["actions_archive"] == "table"
         assert queries.hand_replay(sessions, m, 0) == replays[m]
     assert list(records.export(bind, records.ExportFilter())) == exported
+    assert {m: service_log(sessions, m) for m in due} == served  # the service's GetMatch too
 
     again = everything(sessions)
     assert prune(bind, 30, "table", now=NOW).matches == 0  # idempotent
