@@ -52,6 +52,10 @@ FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and 
 FORFEIT_ILLEGAL = "forfeit_illegal"  # a seat made more illegal actions than allowed
 ABORTED_BY_OPERATOR = "aborted"  # an operator aborted the match (state ABORTED)
 
+# Where a pruned action log went (`matches.actions_archive`, `db.prune`).
+ARCHIVE_TABLE = "table"  # the `actions_archive` table (pages and exports still read it)
+ARCHIVE_RECORDS = "records"  # match records in the operator's files (gone from the database)
+
 
 class Bot(Base):
     """A player: a remote bot (token) or a house bot (strategy run by the workers)."""
@@ -94,8 +98,9 @@ class Match(Base):
         # `state` alone, not the deadline: a move's update of the row stays a HOT update on
         # PostgreSQL (no new index entries); see migration 0006.
         Index("ix_matches_state", "state"),
-        Index("ix_matches_bot0", "bot0_id"),
-        Index("ix_matches_bot1", "bot1_id"),
+        # (bot, id): a bot's newest matches are a walk down the index (migration 0012)
+        Index("ix_matches_bot0", "bot0_id", "id"),
+        Index("ix_matches_bot1", "bot1_id", "id"),
         # A duplicate pair's two matches, found by this key (a CreateMatch repeated after a
         # lost answer returns the match it made).
         Index("ix_matches_pair", "pair_id", "pair_leg", unique=True),
@@ -150,6 +155,11 @@ class Match(Base):
     pair_leg: Mapped[int | None] = mapped_column(Integer)
     event_id: Mapped[int | None] = mapped_column(Integer)
     event_round: Mapped[int | None] = mapped_column(Integer)
+    # When the match's action log left `actions` (`bummerl db prune`, `db.prune`) and where it
+    # went (ARCHIVE_TABLE or ARCHIVE_RECORDS); None while the log is in `actions`. Its result,
+    # hands' scores and ratings stay.
+    actions_pruned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    actions_archive: Mapped[str | None] = mapped_column(String(10))
 
     bot0: Mapped[Bot] = relationship(foreign_keys=[bot0_id], lazy="joined")
     bot1: Mapped[Bot] = relationship(foreign_keys=[bot1_id], lazy="joined")
@@ -212,6 +222,24 @@ class ActionLog(Base):
     think_ms: Mapped[int | None] = mapped_column(Integer)
 
 
+class ActionArchive(Base):
+    """Pruned action logs of old finished matches (`db.prune`, ARCHIVE_TABLE): the rows of
+    `actions` as they were, moved here so that `actions` and its indexes stay the size of the
+    recent history."""
+
+    __tablename__ = "actions_archive"
+    __table_args__ = (UniqueConstraint("match_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(20))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    think_ms: Mapped[int | None] = mapped_column(Integer)
+
+
 class Refusal(Base):
     """An action the service refused as illegal (the public record: who, what, which rule).
 
@@ -219,7 +247,8 @@ class Refusal(Base):
     match is unchanged by it. `action` and `message` are bounded (input is quoted, not kept)."""
 
     __tablename__ = "refusals"
-    __table_args__ = (Index("ix_refusals_match", "match_id", "seq"),)
+    __table_args__ = (Index("ix_refusals_match", "match_id", "seq"),
+                      Index("ix_refusals_created", "created_at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))

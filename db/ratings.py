@@ -41,7 +41,8 @@ class LadderMatch(Base):
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"),
                                           primary_key=True)
     profile: Mapped[str] = mapped_column(String(10), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow,
+                                                 index=True)
     rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
 
 
@@ -49,7 +50,9 @@ class RatingHistory(Base):
     """A bot's rating after each rated match (or other change), for charts over time."""
 
     __tablename__ = "rating_history"
-    __table_args__ = (Index("ix_rating_history_bot", "bot_id", "profile", "at"),)
+    __table_args__ = (Index("ix_rating_history_bot", "bot_id", "profile", "at"),
+                      # the standings' change over a day reads the day's rows (migration 0012)
+                      Index("ix_rating_history_profile_at", "profile", "at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -39,6 +39,8 @@ from sqlalchemy.orm import Session
 
 from db.base import EPOCH, aware
 from db.models import (
+    ARCHIVE_RECORDS,
+    ARCHIVE_TABLE,
     FINISHED,
     ORIGIN_CHALLENGE,
     ORIGIN_LADDER,
@@ -46,6 +48,7 @@ from db.models import (
     ORIGIN_TEST,
     ORIGIN_TOURNAMENT,
     RUNNING,
+    ActionArchive,
     ActionLog,
     Bot,
     Hand,
@@ -61,6 +64,7 @@ PAGE = 50  # matches per page of an export (one page is what an export holds in 
 MATCHES = Match.metadata.tables["matches"]
 HANDS = Hand.metadata.tables["hands"]
 ACTIONS = ActionLog.metadata.tables["actions"]
+ARCHIVE = ActionArchive.metadata.tables["actions_archive"]
 REFUSALS = Refusal.metadata.tables["refusals"]
 BOTS = Bot.metadata.tables["bots"]
 PAIRS = DuplicatePair.metadata.tables["duplicate_pairs"]
@@ -171,6 +175,9 @@ def _conditions(where: ExportFilter, after: Cursor | None, table: Any = MATCHES)
         found.append(m.finished_at < _utc(where.until))
     if where.match_id is not None:
         found.append(m.id == where.match_id)
+    # a match whose log went to record files (`bummerl db prune --archive records`) has its
+    # record there, not here
+    found.append(or_(m.actions_archive.is_(None), m.actions_archive != ARCHIVE_RECORDS))
     if after is not None:
         at = _utc(after.finished_at)
         found.append(or_(m.finished_at > at, and_(m.finished_at == at, m.id > after.match_id)))
@@ -308,12 +315,16 @@ def finished_record(bind: Engine, match_id: int) -> dict[str, Any]:
         records = _page(connection, ExportFilter(match_id=match_id), None, 1)
         if records:
             return records[0]
-        state = connection.execute(select(MATCHES.c.state).where(
-            MATCHES.c.id == match_id)).scalar_one_or_none()
-        if state == FINISHED:
+        found = connection.execute(select(MATCHES.c.state, MATCHES.c.actions_archive).where(
+            MATCHES.c.id == match_id)).one_or_none()
+        state = None if found is None else found.state
+        if found is not None and state == FINISHED and found.actions_archive != ARCHIVE_RECORDS:
             raise Withheld(_withheld_message(connection, match_id))
     if state is None:
         raise NoSuchThing(f"no match with id {match_id}")
+    if state == FINISHED:
+        raise NoSuchThing(f"match {match_id}'s action log was archived as match records "
+                          "(bummerl db prune --archive records): its record is in those files")
     if state == RUNNING:
         raise NoSuchThing(f"match {match_id} is still running: its record is there once it "
                           "is over")
@@ -350,8 +361,21 @@ def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
     if horizon is not None:
         rows = [row for row in rows if (_utc(aware(row.finished_at)), row.id)
                 < (_utc(horizon.finished_at), horizon.match_id)]
-        if not rows:
-            return []
+    return _records(connection, rows)
+
+
+def records_for(connection: Connection, match_ids: list[int]) -> list[dict[str, Any]]:
+    """The records of these finished matches (in id order), whatever their filter: what
+    `bummerl db prune --archive records` writes before it drops their action logs."""
+    rows = connection.execute(select(MATCHES).where(
+        MATCHES.c.id.in_(match_ids), MATCHES.c.state == FINISHED,
+        MATCHES.c.finished_at.is_not(None)).order_by(MATCHES.c.id)).all()
+    return _records(connection, rows)
+
+
+def _records(connection: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    if not rows:
+        return []
     ids = [row.id for row in rows]
     bot_ids = {row.bot0_id for row in rows} | {row.bot1_id for row in rows}
     bots = {row.id: row for row in connection.execute(
@@ -367,6 +391,14 @@ def _page(connection: Connection, where: ExportFilter, after: Cursor | None,
                    ACTIONS.c.think_ms)
             .where(ACTIONS.c.match_id.in_(ids)).order_by(ACTIONS.c.match_id, ACTIONS.c.seq)):
         actions[row.match_id].append(row)
+    archived = [row.id for row in rows if row.actions_archive == ARCHIVE_TABLE]
+    if archived:  # pruned logs moved to the archive table (`db.prune`)
+        for row in connection.execute(
+                select(ARCHIVE.c.match_id, ARCHIVE.c.seq, ARCHIVE.c.seat, ARCHIVE.c.action,
+                       ARCHIVE.c.think_ms)
+                .where(ARCHIVE.c.match_id.in_(archived))
+                .order_by(ARCHIVE.c.match_id, ARCHIVE.c.seq)):
+            actions[row.match_id].append(row)
     refusals: dict[int, list[Any]] = {i: [] for i in ids}
     for row in connection.execute(
             select(REFUSALS.c.match_id, REFUSALS.c.seq, REFUSALS.c.seat, REFUSALS.c.action,

@@ -7,10 +7,11 @@ mu - 3·sigma. A bot is *provisional* until it has played `PROVISIONAL_MATCHES` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import RUNNING, Bot, Match
@@ -52,15 +53,50 @@ def standings(profile: str, sessions: sessionmaker[Session], heartbeat_s: float
     is the service's presence heartbeat (for `connected`)."""
     with sessions() as s:
         playing = running_ladder_counts(s, profile)
-        rows = s.execute(select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id)
+        # plain columns, not ORM objects: a ladder of thousands of bots is read in a few ms
+        rows = s.execute(select(*COLUMNS).join(Bot, Bot.id == Rating.bot_id)
                          .where(Rating.profile == profile)).all()
         moment = datetime.now(UTC)
-        table = [Standing(bot.id, bot.name, bot.kind, bot.house_strategy, r.mu, r.sigma,
-                          r.matches, r.wins, playing.get(bot.id, 0),
-                          is_connected(bot, heartbeat_s, moment), bot.suspended_at,
-                          bot.suspended_reason, bot.version or bot.house_strategy)
-                 for r, bot in rows]
+        table = [standing(row, playing.get(row.id, 0), heartbeat_s, moment) for row in rows]
     return sorted(table, key=lambda st: (-st.ordinal, st.name))
+
+
+# What a standing is made of: a bot's columns and its rating's.
+COLUMNS = (Bot.id, Bot.name, Bot.kind, Bot.house_strategy, Bot.connected_since,
+           Bot.last_seen_at, Bot.suspended_at, Bot.suspended_reason, Bot.version, Rating.mu,
+           Rating.sigma, Rating.matches, Rating.wins)
+
+
+def standing(row: Any, playing: int, heartbeat_s: float, moment: datetime) -> Standing:
+    """The standing of a row of `COLUMNS`."""
+    return Standing(row.id, row.name, row.kind, row.house_strategy, row.mu, row.sigma,
+                    row.matches, row.wins, playing, is_connected(row, heartbeat_s, moment),
+                    row.suspended_at, row.suspended_reason, row.version or row.house_strategy)
+
+
+def rank_of(s: Session, profile: str, bot_id: int, heartbeat_s: float
+            ) -> tuple[int, int, Standing] | None:
+    """The bot's rank in `profile` (from 1, as in `standings`), how many bots are ranked and
+    its standing; None if it has no rating there. Counts in the database instead of reading
+    the whole table: the same order, best conservative ordinal first, then by name."""
+    row = s.execute(select(*COLUMNS).join(Bot, Bot.id == Rating.bot_id)
+                    .where(Rating.profile == profile, Rating.bot_id == bot_id)).first()
+    if row is None:
+        return None
+    me = standing(row, 0, heartbeat_s, datetime.now(UTC))
+    ordinal = Rating.mu - 3 * Rating.sigma
+    # names compare as Python's sort does (by code point): PostgreSQL's "C" collation
+    name = Bot.name.collate("C") if s.get_bind().dialect.name == "postgresql" else Bot.name
+    better = s.scalar(select(func.count()).select_from(Rating).join(Bot, Bot.id == Rating.bot_id)
+                      .where(Rating.profile == profile,
+                             or_(ordinal > me.ordinal,
+                                 and_(ordinal == me.ordinal, name < me.name)))) or 0
+    of = s.scalar(select(func.count()).select_from(Rating).where(Rating.profile == profile)) or 0
+    playing = s.scalar(select(func.count()).select_from(Match)
+                       .join(LadderMatch, LadderMatch.match_id == Match.id)
+                       .where(LadderMatch.profile == profile, Match.state == RUNNING,
+                              or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id))) or 0
+    return better + 1, of, replace(me, playing=playing)
 
 
 def running_ladder(s: Session, profile: str) -> list[Match]:

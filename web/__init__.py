@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "SERVICE_ADDRESS": None,  # engine service for /health: BUMMERL_SERVICE_ADDRESS or default
     "BROKER_URL": None,  # Celery broker for /health: BUMMERL_BROKER_URL or REDIS_URL (if Redis)
     "PAGE_SIZE": 25,  # matches per page
+    "STANDINGS_ROWS": 200,  # rows per profile the standings page shows (?all=1: every one)
 }
 
 

@@ -8,7 +8,7 @@ from flask import Blueprint, current_app, jsonify, render_template
 
 from web import charts, queries
 from web.db import sessions
-from web.params import page_arg, whole_number
+from web.params import int_arg, page_arg, whole_number
 
 bp = Blueprint("bots", __name__)
 
@@ -18,7 +18,8 @@ def show(bot_id: str) -> str:
     bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
     page = page_arg()
     matches = queries.list_matches(sessions(), queries.MatchFilter(bot_id=bot["id"]), page,
-                                   current_app.config["PAGE_SIZE"])
+                                   current_app.config["PAGE_SIZE"],
+                                   before=int_arg("before", what="match id"))
     sessions_ = sessions()
     history = queries.rating_history(sessions_, bot["id"])
     chart_of = {p: charts.rating_chart(points, f"{bot['name']}: rating in {p} over time")

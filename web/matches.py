@@ -19,7 +19,8 @@ def _page() -> dict[str, Any]:
                                 profile=text_arg("profile"))
     page = page_arg()
     per_page = current_app.config["PAGE_SIZE"]
-    result = queries.list_matches(sessions(), where, page, per_page)
+    result = queries.list_matches(sessions(), where, page, per_page,
+                                  before=int_arg("before", what="match id"))
     result["filter"] = {"state": where.state, "bot": where.bot_id, "profile": where.profile}
     return result
 
@@ -29,8 +30,8 @@ def index() -> str:
     result = _page()
     bot = queries.bot_exists(sessions(), result["filter"]["bot"]).name \
         if result["filter"]["bot"] is not None else None
-    args = {k: v for k, v in request.args.items() if k != "page" and v}
-    live = result["filter"]["state"] != "finished"
+    args = {k: v for k, v in request.args.items() if k not in ("page", "before") and v}
+    live = result["filter"]["state"] != "finished" and result["before"] is None
     return render_template("matches.html", live=live, bot_name=bot, args=args,
                            states=queries.STATES, profiles=queries.PROFILES, **result)
 
@@ -40,7 +41,7 @@ def index_events() -> Any:
     """The live part of the matches list (same query arguments as /matches)."""
     def render() -> dict[str, Any]:
         result = _page()
-        args = {k: v for k, v in request.args.items() if k != "page" and v}
+        args = {k: v for k, v in request.args.items() if k not in ("page", "before") and v}
         return {"html": {"live-matches": render_template("_matches_live.html", args=args,
                                                          **result)}, "final": False}
 
@@ -88,7 +89,8 @@ def api_replay(match_id: str, number: str) -> Any:
 
 @bp.get("/api/matches")
 def api_index() -> Any:
-    """`?state=running|finished&bot=ID&profile=soft&page=N`: one page, running first."""
+    """`?state=running|finished&bot=ID&profile=soft&page=N`: one page, running first;
+    `before=ID` (a page's `next_before`): the matches over older than match ID."""
     return jsonify(_page())
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, and_, case, func, or_, select
+from sqlalchemy import DateTime, and_, case, func, or_, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import records
@@ -21,10 +21,13 @@ from db.batch import SIM_RUNNING, Simulation, SimulationChunk
 from db.events import Tournament
 from db.models import (
     ABORTED,
+    ARCHIVE_RECORDS,
+    ARCHIVE_TABLE,
     FINISHED,
     HOUSE,
     ORIGIN_TOURNAMENT,
     RUNNING,
+    ActionArchive,
     ActionLog,
     Bot,
     Hand,
@@ -34,7 +37,7 @@ from db.models import (
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
-from db.standings import INITIAL_MU
+from db.standings import INITIAL_MU, Standing, rank_of
 from db.standings import standings as ladder_standings
 from engine import Profile
 from services.core.config import settings
@@ -138,9 +141,17 @@ def bot_exists(sessions: sessionmaker[Session], bot_id: int) -> Bot:
     return bot
 
 
+COUNT_CAP = 10_000  # matches counted at most (beyond: "10,000+", and keyset pages)
+
+
 def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
-                 per_page: int) -> dict[str, Any]:
-    """One page of matches, running ones first, then newest first."""
+                 per_page: int, before: int | None = None) -> dict[str, Any]:
+    """One page of matches, running ones first, then newest first.
+
+    The matches that are over are counted up to `COUNT_CAP` (`more` says there are more), so
+    neither the count nor a page costs more than that many index entries, however long the
+    history: past the numbered pages, `before` (a match id: the `next_before` of a page) gives
+    the matches that are over older than it, by keyset on the primary key."""
     if where.state is not None and where.state not in STATES:
         raise Invalid(f"unknown match state {where.state!r}: {', '.join(STATES)}")
     if where.profile is not None:
@@ -149,6 +160,8 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
         bot_exists(sessions, where.bot_id)
     if page < 1:
         raise Invalid(f"page must be 1 or more, not {page}")
+    if before is not None and before < 1:
+        raise Invalid(f"before must be a match id (1 or more), not {before}")
     conditions = []
     if where.state:
         conditions.append(Match.state == where.state)
@@ -156,24 +169,59 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
         conditions.append(Match.profile == where.profile)
     if where.bot_id is not None:
         conditions.append(or_(Match.bot0_id == where.bot_id, Match.bot1_id == where.bot_id))
+    done = [Match.state != RUNNING, *conditions]
     with sessions() as s:
-        total = s.scalar(select(func.count()).select_from(Match).where(*conditions)) or 0
-        pages = max(1, math.ceil(total / per_page))
-        if page > pages:
-            raise Missing(f"page {page} does not exist: there {'is' if pages == 1 else 'are'} "
-                          f"{pages} page{'s' * (pages != 1)}")
-        rows = s.execute(
-            select(Match, LadderMatch.profile)
-            .outerjoin(LadderMatch, LadderMatch.match_id == Match.id)
-            .where(*conditions)
-            .order_by(case((Match.state == RUNNING, 0), else_=1), Match.id.desc())
-            .offset((page - 1) * per_page).limit(per_page)).unique().all()
-        in_play = legs_in_play(s, {m.pair_id for m, _ in rows if m.pair_id is not None})
-        items = [match_summary(m, lp, m.pair_id in in_play) for m, lp in rows]
         running = s.scalar(select(func.count()).select_from(Match)
                            .where(Match.state == RUNNING, *conditions)) or 0
+        over = 0 if where.state == RUNNING else s.scalar(select(func.count()).select_from(
+            select(Match.id).where(*done).limit(COUNT_CAP + 1).subquery())) or 0
+        more = over > COUNT_CAP
+        over = min(over, COUNT_CAP)
+        total = running + over
+        pages = max(1, math.ceil(total / per_page))
+        if before is not None:  # a keyset page: the matches over, older than `before`
+            rows = _match_rows(s, [*done, Match.id < before], 0, per_page + 1)
+            items = _summaries(s, rows[:per_page])
+            return {"matches": items, "page": None, "pages": pages, "per_page": per_page,
+                    "total": total, "running": running, "more": more, "before": before,
+                    "next_before": items[-1]["id"] if len(rows) > per_page else None}
+        if page > pages:
+            raise Missing(f"page {page} does not exist: there {'is' if pages == 1 else 'are'} "
+                          f"{pages} page{'s' * (pages != 1)}"
+                          + (" numbered; older matches: ?before=ID" if more else ""))
+        # Running matches first, then the others, each newest first: two walks down the
+        # primary key (the running ones by the state index) instead of sorting every match.
+        start = (page - 1) * per_page
+        rows = []
+        if start < running:
+            rows += _match_rows(s, [Match.state == RUNNING, *conditions], start, per_page)
+        if len(rows) < per_page and over:
+            rows += _match_rows(s, done, max(0, start - running), per_page - len(rows))
+        items = _summaries(s, rows)
+    last = page == pages and more and items
     return {"matches": items, "page": page, "pages": pages, "per_page": per_page,
-            "total": total, "running": running}
+            "total": total, "running": running, "more": more, "before": None,
+            "next_before": items[-1]["id"] if last else None}
+
+
+def _summaries(s: Session, rows: list[Any]) -> list[dict[str, Any]]:
+    """The summaries of `rows` (a match and its ladder profile each), a pair's leg without
+    its seed while the other leg has not ended."""
+    in_play = legs_in_play(s, {m.pair_id for m, _ in rows if m.pair_id is not None})
+    return [match_summary(m, lp, m.pair_id in in_play) for m, lp in rows]
+
+
+def _match_rows(s: Session, conditions: list[Any], offset: int, limit: int) -> list[Any]:
+    """The matches `conditions` hold, newest first, from `offset` on: their ids first (the
+    primary key's index alone), then those rows with their bots and ladder profile."""
+    ids = list(s.scalars(select(Match.id).where(*conditions).order_by(Match.id.desc())
+                         .offset(offset).limit(limit)))
+    if not ids:
+        return []
+    return list(s.execute(
+        select(Match, LadderMatch.profile)
+        .outerjoin(LadderMatch, LadderMatch.match_id == Match.id)
+        .where(Match.id.in_(ids)).order_by(Match.id.desc())).unique().all())
 
 
 def event_of_match(s: Session, m: Match) -> dict[str, Any] | None:
@@ -224,9 +272,14 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         hands = [_hand(h, at) for h in s.scalars(
             select(Hand).where(Hand.match_id == match_id, Hand.first_seq <= at)
             .order_by(Hand.first_seq))]
-        actions = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
-                                                         ActionLog.seq < at)
-                                 .order_by(ActionLog.seq)))
+        actions: list[ActionLog] | list[ActionArchive] = []
+        if m.actions_archive == ARCHIVE_TABLE:
+            actions = list(s.scalars(select(ActionArchive).where(
+                ActionArchive.match_id == match_id, ActionArchive.seq < at)
+                .order_by(ActionArchive.seq)))
+        elif m.actions_archive != ARCHIVE_RECORDS:
+            actions = list(s.scalars(select(ActionLog).where(
+                ActionLog.match_id == match_id, ActionLog.seq < at).order_by(ActionLog.seq)))
         refusals = list(s.scalars(select(Refusal).where(Refusal.match_id == match_id,
                                                         Refusal.seq <= at)
                                   .order_by(Refusal.id.desc()).limit(REFUSALS_SHOWN)))
@@ -245,7 +298,11 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         number_tricks(hand["actions"])
     summary["hands"] = hands
     summary["table"] = None
-    if hands:
+    # `bummerl db prune` moved the log: to the archive table (shown as before) or to record
+    # files (the hands' results stay; the transcript and the table are gone from here)
+    summary["actions_archive"] = m.actions_archive
+    summary["actions_pruned_at"] = iso(m.actions_pruned_at)
+    if hands and m.actions_archive != ARCHIVE_RECORDS:
         current = hands[-1]
         dealt = table.deal(seed, summary["profile"], current["number"], current["dealer"])
         steps = [(a["seat"], a["action"]) for a in current["actions"]]
@@ -286,11 +343,17 @@ def hand_replay(sessions: sessionmaker[Session], match_id: int, number: int
         if h.winner is None or h.last_seq is None:
             raise Missing(f"hand {number} of match {match_id} is still in play: its deal is "
                           "shown once it is over")
+        if m.actions_archive == ARCHIVE_RECORDS:
+            raise Missing(f"match {match_id}'s action log was archived as match records on "
+                          f"{iso(m.actions_pruned_at)} (bummerl db prune): its hands' results "
+                          "are on the match page, their steps in the record files")
         hand = _hand(h)
         seed = m.seed
-        actions = list(s.execute(select(ActionLog.seat, ActionLog.action).where(
-            ActionLog.match_id == match_id, ActionLog.seq >= h.first_seq,
-            ActionLog.seq <= h.last_seq).order_by(ActionLog.seq)).all())
+        log: type[ActionLog] | type[ActionArchive] = \
+            ActionArchive if m.actions_archive == ARCHIVE_TABLE else ActionLog
+        actions = list(s.execute(select(log.seat, log.action).where(
+            log.match_id == match_id, log.seq >= h.first_seq,
+            log.seq <= h.last_seq).order_by(log.seq)).all())
         hands = s.scalar(select(func.count()).select_from(Hand)
                          .where(Hand.match_id == match_id)) or 0
     names = [seat["name"] for seat in summary["seats"]]
@@ -323,23 +386,27 @@ def standings(sessions: sessionmaker[Session], profile: str, with_change: bool =
     """The ladder's standings in `profile` (`db.standings`), best first; `with_change` adds
     each bot's `change_day`: how its mu moved over the last 24 hours (rating history)."""
     check_profile(profile)
-    table: list[dict[str, Any]] = []
-    for rank, st in enumerate(ladder_standings(profile, sessions, settings().heartbeat_s), 1):
-        table.append({
-            "rank": rank, "bot_id": st.bot_id, "name": st.name, "kind": st.kind,
-            "strategy": st.strategy, "mu": st.mu, "sigma": st.sigma,
-            "low": st.mu - 2 * st.sigma, "high": st.mu + 2 * st.sigma,
-            "ordinal": st.ordinal, "matches": st.matches, "wins": st.wins,
-            "win_rate": st.wins / st.matches if st.matches else None,
-            "provisional": st.provisional, "playing": st.playing, "connected": st.connected,
-            "suspended_at": iso(st.suspended_at), "suspended_reason": st.suspended_reason,
-            "version": st.version,
-        })
+    table = [standing_row(rank, st) for rank, st in
+             enumerate(ladder_standings(profile, sessions, settings().heartbeat_s), 1)]
     if with_change:
         changes = day_changes(sessions, profile)
         for row in table:
             row["change_day"] = changes.get(row["bot_id"])
     return table
+
+
+def standing_row(rank: int, st: Standing) -> dict[str, Any]:
+    """A row of the standings (and of a bot's ratings)."""
+    return {
+        "rank": rank, "bot_id": st.bot_id, "name": st.name, "kind": st.kind,
+        "strategy": st.strategy, "mu": st.mu, "sigma": st.sigma,
+        "low": st.mu - 2 * st.sigma, "high": st.mu + 2 * st.sigma,
+        "ordinal": st.ordinal, "matches": st.matches, "wins": st.wins,
+        "win_rate": st.wins / st.matches if st.matches else None,
+        "provisional": st.provisional, "playing": st.playing, "connected": st.connected,
+        "suspended_at": iso(st.suspended_at), "suspended_reason": st.suspended_reason,
+        "version": st.version,
+    }
 
 
 def day_changes(sessions: sessionmaker[Session], profile: str) -> dict[int, float]:
@@ -358,10 +425,16 @@ def day_changes(sessions: sessionmaker[Session], profile: str) -> dict[int, floa
             Rating.profile == profile, Rating.bot_id.in_(ids))).all())
         matches = dict(s.execute(select(Rating.bot_id, Rating.matches).where(
             Rating.profile == profile, Rating.bot_id.in_(ids))).all())
-        before = s.execute(select(RatingHistory.bot_id, func.max(RatingHistory.id))
-                           .where(RatingHistory.profile == profile, RatingHistory.at < since,
-                                  RatingHistory.bot_id.in_(ids))
-                           .group_by(RatingHistory.bot_id)).all()
+        # each bot's last row before then: one step down its (bot, profile, at) index
+        last = (select(RatingHistory.id)
+                .where(RatingHistory.bot_id == Rating.bot_id, RatingHistory.profile == profile,
+                       RatingHistory.at < since)
+                .order_by(RatingHistory.at.desc(), RatingHistory.id.desc()).limit(1)
+                .correlate(Rating).scalar_subquery())
+        before = [(bot_id, found) for bot_id, found in s.execute(
+            select(Rating.bot_id, last).where(Rating.profile == profile,
+                                              Rating.bot_id.in_(ids))).all()
+            if found is not None]
         mu_of = dict(s.execute(select(RatingHistory.id, RatingHistory.mu).where(
             RatingHistory.id.in_([i for _, i in before] + [i for _, _, i in recent])))
             .all())
@@ -390,12 +463,12 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
         mine = or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id)
         counts = {state: n for state, n in s.execute(
             select(Match.state, func.count()).where(mine).group_by(Match.state))}
-    ratings = []
-    for profile in profiles:
-        table = standings(sessions, profile) if profile in PROFILES else []
-        for row in table:
-            if row["bot_id"] == bot_id:
-                ratings.append({"profile": profile, "of": len(table), **row})
+        # its rank in each profile, counted in the database (not the whole ladder read)
+        ranks = [(p, rank_of(s, p, bot_id, settings().heartbeat_s)) for p in profiles
+                 if p in PROFILES]
+    ratings = [{"profile": profile, "of": of, **standing_row(rank, st)}
+               for profile, found in ranks if found is not None
+               for rank, of, st in [found]]
     connected = is_connected(bot, settings().heartbeat_s)
     return {**_seat(bot), "id": bot.id, "created_at": iso(bot.created_at), "ratings": ratings,
             "connected": connected,
@@ -471,6 +544,7 @@ def simulation_detail(sessions: sessionmaker[Session], sim_id: int) -> dict[str,
 
 # --- health ----------------------------------------------------------------------------------
 STUCK_GRACE_S = 5  # the service forfeits a late seat a few times a second: this late is stuck
+HOUSE_MATCHES = 20  # a house bot's latest matches per seat that its last move is looked for in
 
 
 def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
@@ -493,15 +567,15 @@ def activity(sessions: sessionmaker[Session]) -> dict[str, Any]:
                                 .order_by(Bot.name)))
         heartbeat = settings().heartbeat_s
         connected = [_seat(b) for b in remote if is_connected(b, heartbeat, now)]
-        house_seat0 = select(func.max(ActionLog.created_at)).join(
-            Match, Match.id == ActionLog.match_id).join(Bot, Bot.id == Match.bot0_id).where(
-            ActionLog.seat == 0, Bot.kind == HOUSE)
-        house_seat1 = select(func.max(ActionLog.created_at)).join(
-            Match, Match.id == ActionLog.match_id).join(Bot, Bot.id == Match.bot1_id).where(
-            ActionLog.seat == 1, Bot.kind == HOUSE)
-        moves = [t for t in (s.scalar(house_seat0), s.scalar(house_seat1)) if t is not None]
+        moves: list[datetime | None] = []
+        for house in s.scalars(select(Bot.id).where(Bot.kind == HOUSE)):
+            for seat in (0, 1):  # its latest matches in each seat: the latest moves are there
+                moves.append(s.scalar(select(func.max(ActionLog.created_at)).where(
+                    ActionLog.match_id.in_(latest_matches(house, HOUSE_MATCHES, seat)),
+                    ActionLog.seat == seat)))
+        found = [t for t in moves if t is not None]
         last = {
-            "house move": max((aware(t) for t in moves), default=None),
+            "house move": max((aware(t) for t in found), default=None),
             "ladder rating": aware(s.scalar(select(func.max(LadderMatch.rated_at)))),
             "ladder match started": aware(s.scalar(select(func.max(LadderMatch.created_at)))),
             "simulation chunk": aware(s.scalar(select(func.max(SimulationChunk.done_at)))),
@@ -526,24 +600,32 @@ def rating_history(sessions: sessionmaker[Session], bot_id: int) -> dict[str, li
 
 
 def opponents(sessions: sessionmaker[Session], bot_id: int) -> list[dict[str, Any]]:
-    """The bot's finished matches per opponent: played, won, lost, forfeits each way."""
+    """The bot's finished matches per opponent: played, won, lost, forfeits each way (counted
+    in the database: one row per opponent and seat, not one per match)."""
     table: dict[int, dict[str, Any]] = {}
     with sessions() as s:
-        rows = s.scalars(select(Match).where(
-            or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id), Match.state == FINISHED))
-        for m in rows.unique():
-            seat = m.seat_of(bot_id)
-            assert seat is not None
-            other = m.bot(1 - seat)
-            row = table.setdefault(other.id, {"bot_id": other.id, "name": other.name,
-                                              "played": 0, "won": 0, "lost": 0,
-                                              "forfeited": 0, "opponent_forfeited": 0})
-            row["played"] += 1
-            row["won" if m.winner == seat else "lost"] += m.winner is not None
-            if m.forfeit_seat == seat:
-                row["forfeited"] += 1
-            elif m.forfeit_seat is not None:
-                row["opponent_forfeited"] += 1
+        for seat in (0, 1):
+            mine, theirs = (Match.bot0_id, Match.bot1_id) if seat == 0 else \
+                (Match.bot1_id, Match.bot0_id)
+            where = [mine == bot_id, Match.state == FINISHED]
+            if seat == 1:  # a bot in both seats plays seat 0 (`Match.seat_of`)
+                where.append(Match.bot0_id != bot_id)
+            rows = s.execute(
+                select(theirs, Bot.name, func.count(),
+                       func.sum(case((Match.winner == seat, 1), else_=0)),
+                       func.sum(case((Match.winner == 1 - seat, 1), else_=0)),
+                       func.sum(case((Match.forfeit_seat == seat, 1), else_=0)),
+                       func.sum(case((Match.forfeit_seat == 1 - seat, 1), else_=0)))
+                .join(Bot, Bot.id == theirs).where(*where).group_by(theirs, Bot.name))
+            for other, name, played, won, lost, forfeited, opponent_forfeited in rows:
+                row = table.setdefault(other, {"bot_id": other, "name": name, "played": 0,
+                                               "won": 0, "lost": 0, "forfeited": 0,
+                                               "opponent_forfeited": 0})
+                row["played"] += played
+                row["won"] += won or 0
+                row["lost"] += lost or 0
+                row["forfeited"] += forfeited or 0
+                row["opponent_forfeited"] += opponent_forfeited or 0
     for row in table.values():
         row["win_rate"] = row["won"] / row["played"] if row["played"] else None
     return sorted(table.values(), key=lambda r: (-r["played"], r["name"]))
@@ -559,17 +641,31 @@ def forfeits(sessions: sessionmaker[Session], bot_id: int) -> dict[str | None, i
 
 
 MOVE_SAMPLE = 5000  # the bot's latest actions that the move-time figures use
+MOVE_MATCHES = 300  # ... among those of its latest matches (some 35 actions of it each)
+
+
+def latest_matches(bot_id: int, limit: int, seat: int | None = None) -> Any:
+    """The ids of the bot's `limit` newest matches (in `seat`, or in either), as a subquery:
+    walks down the (bot, id) indexes, not a scan of its whole history."""
+    columns = (Match.bot0_id, Match.bot1_id) if seat is None else \
+        ((Match.bot0_id, Match.bot1_id)[seat],)
+    parts = [select(Match.id).where(column == bot_id).order_by(Match.id.desc()).limit(limit)
+             .subquery().select() for column in columns]
+    if len(parts) == 1:
+        return parts[0]
+    both = union(*parts).subquery()
+    return select(both.c.id).order_by(both.c.id.desc()).limit(limit)
 
 
 def move_times(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
     """Time per move of the bot: the gap between the previous action of the match (or its
-    start) and the bot's action, over its latest `MOVE_SAMPLE` actions; median and p95."""
+    start) and the bot's action, over its latest `MOVE_SAMPLE` actions in its latest
+    `MOVE_MATCHES` matches; median and p95."""
     previous = func.lag(ActionLog.created_at, type_=DateTime(timezone=True)).over(
         partition_by=ActionLog.match_id, order_by=ActionLog.seq)
     gaps = (select(ActionLog.match_id, ActionLog.seq, ActionLog.seat, ActionLog.created_at,
                    previous.label("before"))
-            .join(Match, Match.id == ActionLog.match_id)
-            .where(or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id)).subquery())
+            .where(ActionLog.match_id.in_(latest_matches(bot_id, MOVE_MATCHES))).subquery())
     with sessions() as s:
         rows = s.execute(
             select(gaps.c.created_at, gaps.c.before, Match.created_at)

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify, render_template, url_for
+from flask import Blueprint, current_app, jsonify, render_template, url_for
 
 from web import live, queries
 from web.db import sessions
 from web.params import text_arg
 
 bp = Blueprint("ratings", __name__)
+
+
+def _shown() -> int | None:
+    """Rows of each table the HTML shows: `STANDINGS_ROWS`, or every one with `?all=1` (a
+    ladder of thousands of bots renders in seconds; the JSON always has every row)."""
+    return None if text_arg("all") == "1" else int(current_app.config["STANDINGS_ROWS"])
 
 
 def _tables(profile: str | None) -> dict[str, list[dict[str, Any]]]:
@@ -22,14 +28,15 @@ def _tables(profile: str | None) -> dict[str, list[dict[str, Any]]]:
 @bp.get("/")
 @bp.get("/standings")
 def all_standings() -> str:
-    return render_template("standings.html", tables=_tables(None),
-                           events_url=url_for("ratings.events"))
+    return render_template("standings.html", tables=_tables(None), shown=_shown(),
+                           events_url=url_for("ratings.events", all=text_arg("all")))
 
 
 @bp.get("/standings/<profile>")
 def standings(profile: str) -> str:
-    return render_template("standings.html", tables=_tables(profile),
-                           events_url=url_for("ratings.events", profile=profile))
+    return render_template("standings.html", tables=_tables(profile), shown=_shown(),
+                           events_url=url_for("ratings.events", profile=profile,
+                                              all=text_arg("all")))
 
 
 @bp.get("/events/standings")
@@ -37,13 +44,15 @@ def events() -> Any:
     """The live standings (`?profile=soft` for one profile)."""
     profile = text_arg("profile")
     _tables(profile)  # an unknown profile is a 404 here
+    shown = _shown()
 
     def render() -> dict[str, Any]:
         return {"html": {"live-standings": render_template("_standings_live.html",
-                                                           tables=_tables(profile))},
+                                                           tables=_tables(profile),
+                                                           shown=shown)},
                 "final": False}
 
-    return live.stream(f"standings:{profile or ''}", render)
+    return live.stream(f"standings:{profile or ''}:{shown}", render)
 
 
 @bp.get("/api/standings")

@@ -18,7 +18,7 @@ import logging
 import os
 from datetime import timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import or_, select, union, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
@@ -61,14 +61,20 @@ def mark_unrated(s: Session, m: Match) -> None:
 
 def forfeit_streak(s: Session, bot: Bot, k: int) -> list[Match]:
     """The bot's last `k` finished ladder matches (since its reinstatement), newest first, if
-    it forfeited every one of them; else []."""
-    query = (select(Match).join(LadderMatch, LadderMatch.match_id == Match.id)
-             .where(Match.state == FINISHED,
-                    or_(Match.bot0_id == bot.id, Match.bot1_id == bot.id))
-             .order_by(Match.finished_at.desc(), Match.id.desc()).limit(k))
-    if bot.reinstated_at is not None:
-        query = query.where(Match.finished_at > bot.reinstated_at)
-    last = list(s.scalars(query).unique())
+    it forfeited every one of them; else []. A remote bot plays one ladder match at a time
+    (`workers.ladder.eligible_bots`), so its ladder matches finish in the order of their ids:
+    the newest are a walk down the (bot, id) indexes, however long its history."""
+    seats = []
+    for column in (Match.bot0_id, Match.bot1_id):
+        query = (select(Match.id).join(LadderMatch, LadderMatch.match_id == Match.id)
+                 .where(column == bot.id, Match.state == FINISHED))
+        if bot.reinstated_at is not None:
+            query = query.where(Match.finished_at > bot.reinstated_at)
+        seats.append(query.order_by(Match.id.desc()).limit(k).subquery().select())
+    newest = union(*seats).subquery()
+    last = list(s.scalars(select(Match).where(Match.id.in_(select(newest.c.id)))
+                          .order_by(Match.finished_at.desc(), Match.id.desc()).limit(k))
+                .unique())
     if len(last) < k:
         return []
     if all(m.end_reason in FORFEITS and m.forfeit_seat == m.seat_of(bot.id) for m in last):

@@ -35,12 +35,12 @@ from datetime import UTC, datetime, timedelta
 
 import grpc
 from openskill.models import PlackettLuce
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import CursorResult, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, session_factory
-from db.models import FINISHED, HOUSE, RUNNING, Bot, Match
+from db.models import ABORTED, FINISHED, HOUSE, RUNNING, Bot, Match
 from db.pairs import bots_in_play
 from db.presence import takes_pairings
 from db.ratings import LadderMatch, Rating, RatingHistory
@@ -164,6 +164,13 @@ def rate_finished(sessions: sessionmaker[Session] | None = None) -> int:
     """Rate every finished, unrated ladder match; how many. A match that cannot be rated is
     logged and left for the next tick: it never stops the others, nor the tick's pairing."""
     sessions = sessions or session_factory()
+    with sessions.begin() as s:
+        # An aborted ladder match is never rated: settle it, so that the unrated ladder rows
+        # each tick reads stay the running and the just finished ones, however long the
+        # history (before, every aborted match stayed among them for good).
+        aborted = exists().where(Match.id == LadderMatch.match_id, Match.state == ABORTED)
+        s.execute(update(LadderMatch).where(LadderMatch.rated_at.is_(None), aborted)
+                  .values(rated_at=now()), execution_options={"synchronize_session": False})
     with sessions() as s:
         ids = list(s.scalars(select(LadderMatch.match_id)
                              .join(Match, Match.id == LadderMatch.match_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from sqlalchemy import (
     Connection,
@@ -26,10 +26,13 @@ from db import presence
 from db.base import utcnow
 from db.models import (
     ABORTED,
+    ARCHIVE_RECORDS,
+    ARCHIVE_TABLE,
     FINISHED,
     ORIGIN_TEST,
     REMOTE,
     RUNNING,
+    ActionArchive,
     ActionLog,
     Bot,
     Hand,
@@ -345,6 +348,20 @@ def get_match(match_id: int, *, sessions: sessionmaker[Session] | None = None) -
         return _match(session, match_id)
 
 
+def _log(session: Session, m: Match, from_seq: int = 0) -> list[ActionLog]:
+    """The match's action log from `from_seq` on: from `actions_archive` once `bummerl db
+    prune` moved it there (the same columns); empty once it went to record files."""
+    if m.actions_archive == ARCHIVE_RECORDS:
+        return []
+    if m.actions_archive == ARCHIVE_TABLE:  # the same columns as ActionLog
+        return cast(list[ActionLog], list(session.scalars(
+            select(ActionArchive).where(ActionArchive.match_id == m.id,
+                                        ActionArchive.seq >= from_seq)
+            .order_by(ActionArchive.seq))))
+    return list(session.scalars(select(ActionLog).where(
+        ActionLog.match_id == m.id, ActionLog.seq >= from_seq).order_by(ActionLog.seq)))
+
+
 def match_hands(
     match_id: int, *, sessions: sessionmaker[Session] | None = None
 ) -> tuple[Match, list[Hand], list[ActionLog]]:
@@ -352,9 +369,7 @@ def match_hands(
     with factory_of(sessions)() as session:
         m = _match(session, match_id)
         hands = _hands(session, match_id)
-        actions = list(session.scalars(
-            select(ActionLog).where(ActionLog.match_id == match_id).order_by(ActionLog.seq)))
-        return m, hands, actions
+        return m, hands, _log(session, m)
 
 
 def match_actions(
@@ -363,10 +378,7 @@ def match_actions(
     """The match, its actions from `from_seq` on, and its hands (for spectators)."""
     with factory_of(sessions)() as session:
         m = _match(session, match_id)
-        actions = list(session.scalars(
-            select(ActionLog)
-            .where(ActionLog.match_id == match_id, ActionLog.seq >= from_seq)
-            .order_by(ActionLog.seq)))
+        actions = _log(session, m, from_seq)
         hands = _hands(session, match_id)
         return m, actions, hands
 

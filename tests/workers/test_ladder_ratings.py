@@ -105,3 +105,21 @@ def test_a_match_that_cannot_be_rated_stops_neither_the_others_nor_the_ladder(se
     assert f"rating match {first} failed" in caplog.text
     monkeypatch.setattr(ladder, "rate_match", real)
     assert ladder.rate_finished(sessions) == 1  # the next tick rates it
+
+
+def test_an_aborted_ladder_match_is_settled_once_not_read_at_every_tick(sessions):
+    """Its ladder row gets a rated_at (and no rating): the unrated rows a tick reads stay the
+    running and the just finished ones, however many matches were ever aborted."""
+    from db.models import ABORTED
+    from db.ratings import RatingHistory
+
+    for strategy in ("random", "bully", "rdeep"):
+        bots.register_bot(strategy, kind=HOUSE, house_strategy=strategy, sessions=sessions)
+    aborted, running = ladder.start_matches("soft", 2, sessions, random.Random(1))
+    with sessions.begin() as s:
+        s.execute(update(Match).where(Match.id == aborted).values(state=ABORTED))
+    assert ladder.rate_finished(sessions) == 0
+    with sessions() as s:
+        rows = {r.match_id: r.rated_at for r in s.scalars(select(LadderMatch))}
+        assert s.scalars(select(RatingHistory)).all() == []  # nothing rated
+    assert rows[aborted] is not None and rows[running] is None  # the running one stays open

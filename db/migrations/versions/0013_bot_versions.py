@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision, down_revision = "0013_bot_versions", "0011_version_tests"
+revision, down_revision = "0013_bot_versions", "0012_history"
 
 
 def upgrade() -> None:
