@@ -20,6 +20,7 @@
 | `BUMMERL_MAX_WATCH_STREAMS` | WatchMatch streams one peer address may have open here | 64 |
 | `BUMMERL_MAX_EXPORT_STREAMS` | ExportMatches streams one peer address may have open here | 4 |
 | `BUMMERL_MAX_MESSAGE_BYTES` | largest request or response message | 1048576 |
+| `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Settings:
     max_watch_streams: int = 64
     max_export_streams: int = 4
     max_message_bytes: int = 1 << 20
+    max_pending_calls: int = 20000
 
     @staticmethod
     def from_env() -> Settings:
@@ -79,6 +81,7 @@ class Settings:
             max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
             max_export_streams=int(env.get("BUMMERL_MAX_EXPORT_STREAMS", "4")),
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
+            max_pending_calls=int(env.get("BUMMERL_MAX_PENDING_CALLS", "20000")),
         )
 
 
