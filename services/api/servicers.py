@@ -22,6 +22,7 @@ from services.core.actions import submit_action
 from services.core.config import Settings
 from services.core.errors import InvalidArgument
 from services.live import bus, convert, notify, revocation
+from services.live.batches import Batched, Connects
 from services.live.play import PlaySession
 from services.live.presence import Presence
 from services.live.streams import Limits, peer_address
@@ -269,6 +270,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         self.config = config
         self.streams = streams or Streams(None, config)
         self.presence = Presence(sessions, config.heartbeat_s)
+        # a burst of connects: one query per batch of tokens, presence writes and first reads
+        self.tokens: Batched[str | None, Any] = Batched(
+            functools.partial(bots.bots_for_tokens, sessions=sessions), self.streams.run)
+        self.connects = Connects(self.presence, sessions, self.streams.run)
 
     @unary
     def RegisterBot(self, request, context):  # type: ignore[no-untyped-def]
@@ -297,14 +302,14 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         run = self.streams.run
         try:
             breaker.of_sessions(self.sessions).check()  # the database is known to be down
-            bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
+            bot = await self.tokens(token_of(context))
             admin.check_may_play(bot)  # a suspended bot is refused
             release = self.streams.limits.admit(
                 f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
             await status.refuse_stream(context, request_iterator, e, "Play")
             return
-        session = PlaySession(bot, self.sessions, self.config, run)
+        session = PlaySession(bot, self.sessions, self.config, run, self.connects)
         if self.streams.players is None:
             self.streams.players = Players(self.sessions, run, self.streams.safety_s)
         self.streams.players.add(session)
@@ -332,7 +337,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             key = session.presence_key
             if key is not None:
                 try:
-                    await run(self.presence.closed, bot.id, key)
+                    await self.connects.closed((bot.id, key))
                 except RuntimeError:  # the server is stopping: its pool takes no more work
                     self.presence.closed(bot.id, key)
         if watch.revoked is not None:  # suspended, or its token rotated, meanwhile

@@ -22,7 +22,10 @@ challenge decided before is in that list or was refused (`services.core.matches`
 bots take under a lock of their rows).
 
 The stream runs as an asyncio task of the server's event loop; its database work runs on the
-server's thread pool.
+server's thread pool. What a stream does when it opens and closes (its presence written, its
+running matches first read) is batched with the other streams opening meanwhile
+(`services.live.batches.Connects`): a burst of connects costs a statement per batch, not per
+stream.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from services.core.errors import (
     ServiceError,
 )
 from services.live import convert, notify
+from services.live.batches import Connects
 from services.live.presence import Presence
 
 log = logging.getLogger(__name__)
@@ -76,8 +80,10 @@ HELLO_WAIT_S = 0.5  # how long a new stream waits for the bot's Hello before its
 
 class PlaySession:
     def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
-                 config: Settings | None, run: Callable[..., Any]) -> None:
+                 config: Settings | None, run: Callable[..., Any],
+                 connects: Connects | None = None) -> None:
         self.bot = bot
+        self.connects = connects  # the server's batched writes and reads of a connect
         self.bot_id: int = bot.id  # read on every action: a plain int, not the ORM attribute
         self.sessions = sessions
         self.config = config or settings()
@@ -149,8 +155,11 @@ class PlaySession:
             if self.presence_key is None:
                 # the key first: if the call ends while this waits, `closed` still pairs up
                 self.presence_key = self.presence.new_key()
-                await self.run(self.presence.opened, self.bot_id, self.accepts,
-                               self.presence_key)
+                if self.connects is not None:  # with the other streams opening meanwhile
+                    await self.connects.opened((self.bot_id, self.accepts, self.presence_key))
+                else:
+                    await self.run(self.presence.opened, self.bot_id, self.accepts,
+                                   self.presence_key)
                 self.recorded.set()
                 return True
             return bool(await self.run(self.presence.changed, self.bot_id, self.presence_key,
@@ -359,12 +368,15 @@ class PlaySession:
 
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
-        running = await self.run(matches.match_states_of, self.bot_id, (),
-                                 sessions=self.sessions)
+        if self.connects is not None:  # with the other streams opening meanwhile
+            running = await self.connects.states(self.bot_id)
+        else:
+            running = await self.run(matches.match_states_of, self.bot_id, (),
+                                     sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running),
             challenges_only=self.challenges_only))
-        for response in await self.run(self.step, running):
+        for response in await self.run(self.step, running) if running else ():
             yield response
         while True:
             events = [await self.events.get()]

@@ -73,31 +73,62 @@ class Presence:
         `closed`). A stream whose `closed` came first (its call ended while this waited for
         the pool) is not counted."""
         with self._lock:
-            if key is None:
-                key = next(self._keys)
-            elif key in self._gone:
+            key = next(self._keys) if key is None else key
+            self._opened_many([(bot_id, accepts, key)])
+            return key
+
+    def opened_many(self, streams: list[tuple[int, str, int]]) -> list[None]:
+        """`opened` of each (bot id, what it takes, key) of `streams`, in one UPDATE per kind
+        of what the bots take (a burst of connects)."""
+        with self._lock:
+            self._opened_many(streams)
+        return [None] * len(streams)
+
+    def _opened_many(self, streams: list[tuple[int, str, int]]) -> None:
+        writes: dict[int, str] = {}  # bot id -> "open" (its first stream here) or "accepts"
+        for bot_id, accepts, key in streams:
+            if key in self._gone:
                 self._gone.discard(key)
-                return key
+                continue
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
             before = widest(modes.values()) if modes else None
             modes[key] = accepts
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="presence-heartbeat")
-                self._thread.start()
             if self._open[bot_id] == 1:
-                now = _now()
-                stale = now - timedelta(seconds=STALE_BEATS * self.heartbeat_s)
-                self._write(update(Bot).where(Bot.id == bot_id).values(
+                writes[bot_id] = "open"
+            elif widest(modes.values()) != before:
+                writes.setdefault(bot_id, "accepts")
+        if self._thread is None and self._open:
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name="presence-heartbeat")
+            self._thread.start()
+        self._flush(writes)
+
+    def _flush(self, writes: dict[int, str]) -> bool:
+        """Write the presence of the bots in `writes` (under the lock): "open" (connected
+        since now, unless still connected), "accepts" (what it takes), "closed" (no stream
+        left here); one UPDATE per kind and value."""
+        groups: dict[tuple[str, str | None], list[int]] = {}
+        for bot_id, kind in sorted(writes.items()):
+            accepts = None if kind == "closed" else widest(self._modes.get(bot_id, {}).values())
+            groups.setdefault((kind, accepts), []).append(bot_id)
+        now, ok = _now(), True
+        stale = now - timedelta(seconds=STALE_BEATS * self.heartbeat_s)
+        for (kind, accepts), ids in groups.items():
+            where = update(Bot).where(Bot.id.in_(ids))
+            if kind == "open":
+                ok &= self._write(where.values(
                     connected_since=case(
                         (Bot.connected_since.is_(None) | Bot.last_seen_at.is_(None)
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
-                    last_seen_at=now, accepts=widest(modes.values())))
-            elif widest(modes.values()) != before:
-                self._write_accepts(bot_id)
-            return key
+                    last_seen_at=now, accepts=accepts))
+            elif kind == "accepts":
+                ok &= self._write(where.values(accepts=accepts))
+            else:
+                ok &= self._write(where.values(connected_since=None, last_seen_at=now,
+                                               accepts=None))
+        return ok
 
     def changed(self, bot_id: int, key: int, accepts: str) -> bool:
         """Stream `key` of `bot_id` takes `accepts` from now on, written before this returns
@@ -111,24 +142,31 @@ class Presence:
             return self._write_accepts(bot_id)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
+        self.closed_many([(bot_id, key)])
+
+    def closed_many(self, streams: list[tuple[int, int | None]]) -> list[None]:
+        """`closed` of each (bot id, key) of `streams`, in one UPDATE per kind of write."""
         with self._lock:
-            modes = self._modes.get(bot_id, {})
-            if key is not None:
-                if key not in modes:  # before its `opened` ran: that one is not to count
-                    self._gone.add(key)
-                    return
-                modes.pop(key)
-            elif modes:
-                modes.pop(next(iter(modes)))
-            self._open[bot_id] -= 1
-            if self._open[bot_id] > 0:
-                if modes:
-                    self._write_accepts(bot_id)
-                return
-            del self._open[bot_id]
-            self._modes.pop(bot_id, None)
-            self._write(update(Bot).where(Bot.id == bot_id)
-                        .values(connected_since=None, last_seen_at=_now(), accepts=None))
+            writes: dict[int, str] = {}
+            for bot_id, key in streams:
+                modes = self._modes.get(bot_id, {})
+                if key is not None:
+                    if key not in modes:  # before its `opened` ran: that one is not to count
+                        self._gone.add(key)
+                        continue
+                    modes.pop(key)
+                elif modes:
+                    modes.pop(next(iter(modes)))
+                self._open[bot_id] -= 1
+                if self._open[bot_id] > 0:
+                    if modes:
+                        writes[bot_id] = "accepts"
+                    continue
+                del self._open[bot_id]
+                self._modes.pop(bot_id, None)
+                writes[bot_id] = "closed"
+            self._flush(writes)
+        return [None] * len(streams)
 
     def accepts(self, bot_id: int) -> str | None:
         """What `bot_id` takes as far as this server knows (None: no stream here)."""
