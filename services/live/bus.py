@@ -30,7 +30,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from services.core import cache
+from services.core import cache, metrics
 from services.core.config import settings
 from services.core.connections import binds_of
 from services.core.values import Change, MatchState
@@ -125,6 +125,7 @@ class Bus:
                 client = self._client(socket_timeout=10, health_check_interval=5)
                 pubsub = client.pubsub(ignore_subscribe_messages=True)
                 pubsub.psubscribe(CHANNEL + "*")
+                metrics.BUS_CHANNELS.set(1)
                 pubsub.get_message(timeout=1.0)  # the subscription's confirmation
                 self.connected.set()
                 log.info("change bus: listening on %s", self.url)
@@ -140,6 +141,7 @@ class Bus:
                         continue
                     origin, change = decode(site, message["data"])
                     if origin != self.origin:
+                        metrics.BUS_RECEIVED.inc()
                         follow(change)
                         self._deliver(change)
             except Exception as e:  # noqa: BLE001  (reconnect; the safety net covers the gap)
