@@ -193,8 +193,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         woken = asyncio.Event()
         loop = asyncio.get_running_loop()
         site = connections.site_of(connections.bound_engine(self.sessions))
+        heard = asyncio.Event()  # the change bus listens to the match's channel
         unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
-                                       lambda _change: loop.call_soon_threadsafe(woken.set))
+                                       lambda _change: loop.call_soon_threadsafe(woken.set),
+                                       on_ready=lambda: loop.call_soon_threadsafe(heard.set))
         if self.streams.watched is None:
             self.streams.watched = Watched(self.sessions, self.streams.run,
                                            self.streams.safety_s)
@@ -202,6 +204,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
         try:
+            with contextlib.suppress(TimeoutError):  # then no change of another replica is lost
+                await asyncio.wait_for(heard.wait(), bus.READY_S)
             while True:
                 woken.clear()
                 m, actions, hands = await self.streams.run(

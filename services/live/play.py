@@ -62,7 +62,7 @@ from services.core.errors import (
     RefusedRequest,
     ServiceError,
 )
-from services.live import convert, notify
+from services.live import bus, convert, notify
 from services.live.batches import Connects
 from services.live.presence import Presence
 
@@ -109,7 +109,10 @@ class PlaySession:
         self.recorded = asyncio.Event()
         self.presence_lock = asyncio.Lock()
         self.chores: set[asyncio.Task[None]] = set()  # drains being recorded
-        self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
+        self.heard = asyncio.Event()  # the change bus listens to the bot's channel
+        self.unsubscribe = notify.subscribe(
+            notify.key(self.site, "bot", bot.id), self.changed,
+            on_ready=lambda: self.loop.call_soon_threadsafe(self.heard.set))
         self.unlisten = self.breaker.listen(self._database)
 
     def changed(self, change: values.Change | None) -> None:
@@ -368,6 +371,9 @@ class PlaySession:
 
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
+        # the first read only once a change of another replica can no longer be missed
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.heard.wait(), bus.READY_S)
         if self.connects is not None:  # with the other streams opening meanwhile
             running = await self.connects.states(self.bot_id)
         else:
