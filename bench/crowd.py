@@ -235,6 +235,16 @@ class Players:
         self.matches = match_pb2_grpc.MatchServiceStub(self.channel)
 
     async def _play(self, token: str) -> None:
+        try:
+            await self._play_stream(token)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001  (reported with the figures)
+            detail = f"{e.code().name}: {e.details()}" if isinstance(e, grpc.aio.AioRpcError) \
+                else repr(e)
+            self.clock.errors.append(f"a player's stream ended: {detail}")
+
+    async def _play_stream(self, token: str) -> None:
         async with grpc.aio.insecure_channel(
                 self.address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
             call = bot_pb2_grpc.BotServiceStub(channel).Play(
@@ -256,6 +266,8 @@ class Players:
     async def _answer(self, call: Any, turn: bot_pb2.Turn) -> None:
         await asyncio.sleep(self.rng.uniform(0.05, 0.5))  # thinking
         await self.go.wait()
+        if call.done():  # the stream ended meanwhile (reported by `_play`)
+            return
         await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
             match_id=turn.match_id, seq=turn.seq,
             action=self.rng.choice(turn.observation.legal_actions),
@@ -284,6 +296,22 @@ class Players:
         await self.channel.close()
 
 
+async def floor_storm(k: int, args: argparse.Namespace, log: Path) -> dict[str, Any]:
+    """The peer of the storm: the same K streams opened at once, dropped and reopened at once,
+    on a bare grpc.aio relay (bench/service.py's floor: no rules, no database)."""
+    proc, address = svc.start([sys.executable, str(ROOT / "bench" / "service.py"),
+                               "--serve-floor"], {}, log)
+    clients = Clients(address, [f"{i}:0" for i in range(k)], args.clients, args.per_connection)
+    try:
+        await clients.open(0)
+        await clients.ask("drop")
+        await asyncio.sleep(3.0)
+        return await clients.open(0)
+    finally:
+        await clients.close()
+        svc.stop(proc)
+
+
 # --- one crowd size -----------------------------------------------------------------------------
 async def register(address: str, count: int, tag: str) -> list[tuple[str, int]]:
     """Register `count` bots, 50 at a time; their (token, id)."""
@@ -310,7 +338,7 @@ async def one_size(k: int, url: str, env: dict[str, str], log: Path,
                    crowd_tokens: list[str], players: list[tuple[str, int]],
                    args: argparse.Namespace) -> dict[str, Any]:
     proc, address = svc.start(svc.bummerl_command(None), env, log)
-    figures: dict[str, Any] = {"K": k}
+    figures: dict[str, Any] = {"K": k, "load": os.getloadavg()[0]}
     clients = Clients(address, crowd_tokens[:k], args.clients, args.per_connection)
     play = Players(address, players)
     try:
@@ -343,6 +371,8 @@ async def one_size(k: int, url: str, env: dict[str, str], log: Path,
         base_after = await play.measure(args.seconds)
         figures["base"] = (base_before, base_after)
         figures["rejected"] = play.clock.rejected
+        figures["player_errors"] = list(play.clock.errors)
+        figures["floor_storm"] = await floor_storm(k, args, log.with_suffix(".floor.log"))
     finally:
         await play.stop()
         await clients.close()
@@ -358,7 +388,8 @@ def report(f: dict[str, Any]) -> list[str]:
     (b0p50, b0p99, b0n), (b1p50, b1p99, b1n) = f["base"]
     cp50, cp99, cn = f["crowd"]
     bp50, bp99 = statistics.median((b0p50, b1p50)), statistics.median((b0p99, b1p99))
-    print(f"\nK = {k:,} idle bots (one Play stream each), {f['fds']:,} more fds in the server")
+    print(f"\nK = {k:,} idle bots (one Play stream each), {f['fds']:,} more fds in the server "
+          f"(load average {f['load']:.1f} on {os.cpu_count()} cores)")
     print(f"  server RSS per stream     {f['rss_per_stream'] / 1024:8.1f} KiB")
     print(f"  server idle CPU           {f['cpu_crowd'] * 100:8.2f} % of a core with the crowd,"
           f" {f['cpu_none'] * 100:.2f} % without: {per_k:.2f} % per 1,000 bots "
@@ -370,6 +401,10 @@ def report(f: dict[str, Any]) -> list[str]:
     print(f"  turn latency, no crowd    p50 {bp50:7.1f} ms  p99 {bp99:7.1f} ms  (before: "
           f"{b0p50:.1f}/{b0p99:.1f}, {b0n} turns; after: {b1p50:.1f}/{b1p99:.1f}, {b1n} turns)")
     print(f"  p99 crowd / no crowd      {cp99 / bp99:8.2f}x (target at 5,000: <= 1.5x)")
+    fs = f["floor_storm"]
+    print(f"  storm on the floor        {fs['seconds']:8.2f} s (a bare grpc.aio relay, same "
+          f"clients; bummerl / floor {storm['seconds'] / fs['seconds']:.2f}x; "
+          f"{fs['outcomes'].get('OK', 0):,} welcomed)")
     sp50, sp99, sn = f["after_storm"]
     print(f"  storm: all {k:,} reopened {storm['seconds']:8.2f} s "
           f"({k / storm['seconds']:,.0f} streams/s; Welcome p50 {storm['p50'] * 1000:.0f} ms, "
@@ -384,6 +419,7 @@ def report(f: dict[str, Any]) -> list[str]:
         problems.extend(f"K={k} {name}: {n} {o}" for o, n in bad.items())
     if f["rejected"]:
         problems.append(f"K={k}: {f['rejected']} answers refused")
+    problems.extend(f"K={k}: {e}" for e in sorted(set(f["player_errors"])))
     return problems
 
 

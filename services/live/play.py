@@ -111,8 +111,7 @@ class PlaySession:
         self.chores: set[asyncio.Task[None]] = set()  # drains being recorded
         self.heard = asyncio.Event()  # the change bus listens to the bot's channel
         self.unsubscribe = notify.subscribe(
-            notify.key(self.site, "bot", bot.id), self.changed,
-            on_ready=lambda: self.loop.call_soon_threadsafe(self.heard.set))
+            notify.key(self.site, "bot", bot.id), self.changed, on_ready=self._bus_ready)
         self.unlisten = self.breaker.listen(self._database)
 
     def changed(self, change: values.Change | None) -> None:
@@ -123,6 +122,14 @@ class PlaySession:
             self.events.put_nowait(event)
         else:
             self.loop.call_soon_threadsafe(self.events.put_nowait, event)
+
+    def _bus_ready(self) -> None:
+        """The change bus listens to the bot's channel (any thread; at once, on the loop, where
+        there is no bus)."""
+        if threading.get_ident() == self.thread:
+            self.heard.set()
+        else:
+            self.loop.call_soon_threadsafe(self.heard.set)
 
     def _database(self, opened: bool) -> None:
         """The breaker opened or closed (the health check's thread)."""
@@ -144,8 +151,9 @@ class PlaySession:
     async def greet(self, presence: Presence, wait_s: float = HELLO_WAIT_S) -> None:
         """Wait (at most `wait_s`) for the bot's first message, then record the stream in
         `presence` with what it takes."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.greeted.wait(), wait_s)
+        if not self.greeted.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.greeted.wait(), wait_s)
         self.presence = presence
         await self.record()
 
@@ -372,8 +380,9 @@ class PlaySession:
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
         # the first read only once a change of another replica can no longer be missed
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.heard.wait(), bus.READY_S)
+        if not self.heard.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.heard.wait(), bus.READY_S)
         if self.connects is not None:  # with the other streams opening meanwhile
             running = await self.connects.states(self.bot_id)
         else:
