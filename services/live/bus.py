@@ -194,6 +194,10 @@ class Bus:
         for on_ready in ready:
             on_ready()
 
+    def _all_confirmed(self) -> bool:
+        with self._guard:
+            return not self.changed and self.confirmed.issuperset(self.wanted)
+
     def _release_waiting(self) -> None:
         """The bus is lost: nobody waits for a subscription now."""
         with self._guard:
@@ -238,9 +242,15 @@ class Bus:
                 pubsub.ping()  # the connection works: the bus is heard
                 self.connected.set()
                 log.info("change bus: listening on %s", self.url)
-                self._resync()  # changes may have been missed while not listening
+                # changes may have been missed while not listening: every stream reads the
+                # database once its channel is subscribed again (or READY_S passed)
+                resync_by: float | None = time.monotonic() + READY_S
                 while True:
                     self._subscribe(pubsub)
+                    if resync_by is not None and (self._all_confirmed()
+                                                  or time.monotonic() > resync_by):
+                        resync_by = None
+                        self._resync()
                     if not pubsub.subscribed:
                         time.sleep(TICK_S)
                         continue
