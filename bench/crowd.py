@@ -231,6 +231,7 @@ class Players:
         self.go.set()
         self.tasks: list[asyncio.Task[None]] = []
         self.thinking: set[asyncio.Task[None]] = set()
+        self.writing: dict[int, asyncio.Lock] = {}  # id of a call -> its writes' lock
         self.channel = grpc.aio.insecure_channel(address)
         self.matches = match_pb2_grpc.MatchServiceStub(self.channel)
 
@@ -268,10 +269,16 @@ class Players:
         await self.go.wait()
         if call.done():  # the stream ended meanwhile (reported by `_play`)
             return
-        await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
-            match_id=turn.match_id, seq=turn.seq,
-            action=self.rng.choice(turn.observation.legal_actions),
-            request_id=f"{turn.match_id}:{turn.seq}")))
+        # one write at a time on a call (a bot thinking over two matches at once)
+        async with self.writing.setdefault(id(call), asyncio.Lock()):
+            try:
+                await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
+                    match_id=turn.match_id, seq=turn.seq,
+                    action=self.rng.choice(turn.observation.legal_actions),
+                    request_id=f"{turn.match_id}:{turn.seq}")))
+            except Exception as e:  # noqa: BLE001  (reported with the figures)
+                self.clock.errors.append(f"a player's answer was not sent: {e!r}"[:200])
+                return
         self.clock.answered(turn.match_id)
 
     async def start(self, pairs: list[tuple[int, int]]) -> None:

@@ -42,13 +42,13 @@ def subscribe(key: str, callback: Callback, on_ready: Callable[[], object] | Non
     with _lock:
         _subscribers[key][token] = callback
     bus.want(key, on_ready)
-    done = threading.Event()
+    done = [False]  # (not a threading.Event: a stream's every byte counts in a crowd)
 
     def unsubscribe() -> None:
-        if done.is_set():
-            return
-        done.set()
         with _lock:
+            if done[0]:
+                return
+            done[0] = True
             subs = _subscribers.get(key)
             if subs is not None:
                 subs.pop(token, None)
