@@ -310,7 +310,9 @@ class Relay(bot_pb2_grpc.BotServiceServicer):
 
 def serve_floor(address: str) -> int:
     async def main() -> None:
-        server = grpc.aio.server()
+        server = grpc.aio.server(options=[  # as bummerl's (BUMMERL_MAX_PENDING_CALLS)
+            ("grpc.server.max_pending_requests", 20000),
+            ("grpc.server.max_pending_requests_hard_limit", 20000)])
         bot_pb2_grpc.add_BotServiceServicer_to_server(Relay(), server)
         server.add_insecure_port(address)
         await server.start()

@@ -94,6 +94,7 @@ class Server:
             ("grpc.max_send_message_length", size),
             # request headers (a bot's token is one): larger ones are RESOURCE_EXHAUSTED
             ("grpc.max_metadata_size", 16 * 1024),
+            *pending_calls_options(self.config.max_pending_calls),
         ])
         streams = Streams(self.pool, self.config)
         match_pb2_grpc.add_MatchServiceServicer_to_server(
@@ -168,6 +169,20 @@ class Server:
                 actions.enforce_deadlines(sessions=self.sessions)
             except Exception as e:  # noqa: BLE001  (keep refereeing; the next round retries)
                 failures.log_failure("referee round", e)
+
+
+def pending_calls_options(most: int) -> list[tuple[str, int]]:
+    """gRPC options for how many calls may wait, arrived but not yet started by the server.
+
+    gRPC's core holds a call that arrived until the server asks for the next one (grpc.aio asks
+    one at a time, from the event loop). Past 1,000 waiting it cancels new calls at random, and
+    past 3,000 every new one (its defaults): a burst of connects, e.g. every bot of a replica
+    that restarted, reads CANCELLED, or INTERNAL ("Internal error from Core") where its Hello
+    was still being written, though the server would have welcomed them a moment later (2,000
+    Play streams opened at once on a bare grpc.aio server: some 5-9 % of them). Raised to
+    `most` (`BUMMERL_MAX_PENDING_CALLS`): a waiting call holds a few KB and a connection."""
+    return [("grpc.server.max_pending_requests", most),
+            ("grpc.server.max_pending_requests_hard_limit", most)]
 
 
 def create_server(

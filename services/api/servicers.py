@@ -22,6 +22,7 @@ from services.core.actions import submit_action
 from services.core.config import Settings
 from services.core.errors import InvalidArgument
 from services.live import bus, convert, notify, revocation
+from services.live.batches import Batched, Connects
 from services.live.play import PlaySession
 from services.live.presence import Presence
 from services.live.streams import Limits, peer_address
@@ -193,8 +194,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         woken = asyncio.Event()
         loop = asyncio.get_running_loop()
         site = connections.site_of(connections.bound_engine(self.sessions))
+        heard = asyncio.Event()  # the change bus listens to the match's channel
         unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
-                                       lambda _change: loop.call_soon_threadsafe(woken.set))
+                                       lambda _change: loop.call_soon_threadsafe(woken.set),
+                                       on_ready=lambda: loop.call_soon_threadsafe(heard.set))
         if self.streams.watched is None:
             self.streams.watched = Watched(self.sessions, self.streams.run,
                                            self.streams.safety_s)
@@ -202,6 +205,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
         try:
+            with contextlib.suppress(TimeoutError):  # then no change of another replica is lost
+                await asyncio.wait_for(heard.wait(), bus.READY_S)
             while True:
                 woken.clear()
                 m, actions, hands = await self.streams.run(
@@ -277,6 +282,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         self.config = config
         self.streams = streams or Streams(None, config)
         self.presence = Presence(sessions, config.heartbeat_s)
+        # a burst of connects: one query per batch of tokens, presence writes and first reads
+        self.tokens: Batched[str | None, Any] = Batched(
+            functools.partial(bots.bots_for_tokens, sessions=sessions), self.streams.run)
+        self.connects = Connects(self.presence, sessions, self.streams.run)
 
     @unary
     def RegisterBot(self, request, context):  # type: ignore[no-untyped-def]
@@ -305,14 +314,14 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         run = self.streams.run
         try:
             breaker.of_sessions(self.sessions).check()  # the database is known to be down
-            bot = await run(bots.bot_for_token, token_of(context), sessions=self.sessions)
+            bot = await self.tokens(token_of(context))
             admin.check_may_play(bot)  # a suspended bot is refused
             release = self.streams.limits.admit(
                 f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
             await status.refuse_stream(context, request_iterator, e, "Play")
             return
-        session = PlaySession(bot, self.sessions, self.config, run)
+        session = PlaySession(bot, self.sessions, self.config, run, self.connects)
         if self.streams.players is None:
             self.streams.players = Players(self.sessions, run, self.streams.safety_s)
         self.streams.players.add(session)
@@ -340,7 +349,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             key = session.presence_key
             if key is not None:
                 try:
-                    await run(self.presence.closed, bot.id, key)
+                    await self.connects.closed((bot.id, key))
                 except RuntimeError:  # the server is stopping: its pool takes no more work
                     self.presence.closed(bot.id, key)
         if watch.revoked is not None:  # suspended, or its token rotated, meanwhile

@@ -33,7 +33,8 @@ class Breaker:
         self.opened_at: float | None = None  # time.monotonic() when it opened
         self.openings = 0  # how many times it opened (a change means: an outage came between)
         self._lock = threading.Lock()
-        self._listeners: list[Callable[[bool], None]] = []
+        # by a key of each `listen`: one stream's stop is O(1) with thousands listening
+        self._listeners: dict[object, Callable[[bool], None]] = {}
 
     @property
     def is_open(self) -> bool:
@@ -62,20 +63,20 @@ class Breaker:
                 return False
             self.opened_at = time.monotonic() if opened else None
             self.openings += opened
-            listeners = list(self._listeners)
+            listeners = list(self._listeners.values())
         for listener in listeners:
             listener(opened)
         return True
 
     def listen(self, callback: Callable[[bool], None]) -> Callable[[], None]:
         """Call `callback(opened)` on each change; returns the function that stops it."""
+        key = object()
         with self._lock:
-            self._listeners.append(callback)
+            self._listeners[key] = callback
 
         def stop() -> None:
             with self._lock:
-                if callback in self._listeners:
-                    self._listeners.remove(callback)
+                self._listeners.pop(key, None)
 
         return stop
 

@@ -24,6 +24,7 @@
 | `BUMMERL_LADDER_PAIR_CAP` | ladder matches of two bots per profile per 24 h (0: none) | 20 |
 | `BUMMERL_TESTS_PER_BOT` | open version tests per bot (docs/version-tests.md) | 2 |
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
+| `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Settings:
     ladder_pair_cap: int = 20
     tests_per_bot: int = 2
     test_wait_s: float = 600.0
+    max_pending_calls: int = 20000
 
     @staticmethod
     def from_env() -> Settings:
@@ -91,6 +93,7 @@ class Settings:
             ladder_pair_cap=int(env.get("BUMMERL_LADDER_PAIR_CAP", "20")),
             tests_per_bot=int(env.get("BUMMERL_TESTS_PER_BOT", "2")),
             test_wait_s=float(env.get("BUMMERL_TEST_WAIT_S", "600")),
+            max_pending_calls=int(env.get("BUMMERL_MAX_PENDING_CALLS", "20000")),
         )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     Connection,
@@ -462,25 +462,36 @@ def observe_match(
         return game.observe(seat)
 
 
-def _match_states_query():  # type: ignore[no-untyped-def]
+def _state_columns(bot0, bot1):  # type: ignore[no-untyped-def]
+    """The columns of a `MatchState`, with the bots' kinds from the aliases `bot0`, `bot1`."""
+    return (Match.id, Match.bot0_id, Match.bot1_id, Match.profile, Match.seed, Match.state,
+            Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
+            Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"), bot1.kind.label("kind1"),
+            Match.origin, Match.event_id, Match.event_round, Match.pair_id, Match.pair_leg,
+            Match.version0, Match.version1)
+
+
+def _match_states_query(many: bool = False):  # type: ignore[no-untyped-def]
     """SELECT the `MatchState` columns of the matches of bot :bot_id that are running or
-    among :also (built once: building a statement costs more than running it)."""
+    among :also (built once: building a statement costs more than running it); `many`: the
+    running matches of the bots :bot_ids."""
     bot0, bot1 = aliased(Bot), aliased(Bot)
-    return (
-        select(Match.id, Match.bot0_id, Match.bot1_id, Match.profile, Match.seed, Match.state,
-               Match.seq, Match.to_act, Match.hand_number, Match.winner, Match.deadline_at,
-               Match.bank0_ms, Match.bank1_ms, bot0.kind.label("kind0"),
-               bot1.kind.label("kind1"), Match.origin, Match.event_id, Match.event_round,
-               Match.pair_id, Match.pair_leg, Match.version0, Match.version1)
-        .join(bot0, bot0.id == Match.bot0_id)
-        .join(bot1, bot1.id == Match.bot1_id)
-        .where(or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")))
-        .where(or_(Match.state == RUNNING, Match.id.in_(bindparam("also", expanding=True))))
-        .order_by(Match.id)
-    )
+    query = (select(*_state_columns(bot0, bot1))
+             .join(bot0, bot0.id == Match.bot0_id)
+             .join(bot1, bot1.id == Match.bot1_id))
+    if many:
+        ids: Any = bindparam("bot_ids", expanding=True)
+        query = query.where(Match.state == RUNNING,
+                            or_(Match.bot0_id.in_(ids), Match.bot1_id.in_(ids)))
+    else:
+        query = query.where(
+            or_(Match.bot0_id == bindparam("bot_id"), Match.bot1_id == bindparam("bot_id")),
+            or_(Match.state == RUNNING, Match.id.in_(bindparam("also", expanding=True))))
+    return query.order_by(Match.id)
 
 
 MATCH_STATES = _match_states_query()
+MANY_MATCH_STATES = _match_states_query(many=True)
 
 
 def match_states_of(
@@ -490,6 +501,20 @@ def match_states_of(
     with reading(bound_engine(sessions)) as connection:
         rows = connection.execute(MATCH_STATES, {"bot_id": bot_id, "also": list(also)})
         return [MatchState(**row._mapping) for row in rows]
+
+
+def match_states_of_bots(bot_ids: list[int], *, sessions: sessionmaker[Session] | None = None
+                         ) -> list[list[MatchState]]:
+    """`match_states_of` (running matches only) of each of `bot_ids`, in one query (a burst
+    of Play streams opening)."""
+    found: dict[int, list[MatchState]] = {bot_id: [] for bot_id in bot_ids}
+    with reading(bound_engine(sessions)) as connection:
+        for row in connection.execute(MANY_MATCH_STATES, {"bot_ids": sorted(found)}):
+            m = MatchState(**row._mapping)
+            for bot_id in {m.bot0_id, m.bot1_id}:
+                if bot_id in found:
+                    found[bot_id].append(m)
+    return [list(found[bot_id]) for bot_id in bot_ids]
 
 
 def running_matches_of(

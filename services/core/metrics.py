@@ -51,6 +51,9 @@ FORFEITS = Counter("bummerl_forfeits_total", "Forfeited matches, by reason", ["r
 PLAY_STREAMS = Gauge("bummerl_play_streams", "Play streams open on this process")
 CONNECTED_BOTS = Gauge("bummerl_connected_bots",
                        "Distinct bots with a Play stream open on this process")
+BUS_RECEIVED = Counter("bummerl_bus_received_total",
+                       "Changes of other processes heard on the change bus")
+BUS_CHANNELS = Gauge("bummerl_bus_channels", "Change-bus channels this process listens to")
 
 
 def action_seconds(started: float) -> None:

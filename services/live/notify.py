@@ -30,35 +30,33 @@ _lock = threading.Lock()
 _subscribers: defaultdict[str, dict[int, Callback]] = defaultdict(dict)
 
 
-def key(site: str, kind: str, ident: int) -> str:
-    return f"{site}/{kind}:{ident}"
+key = bus.key  # a subject: `key(site, "bot", 3)`
+keys_of = bus.keys_of  # the subjects of a change
 
 
-def subscribe(key: str, callback: Callback) -> Callable[[], None]:
-    """Call `callback` for every change of `key` until the returned function is called."""
+def subscribe(key: str, callback: Callback, on_ready: Callable[[], object] | None = None
+              ) -> Callable[[], None]:
+    """Call `callback` for every change of `key` until the returned function is called. The
+    change bus listens to `key`'s channel meanwhile; `on_ready` is called once it does."""
     token = id(callback)
     with _lock:
         _subscribers[key][token] = callback
+    bus.want(key, on_ready)
+    done = [False]  # (not a threading.Event: a stream's every byte counts in a crowd)
 
     def unsubscribe() -> None:
         with _lock:
+            if done[0]:
+                return
+            done[0] = True
             subs = _subscribers.get(key)
             if subs is not None:
                 subs.pop(token, None)
                 if not subs:
                     del _subscribers[key]
+        bus.unwant(key)
 
     return unsubscribe
-
-
-def keys_of(change: Change) -> list[str]:
-    m = change.match
-    keys = [key(change.site, "match", m.id)]
-    if change.everyone or m.to_act is None:
-        keys += [key(change.site, "bot", m.bot0_id), key(change.site, "bot", m.bot1_id)]
-    else:
-        keys.append(key(change.site, "bot", m.bot1_id if m.to_act else m.bot0_id))
-    return keys
 
 
 def deliver(change: Change) -> None:

@@ -22,7 +22,10 @@ challenge decided before is in that list or was refused (`services.core.matches`
 bots take under a lock of their rows).
 
 The stream runs as an asyncio task of the server's event loop; its database work runs on the
-server's thread pool.
+server's thread pool. What a stream does when it opens and closes (its presence written, its
+running matches first read) is batched with the other streams opening meanwhile
+(`services.live.batches.Connects`): a burst of connects costs a statement per batch, not per
+stream.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ from services.core.errors import (
     RefusedRequest,
     ServiceError,
 )
-from services.live import convert, notify
+from services.live import bus, convert, notify
+from services.live.batches import Connects
 from services.live.presence import Presence
 
 log = logging.getLogger(__name__)
@@ -76,8 +80,10 @@ HELLO_WAIT_S = 0.5  # how long a new stream waits for the bot's Hello before its
 
 class PlaySession:
     def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
-                 config: Settings | None, run: Callable[..., Any]) -> None:
+                 config: Settings | None, run: Callable[..., Any],
+                 connects: Connects | None = None) -> None:
         self.bot = bot
+        self.connects = connects  # the server's batched writes and reads of a connect
         self.bot_id: int = bot.id  # read on every action: a plain int, not the ORM attribute
         self.sessions = sessions
         self.config = config or settings()
@@ -110,7 +116,9 @@ class PlaySession:
         self.recorded = asyncio.Event()
         self.presence_lock = asyncio.Lock()
         self.chores: set[asyncio.Task[None]] = set()  # drains being recorded
-        self.unsubscribe = notify.subscribe(notify.key(self.site, "bot", bot.id), self.changed)
+        self.heard = asyncio.Event()  # the change bus listens to the bot's channel
+        self.unsubscribe = notify.subscribe(
+            notify.key(self.site, "bot", bot.id), self.changed, on_ready=self._bus_ready)
         self.unlisten = self.breaker.listen(self._database)
 
     def changed(self, change: values.Change | None) -> None:
@@ -121,6 +129,14 @@ class PlaySession:
             self.events.put_nowait(event)
         else:
             self.loop.call_soon_threadsafe(self.events.put_nowait, event)
+
+    def _bus_ready(self) -> None:
+        """The change bus listens to the bot's channel (any thread; at once, on the loop, where
+        there is no bus)."""
+        if threading.get_ident() == self.thread:
+            self.heard.set()
+        else:
+            self.loop.call_soon_threadsafe(self.heard.set)
 
     def _database(self, opened: bool) -> None:
         """The breaker opened or closed (the health check's thread)."""
@@ -142,8 +158,9 @@ class PlaySession:
     async def greet(self, presence: Presence, wait_s: float = HELLO_WAIT_S) -> None:
         """Wait (at most `wait_s`) for the bot's first message, then record the stream in
         `presence` with what it takes."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.greeted.wait(), wait_s)
+        if not self.greeted.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.greeted.wait(), wait_s)
         self.presence = presence
         await self.record()
 
@@ -161,8 +178,12 @@ class PlaySession:
             if self.presence_key is None:
                 # the key first: if the call ends while this waits, `closed` still pairs up
                 self.presence_key = self.presence.new_key()
-                await self.run(self.presence.opened, self.bot_id, self.accepts,
-                               self.presence_key, version)
+                if self.connects is not None:  # with the other streams opening meanwhile
+                    await self.connects.opened(
+                        (self.bot_id, self.accepts, self.presence_key, version))
+                else:
+                    await self.run(self.presence.opened, self.bot_id, self.accepts,
+                                   self.presence_key, version)
                 self.version_written = version
                 self.recorded.set()
                 return True
@@ -380,12 +401,19 @@ class PlaySession:
 
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
-        running = await self.run(matches.match_states_of, self.bot_id, (),
-                                 sessions=self.sessions)
+        # the first read only once a change of another replica can no longer be missed
+        if not self.heard.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.heard.wait(), bus.READY_S)
+        if self.connects is not None:  # with the other streams opening meanwhile
+            running = await self.connects.states(self.bot_id)
+        else:
+            running = await self.run(matches.match_states_of, self.bot_id, (),
+                                     sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running),
             challenges_only=self.challenges_only))
-        for response in await self.run(self.step, running):
+        for response in await self.run(self.step, running) if running else ():
             yield response
         while True:
             events = [await self.events.get()]

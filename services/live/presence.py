@@ -62,6 +62,20 @@ def _version(version: str | None) -> dict[str, str | None]:
     return {} if version is None else {"version": version or None}
 
 
+def _each(write: Callable[[Session, int, str], None], streams: list[tuple[int, str]]
+          ) -> Callable[[Session], None]:
+    """`write` of each (bot id, version) of `streams`, as one write (one transaction)."""
+    def each(s: Session) -> None:
+        for bot_id, version in streams:
+            write(s, bot_id, version)
+    return each
+
+
+# A stream that opened: its bot's id, what it takes, its key and the version its Hello said
+# (None: none yet, the bot's version left as it is).
+Opening = tuple[int, str, int, str | None]
+
+
 class Presence:
     """The open Play streams of one server, per bot, and their heartbeat in the database."""
 
@@ -70,11 +84,11 @@ class Presence:
         self.heartbeat_s = heartbeat_s
         self._open: Counter[int] = Counter()
         self._modes: dict[int, dict[int, str]] = {}  # bot id -> {stream key: what it takes}
+        self._keys = count(1)
+        self._gone: set[int] = set()  # keys closed before their open was recorded
         self._versions: dict[int, str] = {}  # bot id -> the version its newest stream here said
         self._unwritten: set[int] = set()  # bots whose version write failed: the beat retries
         self._streams: dict[int, tuple[int, str]] = {}  # stream key -> (bot id, its version)
-        self._keys = count(1)
-        self._gone: set[int] = set()  # keys closed before their open was recorded
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
@@ -91,40 +105,82 @@ class Presence:
         version counts it open in `bot_versions` (`db.versiontests`: version tests wait for
         it)."""
         with self._lock:
-            if key is None:
-                key = next(self._keys)
-            elif key in self._gone:
+            key = next(self._keys) if key is None else key
+            self._opened_many([(bot_id, accepts, key, version)])
+            return key
+
+    def opened_many(self, streams: list[Opening]) -> list[None]:
+        """`opened` of each (bot id, what it takes, key, version) of `streams`, in one UPDATE
+        per kind of what the bots take (a burst of connects)."""
+        with self._lock:
+            self._opened_many(streams)
+        return [None] * len(streams)
+
+    def _opened_many(self, streams: list[Opening]) -> None:
+        writes: dict[int, str] = {}  # bot id -> "open" (its first stream here) or "accepts"
+        versions: dict[int, str] = {}  # bot id -> the version to write as the bot's
+        counted: list[tuple[int, str]] = []  # (bot id, version) of the streams that said one
+        for bot_id, accepts, key, version in streams:
+            if key in self._gone:
                 self._gone.discard(key)
-                return key
-            self._open[bot_id] += 1
-            modes = self._modes.setdefault(bot_id, {})
+                continue
             if version:
                 self._streams[key] = (bot_id, version)
-                self._write_with(lambda s: stream_opened(s, bot_id, version))
+                counted.append((bot_id, version))
             if version is not None:
-                self._versions[bot_id] = version
+                self._versions[bot_id] = versions[bot_id] = version
+            self._open[bot_id] += 1
+            modes = self._modes.setdefault(bot_id, {})
             before = widest(modes.values()) if modes else None
             modes[key] = accepts
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="presence-heartbeat")
-                self._thread.start()
             if self._open[bot_id] == 1:
-                now = _now()
-                stale = now - timedelta(seconds=STALE_BEATS * self.heartbeat_s)
-                self._write(update(Bot).where(Bot.id == bot_id).values(
+                writes[bot_id] = "open"
+            elif widest(modes.values()) != before:
+                writes.setdefault(bot_id, "accepts")
+        if self._thread is None and self._open:
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name="presence-heartbeat")
+            self._thread.start()
+        self._flush(writes)
+        self._write_versions(versions)
+        if counted:
+            self._write_with(_each(stream_opened, counted))
+
+    def _write_versions(self, versions: dict[int, str]) -> None:
+        """Write each bot's version of `versions` (under the lock), one UPDATE per version; a
+        bot whose write failed is written again by the next heartbeat."""
+        groups: dict[str, list[int]] = {}
+        for bot_id, version in sorted(versions.items()):
+            groups.setdefault(version, []).append(bot_id)
+        for version, ids in groups.items():
+            if not self._write(update(Bot).where(Bot.id.in_(ids)).values(**_version(version))):
+                self._unwritten.update(ids)
+
+    def _flush(self, writes: dict[int, str]) -> bool:
+        """Write the presence of the bots in `writes` (under the lock): "open" (connected
+        since now, unless still connected), "accepts" (what it takes), "closed" (no stream
+        left here); one UPDATE per kind and value."""
+        groups: dict[tuple[str, str | None], list[int]] = {}
+        for bot_id, kind in sorted(writes.items()):
+            accepts = None if kind == "closed" else widest(self._modes.get(bot_id, {}).values())
+            groups.setdefault((kind, accepts), []).append(bot_id)
+        now, ok = _now(), True
+        stale = now - timedelta(seconds=STALE_BEATS * self.heartbeat_s)
+        for (kind, accepts), ids in groups.items():
+            where = update(Bot).where(Bot.id.in_(ids))
+            if kind == "open":
+                ok &= self._write(where.values(
                     connected_since=case(
                         (Bot.connected_since.is_(None) | Bot.last_seen_at.is_(None)
                          | (Bot.last_seen_at < stale), now),
                         else_=Bot.connected_since),
-                    last_seen_at=now, accepts=widest(modes.values()),
-                    **_version(version)), version=bot_id if version is not None else None)
-            elif widest(modes.values()) != before:
-                self._write_accepts(bot_id, version)
-            elif version is not None:
-                self._write(update(Bot).where(Bot.id == bot_id).values(**_version(version)),
-                            version=bot_id)
-            return key
+                    last_seen_at=now, accepts=accepts))
+            elif kind == "accepts":
+                ok &= self._write(where.values(accepts=accepts))
+            else:
+                ok &= self._write(where.values(connected_since=None, last_seen_at=now,
+                                               accepts=None))
+        return ok
 
     def changed(self, bot_id: int, key: int, accepts: str, version: str | None = None) -> bool:
         """Stream `key` of `bot_id` takes `accepts` from now on (and runs `version`, unless
@@ -140,29 +196,39 @@ class Presence:
             return self._write_accepts(bot_id, version)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
+        self.closed_many([(bot_id, key)])
+
+    def closed_many(self, streams: list[tuple[int, int | None]]) -> list[None]:
+        """`closed` of each (bot id, key) of `streams`, in one UPDATE per kind of write."""
         with self._lock:
-            modes = self._modes.get(bot_id, {})
-            if key is not None:
-                if key not in modes:  # before its `opened` ran: that one is not to count
-                    self._gone.add(key)
-                    return
-                modes.pop(key)
-                versioned = self._streams.pop(key, None)
-                if versioned is not None:
-                    self._write_with(lambda s: stream_closed(s, *versioned))
-            elif modes:
-                modes.pop(next(iter(modes)))
-            self._open[bot_id] -= 1
-            if self._open[bot_id] > 0:
-                if modes:
-                    self._write_accepts(bot_id)
-                return
-            del self._open[bot_id]
-            self._modes.pop(bot_id, None)
-            self._versions.pop(bot_id, None)
-            self._unwritten.discard(bot_id)
-            self._write(update(Bot).where(Bot.id == bot_id)
-                        .values(connected_since=None, last_seen_at=_now(), accepts=None))
+            writes: dict[int, str] = {}
+            uncounted: list[tuple[int, str]] = []  # (bot id, version) of closed streams
+            for bot_id, key in streams:
+                modes = self._modes.get(bot_id, {})
+                if key is not None:
+                    if key not in modes:  # before its `opened` ran: that one is not to count
+                        self._gone.add(key)
+                        continue
+                    modes.pop(key)
+                    versioned = self._streams.pop(key, None)
+                    if versioned is not None:
+                        uncounted.append(versioned)
+                elif modes:
+                    modes.pop(next(iter(modes)))
+                self._open[bot_id] -= 1
+                if self._open[bot_id] > 0:
+                    if modes:
+                        writes[bot_id] = "accepts"
+                    continue
+                del self._open[bot_id]
+                self._modes.pop(bot_id, None)
+                self._versions.pop(bot_id, None)
+                self._unwritten.discard(bot_id)
+                writes[bot_id] = "closed"
+            self._flush(writes)
+            if uncounted:
+                self._write_with(_each(stream_closed, uncounted))
+        return [None] * len(streams)
 
     def accepts(self, bot_id: int) -> str | None:
         """What `bot_id` takes as far as this server knows (None: no stream here)."""
@@ -188,8 +254,9 @@ class Presence:
 
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step): one
-        UPDATE per kind of what the bots take (almost always one); then write again each
-        version whose write failed (the database was down), one UPDATE each."""
+        UPDATE per kind of what the bots take (almost always one), and the versions its streams
+        said (`bot_versions`); then write again each version whose write failed (the database
+        was down), one UPDATE each."""
         with self._lock:
             if self._open:
                 now = _now()

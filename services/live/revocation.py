@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,17 +41,27 @@ class Watch:
     def cancel(self) -> None:
         with _lock:
             if self in _watches:
-                _watches.discard(self)
+                _discard(self)
                 _count()
 
 
+def _discard(w: Watch) -> None:
+    """Stop watching `w` (under `_lock`)."""
+    _watches.discard(w)
+    _bots[w.bot_id] -= 1
+    if _bots[w.bot_id] <= 0:
+        del _bots[w.bot_id]
+
+
 def _count() -> None:
-    """Update the stream gauges (under `_lock`)."""
+    """Update the stream gauges (under `_lock`; kept as counts: a burst of connects must not
+    walk every open stream once per connect)."""
     metrics.PLAY_STREAMS.set(len(_watches))
-    metrics.CONNECTED_BOTS.set(len({w.bot_id for w in _watches}))
+    metrics.CONNECTED_BOTS.set(len(_bots))
 
 
 _watches: set[Watch] = set()
+_bots: Counter[int] = Counter()  # bot id -> its watched streams
 _lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
@@ -64,6 +75,7 @@ def watch(bot: Bot, sessions: sessionmaker[Session] | None, on_end: Callable[[],
     w = Watch(bot.id, bot.name, bot.token_hash, sessions, on_end)
     with _lock:
         _watches.add(w)
+        _bots[w.bot_id] += 1
         _count()
         _interval = min(_interval, interval)
         if _thread is None or not _thread.is_alive():
@@ -76,7 +88,7 @@ def forget(sessions: sessionmaker[Session] | None) -> None:
     """Stop watching the streams of the server on `sessions` (it stopped)."""
     with _lock:
         for w in [w for w in _watches if w.sessions is sessions]:
-            _watches.discard(w)
+            _discard(w)
         _count()
 
 

@@ -107,7 +107,7 @@ class Players:
             if breaker.of_sessions(self.sessions).is_open:  # the streams re-read when it closes
                 continue
             streams = list(self.streams)
-            bots = sorted({s.bot.id for s in streams})
+            bots = sorted({s.bot_id for s in streams})
             followed = sorted({match_id for s in streams for match_id in s.known})
             try:
                 rows = await self.run(self._read, bots, followed)
@@ -120,8 +120,11 @@ class Players:
                 by_bot.setdefault(row.bot0_id, []).append(row)
                 if row.bot1_id != row.bot0_id:
                     by_bot.setdefault(row.bot1_id, []).append(row)
-            for stream in streams:
-                if stream in self.streams and stream.missed(by_bot.get(stream.bot.id, [])):
+            for stream in streams:  # (an idle stream: no rows, nothing followed, not stale)
+                rows_of = by_bot.get(stream.bot_id)
+                if rows_of is None and not stream.stale:
+                    continue
+                if stream in self.streams and stream.missed(rows_of or []):
                     stream.wake()
 
     def _read(self, bots: list[int], followed: list[int]) -> list[Any]:

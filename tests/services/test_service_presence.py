@@ -134,3 +134,30 @@ def test_a_crashed_servers_bots_go_stale_by_themselves(database):
         assert is_connected(bot, HEARTBEAT) and aware(bot.connected_since) >= stream_start
         again.closed(a_id)
         assert row(service.sessions, a_id).connected_since is None
+
+
+def test_a_burst_of_opens_and_closes_is_written_in_batches_with_the_same_outcome(database):
+    """`opened_many` and `closed_many` (a burst of connects, services.live.batches) leave each
+    bot as the one-by-one calls would: connected while a stream of it is open, with what its
+    widest stream takes, and cleared with its last one."""
+    from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES
+
+    with running_service(database, FAST) as service:
+        a_id, _ = service.register("a")
+        b_id, _ = service.register("b")
+        c_id, _ = service.register("c")
+        presence = Presence(service.sessions, HEARTBEAT)
+        gone, k1, k2, k3 = (presence.new_key() for _ in range(4))
+        presence.closed_many([(c_id, gone)])  # closed before its open was recorded
+        presence.opened_many([(a_id, ACCEPTS_CHALLENGES, k1), (a_id, ACCEPTS_ALL, k2),
+                              (b_id, ACCEPTS_CHALLENGES, k3), (c_id, ACCEPTS_ALL, gone)])
+        a, b, c = (row(service.sessions, i) for i in (a_id, b_id, c_id))
+        assert is_connected(a, HEARTBEAT) and a.accepts == ACCEPTS_ALL
+        assert is_connected(b, HEARTBEAT) and b.accepts == ACCEPTS_CHALLENGES
+        assert c.connected_since is None  # its stream ended before it was recorded
+        presence.closed_many([(a_id, k2), (b_id, k3)])
+        a, b = row(service.sessions, a_id), row(service.sessions, b_id)
+        assert is_connected(a, HEARTBEAT) and a.accepts == ACCEPTS_CHALLENGES  # stream 1 left
+        assert b.connected_since is None and b.accepts is None
+        presence.closed_many([(a_id, k1)])
+        assert row(service.sessions, a_id).connected_since is None

@@ -11,15 +11,17 @@ SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import re
 import statistics
 import threading
 import time
+import urllib.request
 
 import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import match_pb2
-from serviceprocs import PlayStream, ServiceProcess, auth, database_url
+from serviceprocs import PlayStream, ServiceProcess, auth, database_url, free_port
 from sqlalchemy import select
 
 import engine
@@ -288,3 +290,55 @@ def test_two_referees_forfeit_a_silent_seat_once(replicas):
     time.sleep(0.5)  # both referees had their turns since: nothing changes any more
     again = one.matches.GetMatch(match_pb2.GetMatchRequest(match_id=m.match_id)).match
     assert again.end_detail == final.end_detail and again.finished_at == final.finished_at
+
+
+def scrape(port: int, name: str) -> float:
+    """A metric of a replica (its /metrics on `port`), summed over its labels."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    return sum(float(v) for v in re.findall(rf"^{name}(?:{{[^}}]*}})? ([0-9.e+-]+)$", text,
+                                            re.M))
+
+
+def test_a_replica_hears_only_the_changes_of_the_bots_and_matches_it_serves(
+        url, redis_url, tmp_path):
+    """The bus routes a change to the channels of its match and its bots: a replica that
+    serves neither hears nothing of it (with one channel per site, every replica heard every
+    change of every other: bench/bus.py); one that serves a bot of it hears it."""
+    ports = [free_port(), free_port(), free_port()]
+    started = []
+    try:
+        for i, port in enumerate(ports):
+            started.append(ServiceProcess(url, tmp_path / f"replica{i}.log",
+                                          BUMMERL_BUS_URL=redis_url,
+                                          BUMMERL_METRICS_PORT=str(port), **REPLICA_ENV))
+        one, two, three = started
+        a_id, a_token = one.register("home-a")
+        b_id, b_token = one.register("home-b")
+        c_id, c_token = two.register("elsewhere")
+        watcher = PlayStream(two.channel, c_token)  # replica 2 serves bot c only
+        watcher.next("welcome")
+        assert scrape(ports[1], "bummerl_bus_channels") == 1
+        runners = [Runner(RandomBot(1), one.address, a_token, max_matches=1),
+                   Runner(RandomBot(2), one.address, b_token, max_matches=1)]
+        threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        one.create_match([a_id, b_id], seed=41)  # both bots on replica 1
+        for t in threads:
+            t.join(120)
+        for r in runners:
+            r.stop()
+        assert not any(t.is_alive() for t in threads), "the match did not finish in time"
+        # a match of bot c made on replica 3 is heard on replica 2, which serves c
+        seed = next(s for s in range(100) if engine.Match(s, "soft").to_act == 0)
+        three.create_match([c_id, a_id], seed=seed)  # c to act: its turn comes over the bus
+        assert watcher.next("turn", timeout=10).turn.seat == 0
+        assert scrape(ports[1], "bummerl_bus_received_total") >= 1
+        assert scrape(ports[2], "bummerl_bus_received_total") == 0  # serves nothing
+        heard_two = scrape(ports[1], "bummerl_bus_received_total")
+        assert heard_two <= 3, heard_two  # only the changes of c's match, not the played one
+        watcher.close()
+    finally:
+        for p in started:
+            p.stop()
