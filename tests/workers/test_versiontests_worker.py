@@ -8,6 +8,7 @@ has not started."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from datetime import timedelta
 
@@ -18,7 +19,7 @@ from sqlalchemy import select
 
 from client import Runner
 from db.base import utcnow
-from db.models import FORFEIT_TIMEOUT, ORIGIN_TEST, Match
+from db.models import FORFEIT_TIMEOUT, ORIGIN_TEST, RUNNING, Match
 from db.pairs import OWNER_TEST, VOID, DuplicatePair
 from db.versiontests import CAPPED, TIMED_OUT, WAITING, BotVersion, VersionTest
 from examples.random_bot import RandomBot
@@ -38,6 +39,15 @@ def site(request, tmp_path):
         client = Service(svc.server.address, HOUSE_TOKEN)
         yield svc, client
         client.channel.close()
+
+
+class SlowRandomBot(RandomBot):
+    """A random bot that thinks 20 ms a move: a match of it lasts a second or two, so it can be
+    left in the middle of one."""
+
+    def act(self, observation):
+        time.sleep(0.02)
+        return super().act(observation)
 
 
 def run(service, token: str, version: str, bot=None) -> Runner:
@@ -97,7 +107,7 @@ def test_a_side_not_connected_waits_then_times_out(site):
 def test_a_fixed_number_of_games_and_a_disconnect_mid_pair(site):
     service, client = site
     bot_id, token = service.register("mybot")
-    old = run(service, token, "1.9", RandomBot(5))
+    old = run(service, token, "1.9", SlowRandomBot(5))
     new = run(service, token, "2.0", SimpleBot())
     summary = ops.start_test(token, "mybot@2.0", "mybot@1.9", games=3, move_ms=400,
                              bank_ms=400, sessions=service.sessions, config=CONFIG)
@@ -107,18 +117,32 @@ def test_a_fixed_number_of_games_and_a_disconnect_mid_pair(site):
     def second_pair_playing() -> bool:
         tick(service, client)
         with service.sessions() as s:
-            states = [p.state for p in s.scalars(select(DuplicatePair).where(
+            pairs = list(s.scalars(select(DuplicatePair).where(
                 DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id)
-                .order_by(DuplicatePair.board))]
-        return states[:2] == ["done", "playing"]
+                .order_by(DuplicatePair.board)))
+            if [p.state for p in pairs][:2] != ["done", "playing"]:
+                return False
+            leg = s.get(Match, pairs[1].match_a_id) if pairs[1].match_a_id else None
+            return leg is not None and leg.state == RUNNING
 
-    wait_until(second_pair_playing, 60, every=0.1, what="the first pair played, the second on")
+    wait_until(second_pair_playing, 60, every=0.05,
+               what="the first pair played, the second's first leg on")
     old.stop()  # the baseline's process goes away in the middle of the second pair
     # Leg 0 of the second pair is played out (1.9's seat forfeits on time); leg 1, made only
     # once leg 0 has ended (docs/events.md), needs 1.9 connected: the test waits for it.
     wait_until(lambda: tick(service, client) == {test_id: WAITING}, 60, every=0.2,
                what="the test waiting for 1.9 to come back")
-    old = run(service, token, "1.9", RandomBot(5))  # back within BUMMERL_TEST_WAIT_S
+
+    def first_leg_over() -> bool:
+        with service.sessions() as s:
+            pair = s.scalars(select(DuplicatePair).where(
+                DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id)
+                .order_by(DuplicatePair.board).offset(1)).first()
+            leg = s.get(Match, pair.match_a_id)
+            return leg.state != RUNNING and pair.match_b_id is None
+
+    wait_until(first_leg_over, 30, every=0.1, what="the first leg forfeited, no second leg")
+    old = run(service, token, "1.9", SlowRandomBot(5))  # back within BUMMERL_TEST_WAIT_S
     wait_until(lambda: tick(service, client).get(test_id, CAPPED) == CAPPED, 60, every=0.2,
                what="the second pair completed, the test capped")
     test = row_of(service, test_id)
