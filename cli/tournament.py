@@ -2,7 +2,7 @@
 
     bummerl tournament create --format swiss|round-robin|double-round-robin|gauntlet
         --bots a,b,c,... [--rounds N] [--name TEXT] [--profile soft|sharp]
-        [--time-control MOVE+BANK] [--rated] [--concurrency N] [--grace S] [--seed N]
+        [--time-control MOVE[+BANK]] [--rated] [--concurrency N] [--grace S] [--seed N]
     bummerl tournament list [--state running|finished|cancelled]
     bummerl tournament show ID
     bummerl tournament withdraw ID BOT [--reason TEXT]
@@ -13,7 +13,7 @@
 $BUMMERL_OPERATOR_TOKEN); `list`, `show` and `export` are public. `--server`, `--tls` and
 `--ca` say where and how to connect. A gauntlet's first bot meets each of the others; `--rounds`
 is for Swiss events (1 to bots - 1). `--time-control` is the move time and the bank, each in
-milliseconds or with an `s` for seconds: `2000+10000`, `2s+10s`.
+milliseconds or with an `s` for seconds: `2000+10000`, `2s+10s` (cli/timecontrol.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import os
 import sys
 from typing import Any
 
+from cli import timecontrol
 from client.errors import KitError
 
 FORMATS = ("swiss", "round-robin", "double-round-robin", "gauntlet")
@@ -58,9 +59,8 @@ def register(subparsers: Any) -> None:
     create.add_argument("--rounds", type=int, default=0, help="Swiss: the number of rounds")
     create.add_argument("--name", default="", help="a name for people")
     create.add_argument("--profile", choices=("soft", "sharp"), default="soft")
-    create.add_argument("--time-control", default="", metavar="MOVE+BANK",
-                        help="move time + bank, in ms or with s: 2000+10000, 2s+10s (default: "
-                             "the service's)")
+    create.add_argument("--time-control", default="", metavar=timecontrol.METAVAR,
+                        help=timecontrol.HELP)
     create.add_argument("--rated", action="store_true",
                         help="the matches count for the ladder's ratings")
     create.add_argument("--concurrency", type=int, default=0,
@@ -93,25 +93,6 @@ def register(subparsers: Any) -> None:
     for parser, operator in ((create, True), (listing, False), (show, False),
                              (withdraw, True), (cancel, True), (export, False)):
         _common(parser, operator)
-
-
-def parse_time_control(text: str) -> tuple[int, int]:
-    """(move_ms, bank_ms) of "MOVE+BANK" (each in ms, or seconds with an `s`)."""
-    def ms(part: str) -> int:
-        part = part.strip().lower()
-        try:
-            value = float(part[:-1]) * 1000 if part.endswith("s") else float(part)
-        except ValueError:
-            raise KitError(f"--time-control {text!r}: {part!r} is not a time (MOVE+BANK, in "
-                             "ms or with s: 2000+10000, 2s+10s)") from None
-        if value < 0:
-            raise KitError(f"--time-control {text!r}: a time is not negative")
-        return int(value)
-
-    move, plus, bank = text.partition("+")
-    if not plus:
-        raise KitError(f"--time-control {text!r}: give MOVE+BANK, e.g. 2000+10000 or 2s+10s")
-    return ms(move), ms(bank)
 
 
 def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -158,8 +139,9 @@ def run_create(args: argparse.Namespace) -> int:
         profile=common_pb2.PROFILE_SHARP if args.profile == "sharp" else common_pb2.PROFILE_SOFT,
         rated=args.rated, concurrency=args.concurrency, grace_s=args.grace, seed=args.seed)
     if args.time_control:
-        move_ms, bank_ms = parse_time_control(args.time_control)
-        request.time_control.CopyFrom(match_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms))
+        move_ms, bank_ms = timecontrol.parse(args.time_control)
+        request.time_control.CopyFrom(match_pb2.TimeControl(move_ms=move_ms,
+                                                            bank_ms=bank_ms or 0))
     reply = _call(args, "CreateTournament", request)
     t = reply.tournament
     print(f"tournament {t.tournament_id} created: {t.name} ({_format_name(t.format)}, "

@@ -2,7 +2,7 @@
 
     bummerl test start --candidate mybot@2.0 --baseline mybot@1.9 [--elo0 0 --elo1 5 |
                        --games N] [--alpha A --beta B] [--profile soft|sharp]
-                       [--time-control MOVE_MS[+BANK_MS]] [--concurrency N]
+                       [--time-control MOVE[+BANK]] [--concurrency N]
     bummerl test list [--state STATE]
     bummerl test show ID
     bummerl test stop ID [REASON]
@@ -19,6 +19,8 @@ import os
 import sys
 from typing import Any
 
+from cli import timecontrol
+
 STATES = ("waiting", "running", "H1", "H0", "capped", "stopped", "timed_out")
 
 
@@ -32,17 +34,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
                         help="or the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
     add_arguments(parser)
-
-
-def time_control(text: str) -> tuple[int, int | None]:
-    """'MOVE_MS' or 'MOVE_MS+BANK_MS' (milliseconds)."""
-    move, _, bank = text.partition("+")
-    try:
-        return int(move), int(bank) if bank else None
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--time-control is MOVE_MS or MOVE_MS+BANK_MS in milliseconds, not {text!r}"
-        ) from None
 
 
 def register(subparsers: Any) -> None:
@@ -60,8 +51,8 @@ def register(subparsers: Any) -> None:
     start.add_argument("--games", type=int, default=0, metavar="N",
                        help="play N games (whole pairs); without --elo0/--elo1: no SPRT")
     start.add_argument("--profile", choices=("soft", "sharp"), default="soft")
-    start.add_argument("--time-control", type=time_control, metavar="MOVE_MS[+BANK_MS]",
-                       help="per-move time and bank in ms (default: the service's)")
+    start.add_argument("--time-control", default="", metavar=timecontrol.METAVAR,
+                       help=timecontrol.HELP)
     start.add_argument("--concurrency", type=int, default=1, metavar="N",
                        help="pairs played at once (default 1)")
     start.set_defaults(func=run_start)
@@ -157,7 +148,7 @@ def run_start(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             setattr(request, name, getattr(args, name))
     if args.time_control:
-        move, bank = args.time_control
+        move, bank = timecontrol.parse(args.time_control)
         request.time_control.CopyFrom(match_pb2.TimeControl(move_ms=move, bank_ms=bank or 0))
     reply = _call(args, "StartTest", request)
     print(describe(reply.test))
