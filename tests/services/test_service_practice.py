@@ -189,11 +189,11 @@ def test_a_drain_is_answered_only_once_it_is_written(service, monkeypatch):
     real = Presence.changed
     failures = [True, True]
 
-    def flaky(self, bot_id, key, accepts):  # type: ignore[no-untyped-def]
+    def flaky(self, bot_id, key, accepts, version=None):  # type: ignore[no-untyped-def]
         if failures:
             failures.pop()
             return False
-        return real(self, bot_id, key, accepts)
+        return real(self, bot_id, key, accepts, version)
 
     monkeypatch.setattr(Presence, "changed", flaky)
     stream = Stream(service, a_token, bot_pb2.Hello())

@@ -149,8 +149,9 @@ def test_a_burst_of_opens_and_closes_is_written_in_batches_with_the_same_outcome
         presence = Presence(service.sessions, HEARTBEAT)
         gone, k1, k2, k3 = (presence.new_key() for _ in range(4))
         presence.closed_many([(c_id, gone)])  # closed before its open was recorded
-        presence.opened_many([(a_id, ACCEPTS_CHALLENGES, k1), (a_id, ACCEPTS_ALL, k2),
-                              (b_id, ACCEPTS_CHALLENGES, k3), (c_id, ACCEPTS_ALL, gone)])
+        presence.opened_many([(a_id, ACCEPTS_CHALLENGES, k1, None), (a_id, ACCEPTS_ALL, k2, None),
+                              (b_id, ACCEPTS_CHALLENGES, k3, None),
+                              (c_id, ACCEPTS_ALL, gone, None)])
         a, b, c = (row(service.sessions, i) for i in (a_id, b_id, c_id))
         assert is_connected(a, HEARTBEAT) and a.accepts == ACCEPTS_ALL
         assert is_connected(b, HEARTBEAT) and b.accepts == ACCEPTS_CHALLENGES
