@@ -112,8 +112,10 @@ class Wake:
             log.info("embedded broker: no inotify (%s); polling %s", e, folder)
 
     def wait(self, seconds: float) -> None:
-        fds = [self.poked] + ([self.inotify.fileno()] if self.inotify is not None else [])
-        ready, _, _ = select.select(fds, [], [], seconds)
+        poller = select.poll()  # not select.select: it fails on descriptors past 1024
+        for fd in [self.poked] + ([self.inotify.fileno()] if self.inotify is not None else []):
+            poller.register(fd, select.POLLIN)
+        ready = {fd for fd, _ in poller.poll(max(0.0, seconds) * 1000)}
         if self.poked in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(self.poked, 4096)
