@@ -155,6 +155,8 @@ class Server:
             self._referee.join(timeout=2)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._loop_thread.join(timeout=5)
+        if not self._loop_thread.is_alive():  # its selector and self-pipe: three descriptors
+            self.loop.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def wait(self) -> None:
