@@ -332,6 +332,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             reader = asyncio.ensure_future(session.read(request_iterator))
             await session.greet(self.presence)  # its Hello says what it takes
             async for response in session.responses():
+                if context.done():  # the bot went (cancelled, or its deadline passed): a write
+                    break  # now fails in gRPC's core, which logs it as an error
                 yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
             if reader is None:
