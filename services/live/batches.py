@@ -11,6 +11,7 @@ own (an unknown token), which fails that call only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
@@ -53,7 +54,7 @@ class Batched(Generic[K, R]):
                 self.batches += 1
                 try:
                     results = await self.run(self.function, [item for item, _ in batch])
-                except BaseException as e:  # noqa: BLE001  (each call gets it)
+                except (Exception, asyncio.CancelledError) as e:  # each call gets it
                     for _, future in batch:
                         if not future.done():
                             future.set_exception(e)
@@ -71,7 +72,8 @@ class Batched(Generic[K, R]):
             self.busy = False
             if self.waiting:  # cancelled (the server stops): no batch will run them
                 for _, future in self.waiting:
-                    future.cancel()
+                    with contextlib.suppress(RuntimeError):  # its loop is closed already
+                        future.cancel()
                 self.waiting = []
 
 
