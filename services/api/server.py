@@ -153,6 +153,7 @@ class Server:
         self.bots.presence.stop()
         if self._referee.is_alive():
             self._referee.join(timeout=2)
+        self._call(_cancel_tasks())  # what is left ends before its loop does
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._loop_thread.join(timeout=5)
         if not self._loop_thread.is_alive():  # its selector and self-pipe: three descriptors
@@ -171,6 +172,16 @@ class Server:
                 actions.enforce_deadlines(sessions=self.sessions)
             except Exception as e:  # noqa: BLE001  (keep refereeing; the next round retries)
                 failures.log_failure("referee round", e)
+
+
+async def _cancel_tasks(seconds: float = 2.0) -> None:
+    """Cancel the loop's other tasks (streams' helpers, the live players' loop) and wait (at
+    most `seconds`) for them to end, so that closing the loop destroys no pending task."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=seconds)
 
 
 def pending_calls_options(most: int) -> list[tuple[str, int]]:

@@ -101,7 +101,7 @@ def test_the_stronger_version_is_accepted_h1(postgres_sessions, redis_url, tmp_p
                 return not list(s.scalars(select(DuplicatePair).where(
                     DuplicatePair.owner_id == test_id, DuplicatePair.state.in_(PAIR_OPEN))))
 
-        wait_until(all_settled, 30, every=0.2, what="the test's last pairs settled")
+        wait_until(all_settled, 90, every=0.2, what="the test's last pairs settled")
         after = stub.GetTest(versiontest_pb2.GetTestRequest(test_id=test_id),
                              metadata=auth).test
         assert after.llr == test.llr and after.won_both == test.won_both  # not counted
