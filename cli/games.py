@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from client.errors import KitError
 
-ORIGINS = ("ladder", "challenge", "tournament", "test", "manual")
+ORIGINS = ("ladder", "challenge", "tournament", "test", "manual", "people")  # db.models.ORIGINS
 RESUMES = 5  # reconnections after a dropped stream before giving up
 
 

@@ -40,6 +40,9 @@ ORIGIN_LADDER = "ladder"  # the ladder scheduler
 ORIGIN_CHALLENGE = "challenge"  # a bot challenged another bot (or a house bot)
 ORIGIN_TOURNAMENT = "tournament"  # a pairing of an event (round-robin, Swiss, gauntlet)
 ORIGIN_TEST = "test"  # a duplicate pair of a version test (candidate against baseline)
+ORIGIN_PEOPLE = "people"  # people playing at the web table (reserved: nothing makes one yet)
+ORIGINS = (ORIGIN_LADDER, ORIGIN_CHALLENGE, ORIGIN_TOURNAMENT, ORIGIN_TEST, ORIGIN_MANUAL,
+           ORIGIN_PEOPLE)
 
 # What a connected bot's Play streams take (`bots.accepts`; None: every match).
 ACCEPTS_ALL = "all"  # every match: the ladder, tournaments and challenges
@@ -141,9 +144,10 @@ class Match(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Whether the result counts for ratings (challenges are unrated by default), and where the
-    # match came from (ORIGIN_*; None for matches made before it was recorded).
+    # match came from (ORIGIN_*: set by whatever creates the match; migration 0014_origins
+    # backfilled the rows made before; a row added through the ORM without one is 'manual').
     rated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
-    origin: Mapped[str | None] = mapped_column(String(12))
+    origin: Mapped[str] = mapped_column(String(12), default=ORIGIN_MANUAL)
     # The version each seat's bot ran in this match (`bots.version` of the stream that played
     # it); None where the bot said none.
     version0: Mapped[str | None] = mapped_column(String(100))

@@ -42,11 +42,7 @@ from db.models import (
     ARCHIVE_RECORDS,
     ARCHIVE_TABLE,
     FINISHED,
-    ORIGIN_CHALLENGE,
-    ORIGIN_LADDER,
-    ORIGIN_MANUAL,
-    ORIGIN_TEST,
-    ORIGIN_TOURNAMENT,
+    ORIGINS,
     RUNNING,
     ActionArchive,
     ActionLog,
@@ -59,7 +55,6 @@ from db.pairs import OPEN, DuplicatePair
 from engine import Action, Profile
 from engine.matchrecord import RECORD_VERSION, hand_deal, seat_view
 
-ORIGINS = (ORIGIN_LADDER, ORIGIN_CHALLENGE, ORIGIN_TOURNAMENT, ORIGIN_TEST, ORIGIN_MANUAL)
 PAGE = 50  # matches per page of an export (one page is what an export holds in memory)
 MATCHES = Match.metadata.tables["matches"]
 HANDS = Hand.metadata.tables["hands"]

@@ -16,12 +16,13 @@ bp = Blueprint("matches", __name__)
 
 def _page() -> dict[str, Any]:
     where = queries.MatchFilter(state=text_arg("state"), bot_id=int_arg("bot", what="bot id"),
-                                profile=text_arg("profile"))
+                                profile=text_arg("profile"), origin=text_arg("origin"))
     page = page_arg()
     per_page = current_app.config["PAGE_SIZE"]
     result = queries.list_matches(sessions(), where, page, per_page,
                                   before=int_arg("before", what="match id"))
-    result["filter"] = {"state": where.state, "bot": where.bot_id, "profile": where.profile}
+    result["filter"] = {"state": where.state, "bot": where.bot_id, "profile": where.profile,
+                        "origin": where.origin}
     return result
 
 
@@ -33,7 +34,8 @@ def index() -> str:
     args = {k: v for k, v in request.args.items() if k not in ("page", "before") and v}
     live = result["filter"]["state"] != "finished" and result["before"] is None
     return render_template("matches.html", live=live, bot_name=bot, args=args,
-                           states=queries.STATES, profiles=queries.PROFILES, **result)
+                           states=queries.STATES, profiles=queries.PROFILES,
+                           origins=queries.ORIGINS, **result)
 
 
 @bp.get("/events/matches")
@@ -89,7 +91,7 @@ def api_replay(match_id: str, number: str) -> Any:
 
 @bp.get("/api/matches")
 def api_index() -> Any:
-    """`?state=running|finished&bot=ID&profile=soft&page=N`: one page, running first;
+    """`?state=running|finished&bot=ID&profile=soft&origin=ladder&page=N`: one page, running first;
     `before=ID` (a page's `next_before`): the matches over older than match ID."""
     return jsonify(_page())
 

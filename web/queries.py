@@ -26,6 +26,7 @@ from db.models import (
     FINISHED,
     HOUSE,
     ORIGIN_TOURNAMENT,
+    ORIGINS,
     RUNNING,
     ActionArchive,
     ActionLog,
@@ -131,6 +132,7 @@ class MatchFilter:
     state: str | None = None
     bot_id: int | None = None
     profile: str | None = None
+    origin: str | None = None  # ORIGINS
 
 
 def bot_exists(sessions: sessionmaker[Session], bot_id: int) -> Bot:
@@ -156,6 +158,8 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
         raise Invalid(f"unknown match state {where.state!r}: {', '.join(STATES)}")
     if where.profile is not None:
         check_profile(where.profile)
+    if where.origin is not None and where.origin not in ORIGINS:
+        raise Invalid(f"unknown origin {where.origin!r}: {', '.join(ORIGINS)}")
     if where.bot_id is not None:
         bot_exists(sessions, where.bot_id)
     if page < 1:
@@ -167,6 +171,8 @@ def list_matches(sessions: sessionmaker[Session], where: MatchFilter, page: int,
         conditions.append(Match.state == where.state)
     if where.profile:
         conditions.append(Match.profile == where.profile)
+    if where.origin:
+        conditions.append(Match.origin == where.origin)
     if where.bot_id is not None:
         conditions.append(or_(Match.bot0_id == where.bot_id, Match.bot1_id == where.bot_id))
     done = [Match.state != RUNNING, *conditions]

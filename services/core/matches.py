@@ -29,7 +29,10 @@ from db.models import (
     ARCHIVE_RECORDS,
     ARCHIVE_TABLE,
     FINISHED,
+    ORIGIN_LADDER,
+    ORIGIN_MANUAL,
     ORIGIN_TEST,
+    ORIGINS,
     REMOTE,
     RUNNING,
     ActionArchive,
@@ -131,10 +134,12 @@ def create_match(
     the illegal-action limit default to the settings. With `ladder`, the match is recorded as a
     ladder match of its profile in the same transaction (`db.ratings.LadderMatch`): the ladder
     rates it even if the caller never heard the answer. `origin` and `rated` go in the same
-    INSERT (a challenge's: 'challenge', unrated). With `pair`, the match is that leg of a
-    duplicate pair (`services.core.pairs`), recorded on the pair in the same transaction; it
-    raises FailedPrecondition unless the pair is being played. `must_take`: see
-    `create_matches`. Raises InvalidArgument, NotFound or FailedPrecondition.
+    INSERT (a challenge's: 'challenge', unrated); without an `origin` a ladder match is
+    'ladder' and any other 'manual' (CreateMatch by an operator: `bummerl match create`).
+    With `pair`, the match is that leg of a duplicate pair (`services.core.pairs`), recorded
+    on the pair in the same transaction; it raises FailedPrecondition unless the pair is being
+    played. `must_take`: see `create_matches`. Raises InvalidArgument, NotFound or
+    FailedPrecondition.
     """
     [m] = create_matches(
         [bot_ids], profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
@@ -177,6 +182,9 @@ def create_matches(
     version test's leg may seat one bot twice, with two different versions (each played by
     its own Play stream: `services.core.values.seat_for`)."""
     config = config or settings()
+    origin = origin or (ORIGIN_LADDER if ladder else ORIGIN_MANUAL)
+    if origin not in ORIGINS:
+        raise InvalidArgument(f"unknown origin {quote(origin)}: one of {', '.join(ORIGINS)}")
     two_versions = origin == ORIGIN_TEST and None not in versions and versions[0] != versions[1]
     for bot_ids in seatings:
         if len(bot_ids) != 2 or (bot_ids[0] == bot_ids[1] and not two_versions):
