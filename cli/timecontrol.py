@@ -1,6 +1,8 @@
 """`--time-control MOVE[+BANK]`, as `bummerl tournament create` and `bummerl test start` take
 it: the move time and the time bank, each in milliseconds or with an `s` for seconds
-(`2000+10000`, `2s+10s`, `1500`); a bank left out is the service's default."""
+(`2000+10000`, `2s+10s`, `1500`); a bank left out is the service's default. A move time below
+the service's floor (services.core.bounds.MIN_MOVE_MS, docs/service.md "Time controls") is
+refused here, naming the flag, before anything is sent."""
 
 from __future__ import annotations
 
@@ -24,5 +26,13 @@ def parse(text: str) -> tuple[int, int | None]:
             raise KitError(f"--time-control {text!r}: {part!r} is not a time of 0 or more")
         return int(value)
 
+    from services.core.bounds import MIN_MOVE_MS
+
     move, plus, bank = text.partition("+")
-    return ms(move), ms(bank) if plus else None
+    move_ms = ms(move)
+    if 0 < move_ms < MIN_MOVE_MS:  # (0: the service's default)
+        raise KitError(f"--time-control {text!r}: a move time of {move_ms} ms is below the "
+                       f"floor of {MIN_MOVE_MS} ms (a turn's round trip through the service "
+                       f"needs it; docs/service.md, 'Time controls'): e.g. --time-control "
+                       f"{MIN_MOVE_MS}+{ms(bank) if plus else 10000}")
+    return move_ms, ms(bank) if plus else None

@@ -45,7 +45,7 @@ from db.pairs import PLAYING, DuplicatePair
 from db.presence import PAIRING
 from db.ratings import LadderMatch
 from services.core.announce import after_commit
-from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, in_range
+from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
 from services.core.cache import bind_key, cached_game, keep, keep_row, match_lock, session_key
 from services.core.clocks import start_turn, summarize
 from services.core.config import Settings, settings
@@ -199,8 +199,10 @@ def create_matches(
     move_ms = move_ms or config.move_ms
     bank_ms = config.bank_ms if bank_ms is None else bank_ms
     max_illegal = max_illegal or config.max_illegal
-    in_range("time_control.move_ms", move_ms, 1, MAX_TIME_MS,
-             f"ms; 0: the default {config.move_ms}")
+    # A leg of a duplicate pair plays the pair's time control, checked when its event was
+    # made: a pair made before the floor still ends (its legs are never refused for it).
+    in_range("time_control.move_ms", move_ms, 1 if pair else MIN_MOVE_MS, MAX_TIME_MS,
+             f"{MOVE_NOTE}; 0: the default {config.move_ms}")
     in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
     in_range("time_control.max_illegal", max_illegal, 1, MAX_ILLEGAL,
              f"0: the default {config.max_illegal}")

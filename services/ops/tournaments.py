@@ -45,7 +45,7 @@ from events import formats
 from events.scoring import forfeit_result
 from events.standings import crosstable
 from services.core import actions
-from services.core.bounds import MAX_TIME_MS, in_range
+from services.core.bounds import MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
 from services.core.config import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import FailedPrecondition, InvalidArgument, NotFound, quote
@@ -133,8 +133,8 @@ def create_tournament(new: NewTournament, *, sessions: sessionmaker[Session] | N
     rounds = new.rounds or None
     move_ms = new.move_ms or config.move_ms
     bank_ms = config.bank_ms if new.bank_ms is None else new.bank_ms
-    in_range("time_control.move_ms", move_ms, 1, MAX_TIME_MS,
-             f"ms; 0: the default {config.move_ms}")
+    in_range("time_control.move_ms", move_ms, MIN_MOVE_MS, MAX_TIME_MS,
+             f"{MOVE_NOTE}; 0: the default {config.move_ms}")
     in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
     grace_s = new.grace_s or DEFAULT_GRACE_S
     in_range("grace_s", grace_s, 1, MAX_GRACE_S, f"seconds; 0: the default {DEFAULT_GRACE_S}")

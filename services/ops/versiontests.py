@@ -35,7 +35,7 @@ from db.versiontests import (
     void_waiting,
 )
 from db.versiontests import WAITING as TEST_WAITING
-from services.core.bounds import MAX_TIME_MS, in_range
+from services.core.bounds import MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
 from services.core.config import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import (
@@ -153,7 +153,8 @@ def start_test(token: str | None, candidate: str, baseline: str, *,
                               field="profile") from None
     move_ms = move_ms or config.move_ms
     bank_ms = config.bank_ms if bank_ms is None else bank_ms
-    in_range("time_control.move_ms", move_ms, 1, MAX_TIME_MS, "ms")
+    in_range("time_control.move_ms", move_ms, MIN_MOVE_MS, MAX_TIME_MS,
+             f"{MOVE_NOTE}; 0: the default {config.move_ms}")
     in_range("time_control.bank_ms", bank_ms, 0, MAX_TIME_MS, "ms")
     factory = factory_of(sessions)
     with factory.begin() as s:

@@ -54,7 +54,7 @@ def create(service, *, bot_ids=None, **time_control):
 def test_out_of_range_time_control_is_invalid_argument(service, move_ms):
     code, details = refused(create, service, move_ms=move_ms)
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    assert "time_control.move_ms must be 1-86400000" in details and str(move_ms) in details
+    assert "time_control.move_ms must be 200-86400000" in details and str(move_ms) in details
 
 
 def test_out_of_range_bank_and_illegal_limit(sqlite_service):
