@@ -237,8 +237,25 @@ def render(header: dict, profiles: str) -> Any:
                           str(st.playing) if st.playing else "",
                           "[yellow]prov.[/yellow]" if st.provisional else "")
         parts.append(table)
+        parts.append(ladder_line(profile))
         parts.append(running_table(profile))
     return Group(*parts)
+
+
+def ladder_line(profile: str) -> Any:
+    """One line under the standings: what the ladder does, or why it is idle and when the
+    next match can come (`db.ladder_state`, as the dashboard's standings say it)."""
+    from rich.text import Text
+
+    from db.base import session_factory
+    from db.ladder_state import ladder_state
+    from services.core.config import settings
+
+    with session_factory()() as s:
+        state = ladder_state(s, profile, settings().heartbeat_s)
+    if not state.idle:
+        return Text(f"ladder {state.reason}")
+    return Text(f"ladder {state.reason}; next match {state.next_match}", style="bold yellow")
 
 
 def running_table(profile: str) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import DateTime, and_, case, func, or_, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import ladder_state as ladder_states
 from db import records
 from db.base import aware, utcnow
 from db.batch import SIM_RUNNING, Simulation, SimulationChunk
@@ -385,6 +386,15 @@ def rated_profiles(sessions: sessionmaker[Session]) -> list[str]:
         found = set(s.scalars(select(Rating.profile).distinct()))
         found |= set(s.scalars(select(LadderMatch.profile).distinct()))
     return [p for p in PROFILES if p in found] or [PROFILES[0]]
+
+
+def ladder_state(sessions: sessionmaker[Session], profile: str) -> dict[str, Any]:
+    """What the ladder of `profile` does now, and when idle why and when the next match can
+    come (`db.ladder_state`)."""
+    with sessions() as s:
+        state = ladder_states.ladder_state(s, profile, settings().heartbeat_s)
+    return {"running": state.running, "target": state.target, "free": list(state.free),
+            "idle": state.idle, "reason": state.reason, "next_match": state.next_match}
 
 
 def standings(sessions: sessionmaker[Session], profile: str, with_change: bool = False

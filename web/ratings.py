@@ -25,16 +25,25 @@ def _tables(profile: str | None) -> dict[str, list[dict[str, Any]]]:
     return {p: queries.standings(sessions(), p, with_change=True) for p in profiles}
 
 
+def _states(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ladder's state in each profile shown (why it is idle, if it is)."""
+    return {p: queries.ladder_state(sessions(), p) for p in tables}
+
+
 @bp.get("/")
 @bp.get("/standings")
 def all_standings() -> str:
-    return render_template("standings.html", tables=_tables(None), shown=_shown(),
+    tables = _tables(None)
+    return render_template("standings.html", tables=tables, states=_states(tables),
+                           shown=_shown(),
                            events_url=url_for("ratings.events", all=text_arg("all")))
 
 
 @bp.get("/standings/<profile>")
 def standings(profile: str) -> str:
-    return render_template("standings.html", tables=_tables(profile), shown=_shown(),
+    tables = _tables(profile)
+    return render_template("standings.html", tables=tables, states=_states(tables),
+                           shown=_shown(),
                            events_url=url_for("ratings.events", profile=profile,
                                               all=text_arg("all")))
 
@@ -47,9 +56,10 @@ def events() -> Any:
     shown = _shown()
 
     def render() -> dict[str, Any]:
-        return {"html": {"live-standings": render_template("_standings_live.html",
-                                                           tables=_tables(profile),
-                                                           shown=shown)},
+        tables = _tables(profile)
+        return {"html": {"live-standings": render_template(
+                    "_standings_live.html", tables=tables, states=_states(tables),
+                    shown=shown)},
                 "final": False}
 
     return live.stream(f"standings:{profile or ''}:{shown}", render)
@@ -57,5 +67,7 @@ def events() -> Any:
 
 @bp.get("/api/standings")
 def api_standings() -> Any:
-    """`{"profiles": {profile: [row, ...]}}`; `?profile=soft` for one."""
-    return jsonify(profiles=_tables(text_arg("profile")))
+    """`{"profiles": {profile: [row, ...]}, "ladder": {profile: state}}` (the state: running,
+    target, free, idle, reason, next_match); `?profile=soft` for one."""
+    tables = _tables(text_arg("profile"))
+    return jsonify(profiles=tables, ladder=_states(tables))

@@ -22,7 +22,11 @@
   `BUMMERL_LADDER_MAX_WAIT_S` for a ladder match is paired in the next tick if any opponent is
   free (on top of the target); otherwise bots are offered a match by uncertainty (sigma) plus
   wait, and each opponent is drawn weighted by how near its mu is and its own priority, never
-  a pair already playing nor one that met `BUMMERL_LADDER_PAIR_CAP` times in the last 24 h.
+  a pair already playing, nor one that met `BUMMERL_LADDER_PAIR_CAP` times in the last 24 h
+  while the bot has another opponent to play (the cap never leaves the ladder idle).
+- Idle: when no new pairing is possible although the profile is under its target,
+  `db.ladder_state` says why and when the next match can come (the dashboard's standings
+  and the terminal of `bummerl up` show it); the tick logs it once when it changes.
 """
 
 from __future__ import annotations
@@ -39,10 +43,9 @@ from sqlalchemy import CursorResult, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import ladder_state
 from db.base import aware, session_factory
-from db.models import ABORTED, FINISHED, HOUSE, RUNNING, Bot, Match
-from db.pairs import bots_in_play
-from db.presence import takes_pairings
+from db.models import ABORTED, FINISHED, HOUSE, Bot, Match
 from db.ratings import LadderMatch, Rating, RatingHistory
 from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
     PROVISIONAL_MATCHES,
@@ -72,7 +75,7 @@ def now() -> datetime:
 
 
 def target_matches() -> int:
-    return int(os.environ.get("BUMMERL_LADDER_MATCHES", "2"))
+    return ladder_state.target_matches()
 
 
 def profiles() -> list[str]:
@@ -193,30 +196,33 @@ def standings(profile: str = "soft", sessions: sessionmaker[Session] | None = No
 
 
 # --- pairing ---------------------------------------------------------------------------------
-def in_events(s: Session) -> set[int]:
-    """The bots playing for an event now: in a running match of a tournament or a version
-    test (`matches.event_id` set), or in a duplicate pair being started (`db.pairs`)."""
-    running = s.execute(select(Match.bot0_id, Match.bot1_id)
-                        .where(Match.state == RUNNING, Match.event_id.is_not(None)))
-    return {i for row in running for i in row} | bots_in_play(s)
+in_events = ladder_state.in_events
 
 
 def eligible_bots(s: Session, profile: str, heartbeat_s: float | None = None) -> list[Bot]:
     """House bots, and connected remote bots that take pairings, with no ladder match
     running in `profile` and no event match running (a tournament's or a version test's);
-    never a suspended bot."""
+    never a suspended bot (`db.ladder_state.free_bots`)."""
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
-    busy = running_ladder_counts(s, profile)
-    playing_events = in_events(s)
-    moment = now()
+    return ladder_state.free_bots(s, profile, heartbeat_s, now())
 
-    def available(bot: Bot) -> bool:
-        return busy.get(bot.id, 0) == 0 and bot.id not in playing_events and \
-            takes_pairings(bot, heartbeat_s, moment)
 
-    return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None))
-                                     .order_by(Bot.id))
-            if bot.kind == HOUSE or available(bot)]
+_said: dict[str, str] = {}  # profile -> the idle reason last logged
+
+
+def report_idle(profile: str, sessions: sessionmaker[Session]) -> ladder_state.LadderState:
+    """The ladder's state in `profile` (`db.ladder_state`); logged once each time it turns
+    idle for a new reason (and once when it pairs again)."""
+    with sessions() as s:
+        state = ladder_state.ladder_state(s, profile, settings().heartbeat_s, target_matches())
+    said = _said.get(profile)
+    if state.idle and said != state.reason:
+        log.info("ladder %s: %s; next match %s", profile, state.reason, state.next_match)
+        _said[profile] = state.reason
+    elif not state.idle and said:
+        log.info("ladder %s: pairing again", profile)
+        _said.pop(profile)
+    return state
 
 
 WAIT_HORIZON_S = 86400.0  # waits count up to a day (the matches of the last day are read)
@@ -355,6 +361,7 @@ def tick(sessions: sessionmaker[Session] | None = None) -> dict[str, list[int]]:
         started = {}
         for profile in profiles():
             started[profile] = start_matches(profile, target_matches(), sessions)
+            report_idle(profile, sessions)
         rate_finished(sessions)
         return started
 

@@ -19,6 +19,12 @@ is latest). One pairing at a time:
    closeness × priority: closeness is exp(-(Δmu / 2β)²) with openskill's β (25/6), 1 for equal
    mu, 0.61 at Δmu = β·√2 (about 5.9), about 0.1 at 3β (12.5). Near ratings and uncertain
    opponents are preferred; the draw keeps the ladder from repeating one pairing.
+3. **The cap bites only when another pair is free to play.** If no free pair is under the cap
+   (every pair that could meet now has met `pair_cap` times in the last 24 hours), the same
+   order is walked again with the pairs met the fewest times in place of those under it. So
+   a small site (4 house and 2 remote bots: 15 pairs) keeps playing past the cap instead of
+   going quiet once every pair reached it (issue 29), and on a larger one the cap still
+   spreads the matches over the pairs.
 
 A remote bot plays one ladder match at a time (it leaves the pool once paired); a house bot
 stays in the pool (the workers play as many of its matches as asked).
@@ -80,10 +86,21 @@ def order(pool: Iterable[Candidate], max_wait_s: float) -> list[Candidate]:
 
 def opponents(c: Candidate, pool: Mapping[int, Candidate], playing: set[frozenset[int]],
               met: Mapping[frozenset[int], int], pair_cap: int) -> list[Candidate]:
-    """The bots `c` may meet now: free, not playing it already, under the day's cap."""
+    """The bots `c` may meet now: free, not playing it already, met fewer than `pair_cap`
+    times in the last 24 hours (a cap of 0: none)."""
     return [o for o in pool.values()
             if o.bot_id != c.bot_id and key(c.bot_id, o.bot_id) not in playing
             and (pair_cap <= 0 or met.get(key(c.bot_id, o.bot_id), 0) < pair_cap)]
+
+
+def fewest_met(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
+               met: Mapping[frozenset[int], int]) -> int | None:
+    """The fewest matches any free pair not playing now has had in the last 24 hours; None
+    when there is no such pair. (Read only when every such pair has reached the cap.)"""
+    ids = sorted(pool)
+    counts = [met.get(key(a, b), 0) for i, a in enumerate(ids) for b in ids[i + 1:]
+              if key(a, b) not in playing]
+    return min(counts) if counts else None
 
 
 def next_pair(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
@@ -92,14 +109,21 @@ def next_pair(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
     """The next pairing (bot ids, seats drawn at random) from the free bots `pool`, or None:
     `playing` the pairs playing now (or tried in this tick), `met` the ladder matches of each
     pair in the last 24 hours; `room`: the profile is under its target (else only a starving
-    bot is paired)."""
-    for c in order(pool.values(), max_wait_s):
-        if not room and not starving(c, max_wait_s):
-            return None  # the rest are neither starving nor wanted
-        choices = opponents(c, pool, playing, met, pair_cap)
-        if not choices:
-            continue
-        weights = [max(1e-9, closeness(c, o) * priority(o, max_wait_s)) for o in choices]
-        other = rng.choices(choices, weights=weights)[0]
-        return (c.bot_id, other.bot_id) if rng.random() < 0.5 else (other.bot_id, c.bot_id)
+    bot is paired). The cap holds while some free pair is under it (rule 3)."""
+    ranked = order(pool.values(), max_wait_s)
+    caps = [pair_cap]
+    for cap in caps:
+        for c in ranked:
+            if not room and not starving(c, max_wait_s):
+                break  # the rest are neither starving nor wanted
+            choices = opponents(c, pool, playing, met, cap)
+            if not choices:
+                continue
+            weights = [max(1e-9, closeness(c, o) * priority(o, max_wait_s)) for o in choices]
+            other = rng.choices(choices, weights=weights)[0]
+            return (c.bot_id, other.bot_id) if rng.random() < 0.5 else (other.bot_id, c.bot_id)
+        if cap == pair_cap > 0:  # no free pair under the cap: the pairs met fewest (rule 3)
+            fewest = fewest_met(pool, playing, met)
+            if fewest is not None and fewest >= pair_cap:
+                caps.append(fewest + 1)
     return None

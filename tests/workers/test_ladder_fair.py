@@ -1,7 +1,8 @@
 """The ladder's fair pairing (issue 23) on a real database (SQLite and PostgreSQL), matches
 created by the service's plain function in-process: a starving bot is paired within the bound
-even when the target is met, the day's cap stops a third match of a pair, uncertain ratings
-go first and near ratings are preferred, and a bot playing an event match is left out."""
+even when the target is met, the day's cap stops a third match of a pair while another pair
+is free and never leaves a small site idle, uncertain ratings go first and near ratings are
+preferred, and a bot playing an event match is left out."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sqlalchemy import select, update
 
 from db.models import FINISHED, HOUSE, ORIGIN_TOURNAMENT, PLAYED, RUNNING, Bot, Match
 from db.pairs import OWNER_TOURNAMENT, PLAYING, DuplicatePair
-from db.ratings import LadderMatch, Rating
+from db.ratings import Rating
 from services.core import hooks
 from services.ops import bots
 from workers import ladder
@@ -107,22 +108,52 @@ def test_the_longest_waiting_bot_is_paired_first(sessions):
                 state="aborted", finished_at=datetime.now(UTC) - timedelta(hours=2)))
 
 
-def test_the_day_cap_stops_a_third_match_of_a_pair(sessions):
+def test_the_day_cap_stops_a_third_match_of_a_pair_while_another_is_free(sessions):
     a, b = house(sessions, "a"), house(sessions, "b")
-    made = []
     for _ in range(2):
         [m] = start(sessions, 1, pair_cap=2)
         assert seats(sessions, m) == {a, b}
         end(sessions, m)
-        made.append(m)
-    assert start(sessions, 1, pair_cap=2) == []  # a third in 24 h: capped
-    assert len(start(sessions, 1, pair_cap=0)) == 1  # 0: no cap
-    with sessions.begin() as s:  # the first one 25 h ago: out of the window
-        s.execute(update(Match).where(Match.state == RUNNING).values(state=FINISHED))
-        s.execute(update(LadderMatch).where(LadderMatch.match_id == made[0]).values(
-            created_at=datetime.now(UTC) - timedelta(hours=25)))
-    assert start(sessions, 1, pair_cap=3) != []  # 2 in the window: a third is allowed
-    assert start(sessions, 2, pair_cap=3) == []  # and that was it
+    c = house(sessions, "c")  # now a-c and b-c are under the cap: a-b waits for them
+    pairs = Counter()
+    for seed in range(4):
+        [m] = start(sessions, 1, seed=seed, pair_cap=2)
+        pairs[frozenset(seats(sessions, m))] += 1
+        end(sessions, m)
+    assert pairs == {frozenset((a, c)): 2, frozenset((b, c)): 2}  # each pair to the cap
+    # every pair at the cap: the cap no longer bites; the next matches go to the pairs met
+    # fewest times (each pair once more before any pair a fourth time)
+    for seed in range(3):
+        [m] = start(sessions, 1, seed=seed, pair_cap=2)
+        pairs[frozenset(seats(sessions, m))] += 1
+        end(sessions, m)
+    assert sorted(pairs.values()) == [1, 3, 3] and pairs[frozenset((a, b))] == 1
+
+
+def test_a_small_site_keeps_playing_past_the_cap(sessions):
+    """4 house and 2 remote bots (15 pairs), a cap of 2 a pair a day: the ladder reached 30
+    matches and then, under a hard cap, went quiet; now it goes on, every pair still within
+    one match of the others, and its state never says idle."""
+    from db.ladder_state import ladder_state
+
+    houses = [house(sessions, f"h{i}") for i in range(4)]
+    remotes = [remote(sessions, f"r{i}") for i in range(2)]
+    met = Counter()
+    for round_ in range(40):  # 40 matches, 3 at a time: past the 30 the cap allows
+        made = start(sessions, 3, seed=round_, pair_cap=2)
+        assert made, f"round {round_}: the ladder paired nobody"
+        for m in made:
+            met[frozenset(seats(sessions, m))] += 1
+            end(sessions, m)
+        with sessions.begin() as s:  # the remote bots' heartbeats stay fresh
+            s.execute(update(Bot).where(Bot.id.in_(remotes)).values(
+                last_seen_at=datetime.now(UTC)))
+        with sessions() as s:
+            assert not ladder_state(s, "soft", heartbeat_s=60, target=3).idle
+    assert sum(met.values()) > 30
+    assert len(met) == 15  # every pair of the 6 bots played
+    assert max(met.values()) - min(met.values()) <= 2, met
+    assert set(houses) | set(remotes) == {i for pair in met for i in pair}
 
 
 def test_uncertain_bots_are_paired_first_with_a_near_opponent(sessions):
@@ -190,14 +221,21 @@ def test_the_pairing_rules_alone():
     assert [x.bot_id for x in pairing.order(pool.values(), 500)] == [3, 2, 1]
     pool[3] = c(3, sigma=2, wait=100, remote=True)
     assert [x.bot_id for x in pairing.order(pool.values(), 600)] == [2, 3, 1]
-    # no room and nobody starving: no pairing; a pair playing or capped is never drawn
+    # no room and nobody starving: no pairing; a pair playing is never drawn, a capped one
+    # only when every free pair is capped (then the one met fewest times)
     assert pairing.next_pair(pool, set(), {}, pair_cap=5, max_wait_s=600, room=False,
                              rng=rng) is None
     every = {pairing.key(1, 2), pairing.key(1, 3), pairing.key(2, 3)}
     assert pairing.next_pair(pool, every, {}, pair_cap=5, max_wait_s=600, room=True,
                              rng=rng) is None
-    assert pairing.next_pair(pool, set(), dict.fromkeys(every, 5), pair_cap=5,
-                             max_wait_s=600, room=True, rng=rng) is None
+    capped = {pairing.key(1, 2): 5, pairing.key(1, 3): 5, pairing.key(2, 3): 4}
+    for _ in range(20):
+        assert set(pairing.next_pair(pool, set(), capped, pair_cap=5, max_wait_s=600,
+                                     room=True, rng=rng)) == {2, 3}
+    fewest = dict.fromkeys(every, 7) | {pairing.key(1, 3): 6}
+    for _ in range(20):
+        assert set(pairing.next_pair(pool, set(), fewest, pair_cap=5, max_wait_s=600,
+                                     room=True, rng=rng)) == {1, 3}
     # near mu is preferred
     near = {x.bot_id: x for x in (c(1, mu=25, sigma=8), c(2, mu=26, sigma=1),
                                   c(3, mu=40, sigma=1))}
