@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import combinations
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from db.base import aware
-from db.models import HOUSE, RUNNING, Bot, Match
+from db.models import HOUSE, REMOTE, RUNNING, Bot, Match
 from db.pairs import bots_in_play
-from db.presence import is_connected, takes_pairings
+from db.presence import STALE_BEATS, is_connected, takes_pairings
 from db.standings import running_ladder, running_ladder_counts
 
 DEFAULT_TARGET = 2
@@ -59,9 +59,19 @@ def free_bots(s: Session, profile: str, heartbeat_s: float,
         return busy.get(bot.id, 0) == 0 and bot.id not in playing_events and \
             takes_pairings(bot, heartbeat_s, moment)
 
-    return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None))
+    return [bot for bot in s.scalars(select(Bot).where(Bot.suspended_at.is_(None),
+                                                       or_(Bot.kind == HOUSE, _beating(
+                                                           heartbeat_s, moment)))
                                      .order_by(Bot.id))
             if bot.kind == HOUSE or available(bot)]
+
+
+def _beating(heartbeat_s: float, moment: datetime) -> ColumnElement[bool]:
+    """The rows `db.presence.is_connected` can say yes to (read by the index of the table,
+    not bot by bot: a site of thousands of offline bots)."""
+    since = moment - timedelta(seconds=STALE_BEATS * heartbeat_s)
+    return and_(Bot.kind == REMOTE, Bot.connected_since.is_not(None),
+                Bot.last_seen_at >= since)
 
 
 @dataclass(frozen=True)
@@ -102,14 +112,16 @@ def ladder_state(s: Session, profile: str, heartbeat_s: float, target: int | Non
                            f"{len(running)} of {target} matches running; pairing "
                            f"{len(free)} free bots", None)
     if len(free) < 2:
-        remote = list(s.scalars(select(Bot).where(Bot.suspended_at.is_(None),
-                                                  Bot.kind != HOUSE)))
-        connected = [b for b in remote if is_connected(b, heartbeat_s, moment)]
+        remote = s.scalar(select(func.count()).select_from(Bot).where(
+            Bot.suspended_at.is_(None), Bot.kind == REMOTE)) or 0
+        connected = [b for b in s.scalars(select(Bot).where(
+            Bot.suspended_at.is_(None), _beating(heartbeat_s, moment)).order_by(Bot.id))
+            if is_connected(b, heartbeat_s, moment)]
         other = [b.name for b in connected if b.name not in names
                  and not takes_pairings(b, heartbeat_s, moment)]
         why = (f"only {_names(list(names))} is free for a ladder match" if names
                else "no bot is free for a ladder match")
-        why += f" ({len(connected)} of {len(remote)} remote bots connected"
+        why += f" ({len(connected)} of {remote} remote bots connected"
         why += f"; {_names(other)} for challenges only or finishing up)" if other else ")"
     else:
         why = f"the free bots ({_names(list(names))}) already play each other"
