@@ -1,8 +1,9 @@
 """Every match records where it came from, and `bummerl games export --origin X` (as
 docs/match-record.md gives it) finds the matches of each origin, and only those: a ladder
 match (CreateMatch with `ladder`, as the ladder's workers make it), `bummerl match create`
-(manual), a challenge (the Challenge RPC), a tournament's and a version test's duplicate pair
-(CreateMatch with the pair, as workers.pairs makes the legs). The dashboard's filters
+(manual), a challenge (the Challenge RPC), a tournament (`bummerl tournament create`, its legs
+started by the events scheduler's steps) and a version test's duplicate pair (its legs made by
+CreateMatch with the pair, as workers.pairs makes them). The dashboard's filters
 (/matches?origin=, /api/matches?origin=) and /api/export?origin= find the same. 'people' is
 reserved for the web table: the filter is accepted and finds nothing yet. Through a real
 service, on SQLite and PostgreSQL."""
@@ -14,16 +15,18 @@ import json
 import pytest
 from bummerl.v1 import bot_pb2
 from servicekit import OPERATOR, Database, auth, running_service
+from sqlalchemy import func, select
 
 import engine
 from cli.main import main
-from db.models import HOUSE, ORIGINS
+from db.models import HOUSE, ORIGINS, RUNNING, Match
 from db.pairs import PLAYING, DuplicatePair
 from services.core import hooks
 from services.core import matches as plain
 from services.core.actions import submit_action
 from services.ops import bots
 from web import create_app
+from workers import events
 from workers.service import Service as WorkerService
 
 
@@ -91,12 +94,26 @@ def test_each_origin_is_recorded_and_found_by_its_export_filter(service, web, ca
     reply = service.bots.Challenge(bot_pb2.ChallengeRequest(opponent="house-b", matches=2),
                                    metadata=auth(token), timeout=10)
     made["challenge"] = [m.match_id for m in reply.matches]
-    for owner in ("tournament", "test"):
-        pair_id = pair(service, owner, author, h1 if owner == "test" else h2)
-        made[owner] = [workers.create_pair_match(pair_id, leg) for leg in (0, 1)]
+    pair_id = pair(service, "test", author, h1)
+    made["test"] = [workers.create_pair_match(pair_id, leg) for leg in (0, 1)]
     for ids in made.values():
         for match_id in ids:
             finish(service, match_id)
+    assert main(["tournament", "create", "--format", "gauntlet", "--bots", "house-a,house-b",
+                 "--time-control", "2000+4000", "--operator-token", OPERATOR, "--server",
+                 service.server.address]) == 0
+    tournament_id = int(capsys.readouterr().out.split("tournament ")[1].split()[0])
+    made["tournament"] = []
+    for _ in range(6):  # each step starts what is due; the test plays it out
+        if events.step(tournament_id, service.sessions, workers) == "finished":
+            break
+        with service.sessions() as s:
+            running = list(s.scalars(select(Match.id).where(
+                Match.state == RUNNING, Match.origin == "tournament",
+                Match.event_id == tournament_id).order_by(Match.id)))
+        for match_id in running:
+            made["tournament"].append(finish(service, match_id))
+    assert len(made["tournament"]) == 2  # one duplicate pair: its two legs
     for origin, ids in made.items():
         records, err = export(capsys, service, origin)
         assert [r["match_id"] for r in records] == ids, (origin, err)
@@ -116,7 +133,4 @@ def test_each_origin_is_recorded_and_found_by_its_export_filter(service, web, ca
     assert refused.status_code == 400 and "unknown origin 'elsewhere'" in refused.get_json()[
         "error"]
     with service.sessions() as s:  # nothing is left without an origin
-        from sqlalchemy import func, select
-
-        from db.models import Match
         assert s.scalar(select(func.count()).where(Match.origin.is_(None))) == 0
