@@ -93,15 +93,6 @@ def opponents(c: Candidate, pool: Mapping[int, Candidate], playing: set[frozense
             and (pair_cap <= 0 or met.get(key(c.bot_id, o.bot_id), 0) < pair_cap)]
 
 
-def fewest_met(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
-               met: Mapping[frozenset[int], int]) -> int | None:
-    """The fewest matches any free pair not playing now has had in the last 24 hours; None
-    when there is no such pair. (Read only when every such pair has reached the cap.)"""
-    ids = sorted(pool)
-    counts = [met.get(key(a, b), 0) for i, a in enumerate(ids) for b in ids[i + 1:]
-              if key(a, b) not in playing]
-    return min(counts) if counts else None
-
 
 def next_pair(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
               met: Mapping[frozenset[int], int], *, pair_cap: int, max_wait_s: float,
@@ -113,17 +104,20 @@ def next_pair(pool: Mapping[int, Candidate], playing: set[frozenset[int]],
     ranked = order(pool.values(), max_wait_s)
     caps = [pair_cap]
     for cap in caps:
+        fewest: int | None = None  # the fewest meetings of a capped pair walked past
         for c in ranked:
             if not room and not starving(c, max_wait_s):
                 break  # the rest are neither starving nor wanted
             choices = opponents(c, pool, playing, met, cap)
             if not choices:
+                if cap == pair_cap > 0:
+                    for o in opponents(c, pool, playing, met, 0):  # free, all at the cap
+                        times = met.get(key(c.bot_id, o.bot_id), 0)
+                        fewest = times if fewest is None else min(fewest, times)
                 continue
             weights = [max(1e-9, closeness(c, o) * priority(o, max_wait_s)) for o in choices]
             other = rng.choices(choices, weights=weights)[0]
             return (c.bot_id, other.bot_id) if rng.random() < 0.5 else (other.bot_id, c.bot_id)
-        if cap == pair_cap > 0:  # no free pair under the cap: the pairs met fewest (rule 3)
-            fewest = fewest_met(pool, playing, met)
-            if fewest is not None and fewest >= pair_cap:
-                caps.append(fewest + 1)
+        if fewest is not None:  # no free pair under the cap: the pairs met fewest (rule 3)
+            caps.append(fewest + 1)
     return None
