@@ -119,10 +119,21 @@ def ladder_state(s: Session, profile: str, heartbeat_s: float, target: int | Non
             if is_connected(b, heartbeat_s, moment)]
         other = [b.name for b in connected if b.name not in names
                  and not takes_pairings(b, heartbeat_s, moment)]
+        busy = running_ladder_counts(s, profile)
+        events = in_events(s)
+        parts = [f"{len(connected)} of {remote} remote bots connected"]
+        laddered = [b.name for b in connected if busy.get(b.id) and b.name not in other]
+        if laddered:
+            parts.append(f"{_names(laddered)} in a ladder match")
+        in_event = [b.name for b in connected if b.id in events and not busy.get(b.id)
+                    and b.name not in other]
+        if in_event:
+            parts.append(f"{_names(in_event)} playing for an event")
+        if other:
+            parts.append(f"{_names(other)} for challenges only or finishing up")
         why = (f"only {_names(list(names))} is free for a ladder match" if names
                else "no bot is free for a ladder match")
-        why += f" ({len(connected)} of {remote} remote bots connected"
-        why += f"; {_names(other)} for challenges only or finishing up)" if other else ")"
+        why += f" ({'; '.join(parts)})"
     else:
         why = f"the free bots ({_names(list(names))}) already play each other"
     if running:

@@ -18,6 +18,7 @@ from sqlalchemy import update
 
 from db.ladder_state import ladder_state
 from db.models import ACCEPTS_CHALLENGES, HOUSE, Bot
+from db.pairs import PLAYING, DuplicatePair
 from services.core import hooks
 from services.ops import bots
 from web import create_app
@@ -108,3 +109,23 @@ def test_an_idle_ladder_says_why_and_when_the_next_match_can_come(site, caplog):
         state = ladder_state(s, "soft", heartbeat_s=60)
     assert not state.idle and state.reason == "3 of 3 matches running"
     assert "ladder 3 of 3 matches running" in shown_in_terminal()
+
+
+def test_the_reason_names_the_bots_busy_elsewhere(site):
+    sessions, web = site
+    bots.register_bot("house-x", kind=HOUSE, house_strategy="random", sessions=sessions)
+    eventful, _ = bots.register_bot("eventful", sessions=sessions)
+    moment = datetime.now(UTC)
+    with sessions.begin() as s:  # connected, and playing a duplicate pair of a tournament
+        s.execute(update(Bot).where(Bot.id == eventful.id).values(
+            connected_since=moment, last_seen_at=moment))
+        s.add(DuplicatePair(owner="tournament", owner_id=1, round=1, board=1, seed=5,
+                            bot_a_id=eventful.id, bot_b_id=1, profile="soft", move_ms=4000,
+                            bank_ms=9000, rated=False, state=PLAYING))
+    assert ladder.tick(sessions) == {"soft": []}
+    with sessions() as s:
+        state = ladder_state(s, "soft", heartbeat_s=60)
+    assert state.idle and state.reason == (
+        "idle: only house-x is free for a ladder match (1 of 1 remote bots connected; "
+        "eventful playing for an event)")
+    assert shown_on_dashboard(web)[1]["reason"] == state.reason
