@@ -501,7 +501,9 @@ def check_wide_table(browser, selector: str) -> None:
 def test_wide_tables_scroll_visibly_on_a_phone(browser, site, sessions):
     """At 390 px the hands table and the crosstable were cut off with no hint that they
     scroll; at desktop width they fit, and no hint shows."""
-    from tournamentkit import add_pair, tournament
+    from tournamentkit import add_pair, finish_pair, tournament
+
+    from db.pairs import PLAYING
 
     match_id = real_match(sessions, seed=42)
     play(match_id, sessions)
@@ -509,6 +511,7 @@ def test_wide_tables_scroll_visibly_on_a_phone(browser, site, sessions):
     event = tournament(sessions, names)
     add_pair(sessions, event, 1, 1, "anna-the-first", "bert-bot", legs=((0, 2), (1, 3)))
     add_pair(sessions, event, 2, 1, "cleo-v2", "dora-deep", legs=((0, 2), (0, 4)))
+    playing = add_pair(sessions, event, 2, 2, "emil", "fritz-rdeep", state=PLAYING)
     pages = ((f"/matches/{match_id}", "table.hands", "match"),
              (f"/tournaments/{event.id}", "table.crosstable", "tournament"))
     for path, selector, name in pages:
@@ -525,6 +528,14 @@ def test_wide_tables_scroll_visibly_on_a_phone(browser, site, sessions):
                                "e.scrollLeft = 0; e.dispatchEvent(new Event('scroll'));",
                                selector)
         shot(browser, f"wide-{name}", PHONE)
+    # a live update replaces the crosstable: the new one says it scrolls too
+    browser.execute_script("window.__notReloaded = true;")
+    finish_pair(sessions, event, "emil-fritz-rdeep", ((0, 1), (0, 4)))
+    wait_for(lambda: browser.execute_script(
+        "const e = document.querySelector('[data-pair=\"' + arguments[0] + '\"].cell');"
+        "return e && e.dataset.outcome === 'split';", playing), 10, "the live update")
+    check_wide_table(browser, "table.crosstable")
+    assert browser.execute_script("return window.__notReloaded === true;")
 
 
 def test_no_page_scrolls_sideways_on_a_phone(browser, site, sessions):
