@@ -69,11 +69,33 @@ def suits(text: str) -> Markup:
     return Markup(out)  # noqa: S704  (built from escaped text)
 
 
-def signed(value: float | None) -> str:
-    """`+1.2` / `−0.4` / `–` (none)."""
+def signed(value: float | None, digits: int = 1) -> str:
+    """`+1.2` / `−0.4` / `±0.0` / `–` (none), with `digits` decimals: never `-0.0` (a value
+    that rounds to zero is `±0.0`)."""
     if value is None:
         return "–"
-    return f"+{value:.1f}" if value >= 0.05 else f"−{-value:.1f}" if value <= -0.05 else "±0.0"
+    shown = f"{abs(value):.{digits}f}"
+    if float(shown) == 0:
+        return f"±{shown}"
+    return f"+{shown}" if value > 0 else f"−{shown}"
+
+
+def bound(value: float) -> str:
+    """An SPRT's Elo bound as set: `+50`, `-10`, `0` (no decimals it did not have)."""
+    return "0" if value == 0 else f"{value:+g}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 trick`, `2 tricks`, `0 matches` (`many`: the plural when not `word` + s)."""
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {many or (word + 'es' if word.endswith(('s', 'x', 'ch', 'sh')) else word + 's')}"
+
+
+def needs(counter: int) -> int:
+    """The game points a seat still needs to win the match, from its counter (which starts
+    at 7 and goes down by what it wins, past 0 with the winning hand: R9.1)."""
+    return max(counter, 0)
 
 
 def now_iso() -> str:
@@ -95,6 +117,7 @@ def seat_name(match: dict[str, Any], seat: int | None) -> str:
 
 
 FILTERS = {"percent": percent, "rating": rating, "seconds": seconds, "duration": duration,
-           "when": when, "reason": reason, "words": words, "suits": suits, "signed": signed}
+           "when": when, "reason": reason, "words": words, "suits": suits, "signed": signed,
+           "plural": plural, "needs": needs, "bound": bound}
 GLOBALS = {"seat_name": seat_name, "stock_words": stock_words, "SUIT_SYMBOLS": SUIT_SYMBOLS,
            "SUIT_NAMES": SUIT_NAMES, "RANK_NAMES": RANK_NAMES, "now_iso": now_iso}

@@ -103,6 +103,7 @@ def match_summary(m: Match, ladder_profile: str | None = None,
         "profile": m.profile,
         "ladder": ladder_profile is not None,
         "seats": [_seat(m.bot0), _seat(m.bot1)],
+        "versions": [m.version0, m.version1],  # what each seat's bot said it runs (or None)
         "counters": [m.counter0, m.counter1],
         "hand_number": m.hand_number,  # from 0, as in the engine, the API and the kit
         "seq": m.seq,
@@ -490,7 +491,10 @@ def bot_detail(sessions: sessionmaker[Session], bot_id: int) -> dict[str, Any]:
             "connected": connected,
             # what its Play streams take (db.presence): None/"all", "challenges", "none"
             "accepts": bot.accepts if connected else None,
-            "connected_since": iso(bot.connected_since), "last_seen_at": iso(bot.last_seen_at),
+            # since when its open connection is (None when not connected: a closed or stale
+            # connection's start is no "connected since"), and when it was last seen
+            "connected_since": iso(bot.connected_since) if connected else None,
+            "last_seen_at": iso(bot.last_seen_at),
             "running": counts.get(RUNNING, 0), "finished": counts.get(FINISHED, 0),
             # the version it runs now: its newest Play stream's (a house bot: its strategy)
             "version": bot.version or bot.house_strategy}

@@ -10,15 +10,35 @@ from typing import Any
 from flask import Blueprint, render_template
 from sqlalchemy import select
 
-from db.versiontests import OPEN, VersionTest, list_tests, summarize
+from db.versiontests import H0, H1, OPEN, VersionTest, list_tests, summarize
 from services.core.config import settings
 from web import live
 from web.db import sessions
+from web.filters import bound, plural, signed
 from web.params import whole_number
 from web.queries import Missing
 
 bp = Blueprint("versiontests", __name__)
 SHOWN = 100
+
+
+def decision(t: Any) -> str | None:
+    """What the SPRT decided, in words that fit the estimate beside it (shown after the
+    state's badge, H1 or H0): which hypothesis it accepted over the other (H1: the Elo
+    difference is at least elo1; H0: at most elo0) and on which bound, not a measured
+    difference (that is the estimate and its interval). None unless the test ended H1 or H0."""
+    v = t.test
+    if v.state not in (H1, H0) or v.elo0 is None or v.elo1 is None:
+        return None
+    at_least, at_most = f"at least {bound(v.elo1)} (elo1)", f"at most {bound(v.elo0)} (elo0)"
+    favoured, other = (at_least, at_most) if v.state == H1 else (at_most, at_least)
+    limit = t.llr_upper if v.state == H1 else t.llr_lower
+    reached = "≥" if v.state == H1 else "≤"
+    return (f"accepted after {plural(t.outcomes.pairs, 'pair')}: the pairs favour an "
+            f"Elo difference of {favoured} over one of {other} (LLR {signed(v.llr, 2)} "
+            f"{reached} {signed(limit, 2)}, α {v.alpha:g}, β {v.beta:g}). This is the SPRT's "
+            f"decision, not a measurement: the estimate is {signed(t.elo)} Elo, 95% "
+            f"[{signed(t.elo_ci[0])}, {signed(t.elo_ci[1])}].")
 
 
 def _summaries() -> list[Any]:
@@ -55,7 +75,7 @@ def events() -> Any:
 @bp.get("/tests/<test_id>")
 def show(test_id: str) -> str:
     t = _summary(whole_number(test_id, "test id"))
-    return render_template("test.html", t=t, live=t.test.state in OPEN)
+    return render_template("test.html", t=t, decision=decision(t), live=t.test.state in OPEN)
 
 
 @bp.get("/events/tests/<test_id>")
@@ -66,7 +86,8 @@ def show_events(test_id: str) -> Any:
 
     def render() -> dict[str, Any]:
         t = _summary(number)
-        return {"html": {"live-test": render_template("_test_live.html", t=t)},
+        return {"html": {"live-test": render_template("_test_live.html", t=t,
+                                                      decision=decision(t))},
                 "final": t.test.state not in OPEN}
 
     return live.stream(f"test:{number}", render)

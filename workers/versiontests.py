@@ -115,11 +115,13 @@ def decide(test: VersionTest, outcomes: PairOutcomes) -> tuple[float, str | None
         llr = paired_llr(outcomes, test.elo0, test.elo1)
         verdict = paired_decision(outcomes, test.elo0, test.elo1, test.alpha, test.beta)
         if verdict is not None:
-            side = "stronger" if verdict == "H1" else "not stronger"
-            bound = test.elo1 if verdict == "H1" else test.elo0
-            return llr, verdict, (f"the SPRT accepted {verdict} after {outcomes.pairs} pairs: "
-                                  f"the candidate is {side} by {bound:g} Elo "
-                                  f"(LLR {llr:.2f})")
+            # what the SPRT decides (which hypothesis the pairs favour), not a measured
+            # difference: the estimate and its interval are shown beside it
+            favoured = (f"at least {test.elo1:+g} Elo (elo1)" if verdict == "H1"
+                        else f"at most {test.elo0:+g} Elo (elo0)").replace("+0 ", "0 ")
+            return llr, verdict, (f"the SPRT accepted {verdict} after {outcomes.pairs} "
+                                  f"pair{'s' * (outcomes.pairs != 1)}: an Elo difference of "
+                                  f"{favoured} (LLR {llr:.2f})")
     if test.max_pairs is not None and outcomes.pairs >= test.max_pairs:
         return llr, CAPPED, f"{2 * outcomes.pairs} games played (the cap) without a decision"
     return llr, None, None

@@ -29,11 +29,13 @@ def summarize(m: Match, game: engine.Match) -> None:
         m.schneider = game.schneider
         m.end_reason = PLAYED
         loser = 1 - (game.winner or 0)
+        # what the loser still needed, not the counters ("7:-1" read like a lead)
+        needed = max(game.counters[loser], 0)
         m.end_detail = (
-            f"seat {game.winner} ({m.bot(game.winner or 0).name}) won the match "
-            f"{game.counters[0]}:{game.counters[1]}"
+            f"seat {game.winner} ({m.bot(game.winner or 0).name}) won the match; seat "
+            f"{loser} ({m.bot(loser).name}) lost, still needing {needed} game "
+            f"point{'s' * (needed != 1)}"
             + (" (Schneider-Bummerl, R9.1)" if game.schneider else "")
-            + f"; seat {loser} lost"
         )
 
 

@@ -6,7 +6,7 @@ driven by Selenium, against the dashboard served by waitress on a fresh SQLite d
 - a finished hand steps with the keyboard, and a step can be linked to;
 - the standings table sorts by a clicked column.
 
-Screenshots (laptop and phone widths) go to $BUMMERL_ARTIFACTS (default var/artifacts/).
+Screenshots (laptop and phone widths) go to the test's tmp_path (or $BUMMERL_ARTIFACTS if set).
 Without the browser these tests skip (they fail under BUMMERL_REQUIRE_SERVICES=1: .ci/run
 installs chromium and chromium-driver).
 """
@@ -29,7 +29,7 @@ from test_web_pages import add_bots, play, real_match
 from web_safety import hidden_cards, in_play_part, seq_of, shown_cards
 
 from client import Bot, Runner
-from db.base import ROOT, make_session_factory
+from db.base import make_session_factory
 from db.ratings import Rating
 from db.schema import create_all
 from examples.random_bot import RandomBot
@@ -41,10 +41,26 @@ LAPTOP, PHONE = (1366, 900), (390, 844)
 pytestmark = pytest.mark.browser
 
 
-def artifacts() -> Path:
-    folder = Path(os.environ.get("BUMMERL_ARTIFACTS") or ROOT / "var" / "artifacts")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+SHOTS: list[Path] = []  # the running test's tmp_path (set by `_shots_in_tmp`)
+
+
+@pytest.fixture(autouse=True)
+def _shots_in_tmp(tmp_path):
+    """Screenshots go to the test's temporary folder, never into the checkout."""
+    SHOTS[:] = [tmp_path]
+    yield
+    SHOTS.clear()
+
+
+def artifacts(folder: Path | None = None) -> Path:
+    """Where screenshots go: $BUMMERL_ARTIFACTS if set (to keep them), else `folder` or the
+    running test's tmp_path."""
+    chosen = os.environ.get("BUMMERL_ARTIFACTS") or folder or (SHOTS[0] if SHOTS else None)
+    if chosen is None:
+        raise AssertionError("no folder for screenshots: pass the test's tmp_path")
+    path = Path(chosen)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _need_browser() -> None:
@@ -126,13 +142,16 @@ def wait_for(condition, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def shot(driver, name: str, size: tuple[int, int]) -> None:
+def shot(driver, name: str, size: tuple[int, int], folder: Path | None = None) -> Path:
+    """A full-page screenshot at `size`'s width (into `artifacts(folder)`); its path."""
     driver.set_window_size(*size)
     time.sleep(0.3)
     height = driver.execute_script("return document.body.scrollHeight")
     driver.set_window_size(size[0], min(max(size[1], height), 4000))
-    driver.save_screenshot(str(artifacts() / f"{name}-{size[0]}.png"))
+    path = artifacts(folder) / f"{name}-{size[0]}.png"
+    driver.save_screenshot(str(path))
     driver.set_window_size(*size)
+    return path
 
 
 class Slow(Bot):
@@ -384,15 +403,156 @@ def test_a_tournament_page_follows_a_pair_finishing_without_reload(browser, site
             "var el = document.getElementById(arguments[0]);"
             "return el ? el.dataset.outcome : null;", f"cell-{row}-{column}-{pair}")
 
+    def progress() -> str:  # read in one go: a live update may replace the element
+        return str(browser.execute_script(
+            "const e = document.getElementById('progress'); return e ? e.innerText : '';"))
+
     assert (outcome(cleo, anna), outcome(anna, cleo)) == ("pending", "pending")
-    assert "2 / 6" in browser.find_element("id", "progress").text
+    assert "2 / 6" in progress()
     shot(browser, "tournament-live", LAPTOP)
     finish_pair(sessions, event, "cleo-anna", ((0, 1), (0, 4)))  # each wins the leg in seat 0
     wait_for(lambda: outcome(cleo, anna) == "split", 10, "the cell's update")
     assert outcome(anna, cleo) == "split"
-    assert "4 / 6" in browser.find_element("id", "progress").text
+    assert "4 / 6" in progress()
     assert browser.execute_script("return window.__notReloaded === true;")
     links = browser.find_elements("css selector", f"#cell-{cleo}-{anna}-{pair} a.leg")
     assert [a.get_attribute("href").rsplit("/", 1)[1] for a in links] == [
         str(m) for m in event.legs["cleo-anna"]]
     shot(browser, "tournament-live", PHONE)
+
+
+# --- issue 29: display slips, at desktop and phone sizes --------------------------------------
+DESKTOP = (1280, 800)
+SIZES = (DESKTOP, PHONE)
+
+TRUMP = """
+const card = document.querySelector('.felt .card.trump');
+if (!card) { return null; }
+const rank = card.querySelector('.rank'), suit = card.querySelector('.suit');
+const turned = [];
+for (let el = rank; el; el = el.parentElement) {
+  const t = getComputedStyle(el).transform;
+  if (t && t !== 'none') { turned.push(el.className + ': ' + t); }
+}
+const box = r => { const b = r.getBoundingClientRect();
+  return [b.left, b.top, b.right, b.bottom, b.width, b.height]; };
+return {card: box(card), rank: box(rank), suit: box(suit), text: rank.textContent,
+        font: parseFloat(getComputedStyle(rank).fontSize), turned: turned,
+        title: card.title};
+"""
+
+
+def test_the_trump_card_lies_crosswise_with_its_rank_upright(browser, site, sessions):
+    """The trump card was turned by 90° with its rank: a K read as a sign at every size."""
+    from web.filters import RANK_NAMES
+
+    match_id = real_match(sessions, seed=46)  # just dealt: the trump card lies face up
+    browser.get(f"{site}/matches/{match_id}")
+    for size in SIZES:
+        browser.set_window_size(*size)
+        trump = wait_for(lambda: browser.execute_script(TRUMP), 5, "the trump card")
+        left, top, right, bottom, width, height = trump["card"]
+        assert width > height, f"at {size} the trump card does not lie crosswise: {trump}"
+        assert not trump["turned"], f"at {size} the rank is turned: {trump['turned']}"
+        assert trump["text"] in RANK_NAMES.values() and trump["font"] >= 12, trump
+        assert trump["title"].startswith(trump["text"] + " of "), trump  # the card it is
+        for part in ("rank", "suit"):  # both inside the card and apart
+            x0, y0, x1, y1, _, _ = trump[part]
+            assert left <= x0 and x1 <= right + 0.5 and top <= y0 and y1 <= bottom + 0.5, trump
+        rank, suit = trump["rank"], trump["suit"]
+        assert rank[2] <= suit[0] or rank[3] <= suit[1], f"rank and suit overlap: {trump}"
+        if len(trump["text"]) == 1:  # upright: a letter's box is taller than wide
+            assert rank[5] > rank[4], f"the rank {trump['text']} is not upright: {trump}"
+        shot(browser, "trump", size)
+
+
+def body_overflow(browser) -> tuple[int, int]:
+    return tuple(browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"))
+
+
+SCROLLER = """
+const el = document.querySelector(arguments[0]);
+const hint = el.previousElementSibling;
+const shown = hint && hint.classList.contains('scroll-hint') && hint.offsetParent !== null;
+return {scroll: el.scrollWidth, client: el.clientWidth, left: el.scrollLeft,
+        overflow: getComputedStyle(el).overflowX, hint: shown ? hint.textContent : null,
+        classes: el.className, right: el.getBoundingClientRect().right};
+"""
+
+
+def check_wide_table(browser, selector: str) -> None:
+    """At phone width: `selector` is wider than its box, scrolls sideways, and says so (a
+    line above it, its cut edge faded); scrolled to its end the right edge no longer fades;
+    the page itself never scrolls sideways."""
+    state = wait_for(lambda: (lambda s: s if s["hint"] else None)(
+        browser.execute_script(SCROLLER, selector)), 5, f"the scroll hint of {selector}")
+    assert state["scroll"] > state["client"] and state["overflow"] in ("auto", "scroll"), state
+    assert "scroll sideways" in state["hint"] and "more-right" in state["classes"], state
+    width, page = body_overflow(browser)
+    assert width <= page and state["right"] <= page, f"the page scrolls sideways: {state}"
+    browser.execute_script("const e = document.querySelector(arguments[0]);"
+                           "e.scrollLeft = e.scrollWidth;", selector)
+    wait_for(lambda: "more-right" not in browser.execute_script(SCROLLER, selector)["classes"],
+             5, "the right edge to stop fading")
+    assert "more-left" in browser.execute_script(SCROLLER, selector)["classes"]
+
+
+def test_wide_tables_scroll_visibly_on_a_phone(browser, site, sessions):
+    """At 390 px the hands table and the crosstable were cut off with no hint that they
+    scroll; at desktop width they fit, and no hint shows."""
+    from tournamentkit import add_pair, finish_pair, tournament
+
+    from db.pairs import PLAYING
+
+    match_id = real_match(sessions, seed=42)
+    play(match_id, sessions)
+    names = ["anna-the-first", "bert-bot", "cleo-v2", "dora-deep", "emil", "fritz-rdeep"]
+    event = tournament(sessions, names)
+    add_pair(sessions, event, 1, 1, "anna-the-first", "bert-bot", legs=((0, 2), (1, 3)))
+    add_pair(sessions, event, 2, 1, "cleo-v2", "dora-deep", legs=((0, 2), (0, 4)))
+    playing = add_pair(sessions, event, 2, 2, "emil", "fritz-rdeep", state=PLAYING)
+    pages = ((f"/matches/{match_id}", "table.hands", "match"),
+             (f"/tournaments/{event.id}", "table.crosstable", "tournament"))
+    for path, selector, name in pages:
+        browser.set_window_size(*DESKTOP)
+        browser.get(site + path)
+        if selector == "table.hands":  # fits a desktop: no hint
+            time.sleep(0.3)
+            state = browser.execute_script(SCROLLER, selector)
+            assert state["scroll"] <= state["client"] and state["hint"] is None, state
+        shot(browser, f"wide-{name}", DESKTOP)
+        browser.set_window_size(*PHONE)
+        check_wide_table(browser, selector)
+        browser.execute_script("const e = document.querySelector(arguments[0]);"
+                               "e.scrollLeft = 0; e.dispatchEvent(new Event('scroll'));",
+                               selector)
+        shot(browser, f"wide-{name}", PHONE)
+    # a live update replaces the crosstable: the new one says it scrolls too
+    browser.execute_script("window.__notReloaded = true;")
+    finish_pair(sessions, event, "emil-fritz-rdeep", ((0, 1), (0, 4)))
+    wait_for(lambda: browser.execute_script(
+        "const e = document.querySelector('[data-pair=\"' + arguments[0] + '\"].cell');"
+        "return e && e.dataset.outcome === 'split';", playing), 10, "the live update")
+    check_wide_table(browser, "table.crosstable")
+    assert browser.execute_script("return window.__notReloaded === true;")
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, site, sessions):
+    """The page body fits 390 px on every kind of page (its wide tables scroll inside it)."""
+    from test_web_display import add_test
+
+    from db.versiontests import H1
+
+    match_id = real_match(sessions, seed=47)
+    play(match_id, sessions)
+    test_id = add_test(sessions, (0, 2, 14), H1, name="walkbot")
+    browser.set_window_size(*PHONE)
+    for path in ("/", "/matches", f"/matches/{match_id}", f"/matches/{match_id}/hands/0",
+                 "/tests", "/tournaments", "/health", "/bots/1", f"/tests/{test_id}"):
+        browser.get(site + path)
+        time.sleep(0.2)
+        width, page = body_overflow(browser)
+        assert width <= page, f"{path} scrolls sideways at 390 px: {width} > {page}"
+    shot(browser, "version-test-decided", PHONE)  # (the last page: the test's)
+    shot(browser, "version-test-decided", DESKTOP)

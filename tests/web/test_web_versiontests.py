@@ -17,6 +17,7 @@ from db.schema import create_all
 from db.stats import PairOutcomes, paired_llr, paired_score_ci, sprt_bounds
 from db.versiontests import H1, VersionTest
 from web import create_app
+from web.filters import signed
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def test_the_test_page_shows_its_numbers(live_app, sessions):
     score, low, high = paired_score_ci(o)
     lower, upper = sprt_bounds(0.05, 0.05)
     assert f"LLR {paired_llr(o, 0, 50):+.2f}" in html
-    assert f"H0 {lower:+.2f}" in html and f"H1 {upper:+.2f}" in html
+    assert f"H0 {signed(lower, 2)}" in html and f"H1 {signed(upper, 2)}" in html
     assert f"{score:.3f} [{low:.3f}, {high:.3f}]" in html
     assert ">10<" in html and "1 / 3 / 6" in html  # pairs, trinomial
     assert "30 ms per move (3 moves)" in html and "90 ms per move (2 moves)" in html
@@ -110,7 +111,7 @@ def test_the_live_stream_sends_new_numbers(live_app, sessions):
 
 # --- in a real browser ------------------------------------------------------------------------
 @pytest.mark.browser
-def test_the_test_page_changes_live_in_chromium(sessions):
+def test_the_test_page_changes_live_in_chromium(sessions, tmp_path):
     from test_web_browser import LAPTOP, PHONE, _need_browser, serve, shot, wait_for
 
     _need_browser()
@@ -145,7 +146,7 @@ def test_the_test_page_changes_live_in_chromium(sessions):
             assert driver.execute_script("return document.body.dataset.mark") == "same page"
             assert float(read("llr-bar", "value") or 0) > bar
             assert "LLR +2.50" in read("llr")
-            shot(driver, "version-test", LAPTOP)
-            shot(driver, "version-test", PHONE)
+            shot(driver, "version-test", LAPTOP, tmp_path)
+            shot(driver, "version-test", PHONE, tmp_path)
     finally:
         driver.quit()
