@@ -1,7 +1,8 @@
 """The shared database: declarative base, engine and session factory.
 
-The database URL comes from `DATABASE_URL`; without it an SQLite file under `var/` in the
-project directory is used (created on first use). PostgreSQL works with e.g.
+The database URL comes from `DATABASE_URL`; without it an SQLite file under the site's folder of
+local state is used (created on first use): `BUMMERL_VAR`, default `var/` in the project
+directory (`var_dir`). PostgreSQL works with e.g.
 `postgresql+psycopg://user@host:5432/bummerl`.
 """
 
@@ -31,7 +32,6 @@ except ImportError:  # pragma: no cover  (SQLite only)
     psycopg = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SQLITE = ROOT / "var" / "bummerl.sqlite3"
 
 # Stable constraint names, so that Alembic migrations work the same on SQLite and PostgreSQL.
 NAMING = {
@@ -49,13 +49,21 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+def var_dir() -> Path:
+    """The folder of a site's local state on this machine: the embedded database, broker and
+    beat schedule, the workers' heartbeat files, `bummerl up`'s logs. `BUMMERL_VAR` if set
+    (the test suite sets a temporary folder), else `var/` in the project directory."""
+    return Path(os.environ.get("BUMMERL_VAR") or ROOT / "var")
+
+
 def database_url() -> str:
-    """The configured database URL (`DATABASE_URL`, else the SQLite file under `var/`)."""
+    """The configured database URL (`DATABASE_URL`, else the SQLite file under `var_dir()`)."""
     url = os.environ.get("DATABASE_URL")
     if url:
         return url
-    DEFAULT_SQLITE.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{DEFAULT_SQLITE}"
+    folder = var_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'bummerl.sqlite3'}"
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

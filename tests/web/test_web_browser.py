@@ -6,7 +6,8 @@ driven by Selenium, against the dashboard served by waitress on a fresh SQLite d
 - a finished hand steps with the keyboard, and a step can be linked to;
 - the standings table sorts by a clicked column.
 
-Screenshots (laptop and phone widths) go to $BUMMERL_ARTIFACTS (default var/artifacts/).
+Screenshots (laptop and phone widths) go to $BUMMERL_ARTIFACTS (the suite's default:
+bummerl-artifacts/ in the system's temporary folder, tests/leftovers.py).
 Without the browser these tests skip (they fail under BUMMERL_REQUIRE_SERVICES=1: .ci/run
 installs chromium and chromium-driver).
 """
@@ -24,12 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from leftovers import ARTIFACTS
 from servicekit import Database, running_service
 from test_web_pages import add_bots, play, real_match
 from web_safety import hidden_cards, in_play_part, seq_of, shown_cards
 
 from client import Bot, Runner
-from db.base import ROOT, make_session_factory
+from db.base import make_session_factory
 from db.ratings import Rating
 from db.schema import create_all
 from examples.random_bot import RandomBot
@@ -42,7 +44,7 @@ pytestmark = pytest.mark.browser
 
 
 def artifacts() -> Path:
-    folder = Path(os.environ.get("BUMMERL_ARTIFACTS") or ROOT / "var" / "artifacts")
+    folder = Path(os.environ.get("BUMMERL_ARTIFACTS") or ARTIFACTS)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
