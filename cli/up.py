@@ -50,10 +50,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import logging
-    from pathlib import Path
 
     from rich.console import Console
 
+    from db.base import var_dir
     from db.migrate import upgrade
     from workers import app as celery_app
     from workers import procs
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
         os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
         os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
-    logs = Path(celery_app.ROOT / "var" / "log")
+    logs = var_dir() / "log"
     logs.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -1,7 +1,8 @@
 """The shared database: declarative base, engine and session factory.
 
-The database URL comes from `DATABASE_URL`; without it an SQLite file under `var/` in the
-project directory is used (created on first use). PostgreSQL works with e.g.
+The database URL comes from `DATABASE_URL`; without it an SQLite file under the site's folder of
+local state is used (created on first use): `BUMMERL_VAR`, default `var/` in the project
+directory (`var_dir`). PostgreSQL works with e.g.
 `postgresql+psycopg://user@host:5432/bummerl`.
 """
 
@@ -23,13 +24,14 @@ from sqlalchemy import Engine, MetaData, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import Pool
 
+from db.waits import Released, Waits, exempt
+
 try:
     import psycopg
 except ImportError:  # pragma: no cover  (SQLite only)
     psycopg = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SQLITE = ROOT / "var" / "bummerl.sqlite3"
 
 # Stable constraint names, so that Alembic migrations work the same on SQLite and PostgreSQL.
 NAMING = {
@@ -47,13 +49,21 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+def var_dir() -> Path:
+    """The folder of a site's local state on this machine: the embedded database, broker and
+    beat schedule, the workers' heartbeat files, `bummerl up`'s logs. `BUMMERL_VAR` if set
+    (the test suite sets a temporary folder), else `var/` in the project directory."""
+    return Path(os.environ.get("BUMMERL_VAR") or ROOT / "var")
+
+
 def database_url() -> str:
-    """The configured database URL (`DATABASE_URL`, else the SQLite file under `var/`)."""
+    """The configured database URL (`DATABASE_URL`, else the SQLite file under `var_dir()`)."""
     url = os.environ.get("DATABASE_URL")
     if url:
         return url
-    DEFAULT_SQLITE.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{DEFAULT_SQLITE}"
+    folder = var_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'bummerl.sqlite3'}"
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -122,8 +132,24 @@ if psycopg is not None:
         waits (`notifies`) are not bounded."""
 
         answer_s: float = 0.0
+        waits: Waits | None = None  # the engine's (db.waits): released when its breaker opens
+
+        @classmethod
+        def _connect_gen(cls, conninfo: str = ""):  # type: ignore[no-untyped-def,override]
+            gen = super()._connect_gen(conninfo)
+            return gen if cls.waits is None else cls.waits.connecting(gen)
 
         def wait(self, gen, interval=0.1, timeout=None):  # type: ignore[no-untyped-def]
+            if getattr(gen, "__name__", "") == "notifies" or self.waits is None:
+                return self._bounded_wait(gen, interval, timeout)
+            with self.waits.waiting(self.pgconn.socket) as allowed:
+                if not allowed:  # the service knows the database is down: refused at once
+                    gen.close()
+                    self.pgconn.finish()
+                    raise Released
+                return self._bounded_wait(gen, interval, timeout)
+
+        def _bounded_wait(self, gen, interval, timeout):  # type: ignore[no-untyped-def]
             if timeout is not None or not self.answer_s or \
                     getattr(gen, "__name__", "") == "notifies":
                 return super().wait(gen, interval=interval, timeout=timeout)
@@ -135,9 +161,9 @@ if psycopg is not None:
                     f"the database did not answer within {self.answer_s:g} s") from None
 
 
-def _bounded_connect(answer_s: float):  # type: ignore[no-untyped-def]
+def _bounded_connect(answer_s: float, waits: Waits):  # type: ignore[no-untyped-def]
     kind: type[BoundedConnection] = type(
-        "BoundedConnection", (BoundedConnection,), {"answer_s": answer_s})
+        "BoundedConnection", (BoundedConnection,), {"answer_s": answer_s, "waits": waits})
 
     def connect(_dialect, _record, cargs, cparams):  # type: ignore[no-untyped-def]
         return kind.connect(*cargs, **cparams)
@@ -148,7 +174,7 @@ def _bounded_connect(answer_s: float):  # type: ignore[no-untyped-def]
 def _timeout_is_disconnect(context) -> None:  # type: ignore[no-untyped-def]
     """An answer time-out closed the connection: SQLAlchemy drops it (and the pool's older
     connections, which are likely as dead) instead of handing it out again."""
-    if isinstance(context.original_exception, AnswerTimeout):
+    if isinstance(context.original_exception, AnswerTimeout | Released):
         context.is_disconnect = True
 
 
@@ -177,10 +203,19 @@ def make_engine(url: str | None = None, *, timeouts: DbTimeouts | None = None,
         args[key] = f"{args[key]} {value}" if key == "options" and key in args else value
     engine = create_engine(url, connect_args=args, pool_timeout=timeouts.pool_s or None, **pool)
     _check_idle_connections(engine)
-    if psycopg is not None and engine.dialect.driver == "psycopg" and timeouts.answer_s:
-        event.listen(engine, "do_connect", _bounded_connect(timeouts.answer_s))
+    if psycopg is not None and engine.dialect.driver == "psycopg":
+        waits = _waits[engine] = Waits()
+        event.listen(engine, "do_connect", _bounded_connect(timeouts.answer_s, waits))
         event.listen(engine, "handle_error", _timeout_is_disconnect)
     return engine
+
+
+_waits: weakref.WeakKeyDictionary[Engine, Waits] = weakref.WeakKeyDictionary()
+
+
+def waits_of(engine: Engine) -> Waits | None:
+    """The waits of `engine`'s connections (db.waits), None for SQLite or another driver."""
+    return _waits.get(engine)
 
 
 def driver_params(engine: Engine) -> tuple[dict[str, str], float]:
@@ -254,6 +289,11 @@ def _dispose_ping_pool(engine: Engine) -> None:
 
 
 def _select_one(engine: Engine) -> None:
+    with exempt():  # the ping goes on while the engine's other waits are released
+        _select_one_exempt(engine)
+
+
+def _select_one_exempt(engine: Engine) -> None:
     connection = _ping_pool(engine).connect()
     try:
         cursor = connection.cursor()

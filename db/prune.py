@@ -1,7 +1,7 @@
 """Retention: moving the action logs of old finished matches out of `actions` (`bummerl db
 prune`).
 
-The action log is most of a history's bytes (docs/scaling.md, "At scale"): some 70 rows per
+The action log is most of a history's bytes (docs/history.md): some 70 rows per
 match with two indexes. `prune` takes the finished matches that finished more than `days` ago
 and whose rating is settled (not a ladder match still waiting to be rated), and for each batch
 of them, in one transaction:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import needs
 import pytest
+from leftovers import Leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -48,6 +49,23 @@ def _need(port: int, what: str, marker: str) -> None:
     if os.environ.get("BUMMERL_REQUIRE_SERVICES") == "1":
         pytest.fail(message + " (BUMMERL_REQUIRE_SERVICES=1: this test must run)")
     pytest.skip(message + "; start it (or run .ci/run) to run this test")
+
+
+_leftovers = Leftovers()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every write of the site's local state goes to a temporary folder (tests/leftovers.py)."""
+    _leftovers.start()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if it left files in the checkout (tests/leftovers.py)."""
+    left = _leftovers.finish()
+    if left:
+        print("\nthe run left files in the checkout (tests must write only into temporary "
+              "folders): " + ", ".join(left))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(tryfirst=True)

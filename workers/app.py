@@ -5,6 +5,7 @@
 | `BUMMERL_BROKER_URL` | the Celery broker | `REDIS_URL` if set, else embedded |
 | `REDIS_URL` | Redis (production broker) | none |
 | `BUMMERL_BROKER_PREFIX` | prefix of every Redis key (sites sharing one Redis) | none |
+| `BUMMERL_VAR` | folder of the local state (`var/` in the defaults below means it) | `var/` |
 | `BUMMERL_BROKER_DIR` | folder of the embedded (filesystem) broker | `var/broker` |
 | `BUMMERL_LADDER_MATCHES` | ladder matches kept going per profile | 2 |
 | `BUMMERL_LADDER_PROFILES` | profiles the ladder runs, comma-separated | `soft` |
@@ -45,7 +46,8 @@ from celery import Celery
 from kombu import Queue
 from kombu.transport import TRANSPORT_ALIASES
 
-from workers import metrics as _metrics  # noqa: F401  (first: it sets up multiprocess metrics)
+from db.base import var_dir
+from workers import metrics as _metrics  # noqa: F401  (before prometheus_client: multiprocess metrics)
 from workers.broker import broker_url
 
 # The embedded broker: kombu's filesystem transport with atomic writes and claims.
@@ -61,7 +63,7 @@ def _env_float(name: str, default: float) -> float:
 
 
 def broker_dir() -> Path:
-    return Path(os.environ.get("BUMMERL_BROKER_DIR") or ROOT / "var" / "broker")
+    return Path(os.environ.get("BUMMERL_BROKER_DIR") or var_dir() / "broker")
 
 
 def is_embedded() -> bool:
@@ -81,7 +83,7 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
     """The Celery app for broker `url` (default: `broker_url()`); Redis keys get `prefix`
     (default: `BUMMERL_BROKER_PREFIX`), so several sites (or test runs) can share a Redis."""
     app = Celery("bummerl", include=["workers.tasks"])
-    (ROOT / "var").mkdir(exist_ok=True)
+    var_dir().mkdir(parents=True, exist_ok=True)
     url = url or broker_url()
     prefix = os.environ.get("BUMMERL_BROKER_PREFIX", "") if prefix is None else prefix
     transport_options: dict[str, object] = {}
@@ -136,7 +138,7 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         worker_send_task_events=False,
         worker_hijack_root_logger=False,
         beat_schedule_filename=os.environ.get("BUMMERL_BEAT_SCHEDULE")
-        or str(ROOT / "var" / "celerybeat-schedule"),
+        or str(var_dir() / "celerybeat-schedule"),
         # A periodic step that did not start within its period (the workers were busy or
         # their broker away) expires: the next one does the same work, and a backlog of stale
         # steps would hold the latency-bound queue's workers after an outage.

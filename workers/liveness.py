@@ -35,6 +35,8 @@ from typing import Any
 from celery import bootsteps
 from celery.worker import state
 
+from db.base import var_dir
+
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +49,7 @@ def check_every() -> float:
 def heartbeat_path(name: str) -> Path:
     """The heartbeat file of the worker named `name` (the part of its node name before '@'):
     `BUMMERL_WORKER_HEARTBEAT` if set, else var/worker-<name>.alive."""
-    return Path(os.environ.get("BUMMERL_WORKER_HEARTBEAT") or ROOT / "var" / f"worker-{name}.alive")
+    return Path(os.environ.get("BUMMERL_WORKER_HEARTBEAT") or var_dir() / f"worker-{name}.alive")
 
 
 class BrokerLost(ConnectionError):

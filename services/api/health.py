@@ -64,6 +64,8 @@ class DatabaseHealth:
         change, none for each failed ping of an outage)."""
         problem = database_problem(self.sessions)
         ok = problem is None
+        if ok and self.breaker.is_open:
+            breaker.resume(bound_engine(self.sessions))  # the recovery below needs the database
         if ok and self.breaker.is_open and self.recover is not None:
             for attempt in (1, 2):  # the pool's connections from before the outage may be
                 try:                # dead: the first failure drops them, the second try is new

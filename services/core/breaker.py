@@ -6,10 +6,15 @@ One breaker per database engine (`of`). The health check (`services.api.health`)
 the database does not answer its ping in time, and the first ping that succeeds closes it;
 while it is open the health check pings every `RECHECK_S`. What is refused while it is open,
 and how the Play streams are told (once), is in docs/service.md ("Database outages").
+
+When it opens it also releases the engine's waits in flight (`db.waits`): a call already waiting
+on a socket of the black-holed database fails then with UNAVAILABLE, instead of at its answer
+bound; new waits are refused until the health check reaches the database again (`resume`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
@@ -18,6 +23,8 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.base import waits_of
+from db.waits import Waits
 from services.core.connections import bound_engine
 from services.core.errors import Unavailable
 from services.core.failures import UNAVAILABLE_MESSAGE
@@ -86,12 +93,33 @@ _guard = threading.Lock()
 
 
 def of(bind: Engine) -> Breaker:
-    """The breaker of the database `bind` reaches (made on first use)."""
+    """The breaker of the database `bind` reaches (made on first use). Opening it releases the
+    waits of `bind`'s connections (`db.waits`); closing it lets them go on."""
     breaker = _breakers.get(bind)
     if breaker is None:
         with _guard:
-            breaker = _breakers.setdefault(bind, Breaker())
+            breaker = _breakers.get(bind)
+            if breaker is None:
+                breaker = _breakers[bind] = Breaker()
+                waits = waits_of(bind)
+                if waits is not None:
+                    breaker.listen(functools.partial(_release_or_resume, waits))
     return breaker
+
+
+def _release_or_resume(waits: Waits, opened: bool) -> None:
+    if opened:
+        waits.release()
+    else:
+        waits.resume()
+
+
+def resume(bind: Engine) -> None:
+    """Let `bind`'s connections wait on the database again before the breaker closes (the
+    health check reached it, and the server's recovery needs the database)."""
+    waits = waits_of(bind)
+    if waits is not None:
+        waits.resume()
 
 
 def of_sessions(sessions: sessionmaker[Session] | None) -> Breaker:

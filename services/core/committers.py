@@ -39,7 +39,8 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from db.base import IDLE_CHECK_S, AnswerTimeout, driver_params
+from db.base import IDLE_CHECK_S, AnswerTimeout, driver_params, waits_of
+from db.waits import Released
 from services.core import metrics
 from services.core.appends import PG_BATCH, Applied, batch_error, batch_parameters, commit
 from services.core.errors import Aborted
@@ -261,6 +262,10 @@ class LoopCommit:
             except (psycopg.Error, TimeoutError):
                 pass  # a new one, then
         self._drop()
+        waits = waits_of(self.bind)
+        if waits is not None and waits.released:  # known down: no connect into the void
+            raise DBAPIError.instance(PG_BATCH, None, Released(), psycopg.Error,
+                                      connection_invalidated=True)
         try:
             if self.params is None:  # read off the engine's pool, once (blocking: a thread)
                 self.params = await asyncio.to_thread(driver_params, self.bind)
@@ -276,6 +281,17 @@ class LoopCommit:
         connection is closed, then the operation stopped, and TimeoutError raised. (Cancelled
         while its query is out, psycopg would ask the server to cancel it and wait again, up
         to 10 s more, over what may be a dead network; on a closed connection it does not.)"""
+        waits = waits_of(self.bind)
+        if waits is None:
+            return await self._bounded_wait(operation)
+        with waits.waiting(self.connection.pgconn.socket) as allowed:
+            if not allowed:  # the service knows the database is down (db.waits)
+                operation.close()
+                self._drop()
+                raise Released
+            await self._bounded_wait(operation)
+
+    async def _bounded_wait(self, operation: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(operation)
         await asyncio.wait([task], timeout=self._answer_s() or None)
         if task.done():

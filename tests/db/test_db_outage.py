@@ -6,7 +6,9 @@ by themselves when the database is back."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +47,8 @@ class Outage:
     match_id: int
     seat: int
     tokens: tuple[str, str]
+    direct_url: str  # the database itself, not through the proxy
+    schema: str
 
     @property
     def matches(self) -> match_pb2_grpc.MatchServiceStub:
@@ -55,14 +59,15 @@ class Outage:
         return bot_pb2_grpc.BotServiceStub(self.channel)
 
 
-@pytest.fixture
-def outage(request, tmp_path, monkeypatch) -> Iterator[Outage]:
-    monkeypatch.setenv("BUMMERL_HEALTH_EVERY", str(HEALTH_EVERY_S))
+@contextlib.contextmanager
+def serving(request, tmp_path, timeouts: DbTimeouts) -> Iterator[Outage]:  # type: ignore[no-untyped-def]
+    """A service on a fresh PostgreSQL database reached through a proxy the test controls, with
+    two bots and a match between them."""
     with fresh_database("postgres", request, tmp_path) as database, \
             Proxy(("127.0.0.1", make_url(database.url).port or 5432)) as proxy:
         database.create_tables()
         url = make_url(database.url).set(port=proxy.port).render_as_string(hide_password=False)
-        engine = make_engine(url, timeouts=FAST,
+        engine = make_engine(url, timeouts=timeouts,
                              connect_args={"options": f"-csearch_path={database.schema}"})
         sessions = sessionmaker(bind=engine, expire_on_commit=False)
         a, a_token = bots.register_bot("alice", sessions=sessions)
@@ -72,12 +77,29 @@ def outage(request, tmp_path, monkeypatch) -> Iterator[Outage]:
         channel = grpc.insecure_channel(server.address)
         assert a_token and b_token and m.to_act is not None
         try:
-            yield Outage(proxy, url, sessions, server, channel, m.id, m.to_act, (a_token, b_token))
+            yield Outage(proxy, url, sessions, server, channel, m.id, m.to_act, (a_token, b_token),
+                         database.url, database.schema)
         finally:
             proxy.restore()
             channel.close()
             server.stop(grace=0)
             engine.dispose()
+
+
+@pytest.fixture
+def outage(request, tmp_path, monkeypatch) -> Iterator[Outage]:
+    monkeypatch.setenv("BUMMERL_HEALTH_EVERY", str(HEALTH_EVERY_S))
+    with serving(request, tmp_path, FAST) as o:
+        yield o
+
+
+@pytest.fixture
+def outage_as_deployed(request, tmp_path, monkeypatch) -> Iterator[Outage]:
+    """The same with the service's own bounds and health check interval (the defaults), where a
+    call waiting on a black-holed database would wait 12 s (the answer bound)."""
+    monkeypatch.delenv("BUMMERL_HEALTH_EVERY", raising=False)
+    with serving(request, tmp_path, DbTimeouts()) as o:
+        yield o
 
 
 def calls(o: Outage) -> dict[str, object]:
@@ -448,3 +470,95 @@ def test_a_turn_clock_that_runs_out_in_an_outage_is_not_charged(outage, caplog):
     finally:
         for stream in streams.values():
             stream.close()
+
+
+def test_calls_waiting_when_the_database_goes_dark_fail_when_the_breaker_opens(
+        outage_as_deployed, caplog):
+    """Issue 29: with the service's own bounds, a black-holed database (nothing answered,
+    nothing closed) held the calls already waiting on it to their callers' 5 s deadlines
+    (DEADLINE_EXCEEDED): the breaker refused only the calls that arrived after it opened. Now
+    its opening releases every wait in flight (db.waits): a SubmitAction waiting in the database
+    at the cut (on a row lock held by another session), and a GetMatch, a new Play stream and a
+    SubmitAction sent 1 s after it, before the breaker opens, all hear UNAVAILABLE within ~3 s
+    of the cut (the health check's interval, 1 s, plus its ping's bound, 2 s); calls after that
+    are refused at once; once the database is back the service answers again."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from sqlalchemy import create_engine, text
+
+    caplog.set_level(logging.INFO)
+    o = outage_as_deployed
+    deadline_s, bound_s = 5.0, 3.0 + 1.0  # the callers' deadlines; ~3 s and a loaded machine
+    token = o.tokens[o.seat]
+    seen = o.matches.GetObservation(match_pb2.GetObservationRequest(
+        match_id=o.match_id, seat=o.seat), metadata=auth(token), timeout=10)
+    submit = match_pb2.SubmitActionRequest(
+        match_id=o.match_id, seat=o.seat, expected_seq=seen.seq,
+        action=seen.observation.legal_actions[0])
+    outcomes: dict[str, tuple[float, grpc.RpcError | None]] = {}
+
+    def call(name: str, function) -> None:  # type: ignore[no-untyped-def]
+        try:
+            function()
+            outcomes[name] = (time.monotonic(), None)
+        except grpc.RpcError as e:
+            outcomes[name] = (time.monotonic(), e)
+
+    def submit_action() -> None:
+        o.matches.SubmitAction(submit, metadata=auth(token), timeout=deadline_s)
+
+    later = {
+        "GetMatch": lambda: o.matches.GetMatch(
+            match_pb2.GetMatchRequest(match_id=o.match_id), timeout=deadline_s),
+        "Play (new stream)": lambda: list(o.bots.Play(
+            iter([bot_pb2.PlayRequest(hello=bot_pb2.Hello())]), metadata=auth(token),
+            timeout=deadline_s)),
+        "SubmitAction": submit_action,
+    }
+    direct = create_engine(o.direct_url, connect_args={"options": f"-csearch_path={o.schema}"})
+    threads = []
+    try:
+        with direct.connect() as holder:  # holds the match's row: the first call waits on it
+            holder.execute(text("SELECT id FROM matches WHERE id = :id FOR UPDATE"),
+                           {"id": o.match_id})
+            first = threading.Thread(target=call, args=("SubmitAction (waiting at the cut)",
+                                                        submit_action))
+            first.start()
+            threads.append(first)
+            limit = time.monotonic() + 10
+            while not holder.execute(text(  # the call waits on the lock, in the database
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()")).scalar():
+                assert time.monotonic() < limit, "the SubmitAction never waited on the lock"
+                time.sleep(0.02)
+            o.proxy.set(BLACKHOLE)
+            cut = time.monotonic()
+            holder.rollback()  # the database answers, but nothing reaches the service
+        time.sleep(1.0)
+        for name, function in later.items():
+            threads.append(threading.Thread(target=call, args=(name, function)))
+            threads[-1].start()
+        for thread in threads:
+            thread.join(timeout=deadline_s + 5)
+        health = health_pb2_grpc.HealthStub(o.channel)
+        assert health.Check(health_pb2.HealthCheckRequest(), timeout=5).status == \
+            health_pb2.HealthCheckResponse.NOT_SERVING
+        after = time.monotonic()
+        call("GetMatch (after the breaker opened)", later["GetMatch"])
+        refused_in = outcomes["GetMatch (after the breaker opened)"][0] - after
+    finally:
+        direct.dispose()
+    seen = {name: (round(at - cut, 2), e.code().name if e else "OK")
+            for name, (at, e) in outcomes.items()}
+    print(f"\nblack-holed, seconds after the cut: {seen}; a call after the breaker opened "
+          f"refused in {refused_in:.3f} s")
+    for name, (at, error) in outcomes.items():
+        assert error is not None, f"{name} succeeded through a black hole"
+        assert error.code() == grpc.StatusCode.UNAVAILABLE, (name, error.code(), error.details())
+        assert error.details() == UNAVAILABLE_MESSAGE, (name, error.details())
+        assert at - cut < bound_s, f"{name}: UNAVAILABLE {at - cut:.2f} s after the cut"
+    assert refused_in < FAST_S
+    o.proxy.restore()
+    print(f"recovered {wait_until_recovered(o):.2f} s after the database came back")
+    answer = o.matches.GetMatch(match_pb2.GetMatchRequest(match_id=o.match_id), timeout=10)
+    assert answer.match.match_id == o.match_id
+    assert_no_traceback(caplog)

@@ -5,8 +5,10 @@ real service."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +25,17 @@ pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")
-def built() -> Path:
-    npm_ci(FOLDER, "build")
-    return FOLDER / "dist" / "bot.js"
+def built() -> Iterator[Path]:
+    """The bot built as its README says (`npm ci`, `npm run build`); its dist/ is removed
+    after, unless it was there before (node_modules/ stays: installed packages, reused)."""
+    dist = FOLDER / "dist"
+    existed = dist.exists()
+    try:
+        npm_ci(FOLDER, "build")
+        yield dist / "bot.js"
+    finally:
+        if not existed:
+            shutil.rmtree(dist, ignore_errors=True)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -2,8 +2,10 @@
 runs serve, a worker, beat and web from it as separate containers (uid 10001, read-only root,
 the manifests' writable paths) on the real Redis and PostgreSQL; a kit bot on the host plays a
 match against a house bot through them, the dashboard answers, each container's health check
-passes, and everything is removed after. Needs podman with runc (Debian: podman runc mmdebstrap;
-.ci/run installs them)."""
+passes, and everything is removed after: the containers, the database, and the image itself (a
+tag of the test's own, built without keeping its steps' layers, removed with `bash scripts/image
+remove`; only the base image stays, for reuse). Needs podman with runc (Debian: podman runc
+mmdebstrap; .ci/run installs them)."""
 
 from __future__ import annotations
 
@@ -30,11 +32,40 @@ def podman_runs() -> None:
     pytest.skip(message)
 
 
+UNTAGGED = "<none>:<none>"
+
+
+def images() -> dict[str, set[str]]:
+    """Every image podman holds (intermediate ones too): id -> its names (`<none>:<none>` for
+    an untagged one)."""
+    done = subprocess.run(["podman", "images", "-a", "--no-trunc", "--format",
+                           "{{.ID}} {{.Repository}}:{{.Tag}}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found: dict[str, set[str]] = {}
+    for line in done.stdout.splitlines():
+        image, _, name = line.partition(" ")
+        found.setdefault(image, set()).add(name)
+    return found
+
+
 @pytest.mark.timeout(1200)
 def test_the_site_runs_from_the_image(redis_url, postgres_url):
     podman_runs()
-    done = subprocess.run(["bash", "scripts/image", "smoke"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=1100)
+    before = images()
+    ours = f"localhost/bummerl:test-{os.getpid()}"
+    env = {**os.environ, "BUMMERL_IMAGE": ours, "BUMMERL_IMAGE_LAYERS": "false"}
+    try:
+        done = subprocess.run(["bash", "scripts/image", "smoke"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=1100, env=env)
+    finally:
+        removed = subprocess.run(["bash", "scripts/image", "remove"], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=300, env=env)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    # new images: ours, or untagged (the base, built on a first run, is kept for reuse; an
+    # image another process tagged meanwhile is not ours)
+    stray = {i: names for i, names in images().items()
+             if i not in before and (ours in names or names == {UNTAGGED})}
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     lines = done.stdout.splitlines()
@@ -52,3 +83,4 @@ def test_the_site_runs_from_the_image(redis_url, postgres_url):
     left = subprocess.run(["bash", "scripts/image", "leftovers", tag.group(1).split("_")[-1]],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert left.returncode == 0 and left.stdout.strip() == "", left.stdout + left.stderr
+    assert not stray, f"the test left images behind: {stray}"

@@ -6,7 +6,8 @@ driven by Selenium, against the dashboard served by waitress on a fresh SQLite d
 - a finished hand steps with the keyboard, and a step can be linked to;
 - the standings table sorts by a clicked column.
 
-Screenshots (laptop and phone widths) go to the test's tmp_path (or $BUMMERL_ARTIFACTS if set).
+Screenshots (laptop and phone widths) go to $BUMMERL_ARTIFACTS (the suite's default:
+bummerl-artifacts/ in the system's temporary folder, tests/leftovers.py), else the test's tmp_path.
 Without the browser these tests skip (they fail under BUMMERL_REQUIRE_SERVICES=1: .ci/run
 installs chromium and chromium-driver).
 """
