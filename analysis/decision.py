@@ -29,7 +29,7 @@ from engine.rules import WINNING_POINTS
 
 ENUMERATE = 64  # solve every consistent deal exactly when there are at most this many
 SAMPLES = 32  # otherwise: deals drawn per decision
-KINDS = ("missed claim", "false claim", "closing", "exchange", "marriage", "strict play",
+KINDS = ("missed claim", "false claim", "claim", "closing", "exchange", "marriage", "strict play",
          "open play")
 
 
@@ -43,7 +43,9 @@ def kind_of(obs: Observation, taken: Action, best: Action) -> str:
     kinds = {taken.kind, best.kind}
     if taken.kind is ActionKind.CLAIM and obs.points < WINNING_POINTS:
         return "false claim"
-    if best.kind is ActionKind.CLAIM and taken.kind is not ActionKind.CLAIM:
+    if taken.kind is ActionKind.CLAIM:
+        return "claim"
+    if best.kind is ActionKind.CLAIM:
         return "missed claim"
     if ActionKind.CLOSE in kinds:
         return "closing"

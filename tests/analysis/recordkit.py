@@ -40,13 +40,14 @@ def play_record(seed: int, bots: tuple[str, str] = ("bully", "rdeep"), match_id:
     record = {
         "record_version": RECORD_VERSION, "match_id": match_id, "profile": "soft",
         "seed": seed, "first_dealer": match.first_dealer, "origin": "manual", "rated": False,
-        "time_control": {"move_ms": None, "bank_ms": None, "max_illegal": None},
+        "time_control": {"move_ms": 5000, "bank_ms": 30000, "max_illegal": 3},
         "bots": [{"bot_id": i + 1, "name": f"house-{n}", "kind": "house", "strategy": n,
                   "version": None} for i, n in enumerate(bots)],
+        "created_at": "2026-12-03T10:00:00Z", "finished_at": "2026-12-03T10:01:00Z",
         "hands": hands,
         "result": {"winner": match.winner, "counters": list(match.counters),
                    "schneider": match.schneider, "end_reason": "played",
                    "end_detail": None, "forfeit_seat": None, "illegal": [0, 0],
-                   "bank_left_ms": [None, None]},
+                   "bank_left_ms": [30000, 30000]},
     }
     return record, took
