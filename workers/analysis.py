@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from analysis import ANALYSIS_VERSION, analyse_record
 from db import records
-from db.analyses import DONE, fail, owed, state_of, store
+from db.analyses import DONE, fail, owed, request, state_of, store
 from db.base import session_factory
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,9 @@ def analyse_match(match_id: int, sessions: sessionmaker[Session] | None = None) 
             return "already"
     try:
         record = records.finished_record(sessions.kw["bind"], match_id)
-    except records.Withheld:
+    except records.Withheld:  # asked again by the sweeper once its pair's other leg is over
+        with sessions.begin() as s:
+            request(s, match_id)
         return "withheld"
     except records.NoSuchThing as e:
         with sessions.begin() as s:
