@@ -110,6 +110,12 @@ class Deals:
                 for order in permutations(rest):
                     yield self._hand(opponent, list(order))
 
+    def one_per_opponent_hand(self) -> Iterator[Hand]:
+        """A deal for every hand the opponent could hold (the stock in one fixed order)."""
+        for opponent in self.opponent_hands():
+            rest = [c for c in self.allowed if c not in opponent] + self.barred
+            yield self._hand(opponent, rest)
+
     def sample(self, n: int, rng: random.Random) -> list[Hand]:
         """`n` deals drawn uniformly (with replacement)."""
         out = []

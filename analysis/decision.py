@@ -6,7 +6,10 @@ legal action, the best one, the loss of the action taken, and whether that is ex
   exhausted: one deal), or the verdict holds against every hand the opponent could hold (the
   stock closed, or the last trick before it runs out, with at most `ENUMERATE` deals). A
   correct claim while the stock is open is exact too: no later action can score more (the
-  opponent's points and tricks only grow), so its loss is exactly 0.
+  opponent's points and tricks only grow), so its loss is exactly 0; so is a closing that wins
+  3 game points against each hand the opponent could hold (at most `CLOSE_ENUMERATE`, each
+  solved). Where such a sure action was not taken, it is the best one and the loss of what was
+  taken is an estimate.
 - **estimate** otherwise: the mean over `SAMPLES` deals drawn with the observation's seed (or
   over all of them, when few), with its standard error; while the stock is open each deal is
   valued by `values.playout_values`.
@@ -23,12 +26,15 @@ import random
 from typing import Any
 
 from analysis.deals import Deals, is_strict, seed_of
-from analysis.values import exact_values, playout_values
+from analysis.values import exact_values, playout_values, solved
 from engine import Action, ActionKind, Observation
+from engine.actions import CLOSE
 from engine.rules import WINNING_POINTS
 
 ENUMERATE = 64  # solve every consistent deal exactly when there are at most this many
 SAMPLES = 32  # otherwise: deals drawn per decision
+CLOSE_ENUMERATE = 300  # a sure closing is checked against every hand when at most this many
+BEST = 3  # the most game points a hand gives (R8)
 KINDS = ("missed claim", "false claim", "claim", "closing", "exchange", "marriage", "strict play",
          "open play")
 
@@ -65,6 +71,26 @@ def _mean_se(xs: list[float], exhaustive: bool) -> tuple[float, float]:
     return mean, math.sqrt(var / n)
 
 
+def sure_action(obs: Observation, deals: Deals,
+                per_deal: list[dict[Action, int]]) -> Action | None:
+    """While the stock is open, an action best against every hand the opponent could hold:
+    a correct claim (R7.2: the opponent's points and tricks only grow, so nothing later scores
+    more), or a closing that wins 3 game points (the most a hand gives, R8.3) against each
+    hand, each solved exactly (after a close nobody draws: the stock's order does not count)."""
+    legal = obs.legal_actions
+    if legal[-1].kind is ActionKind.CLAIM and obs.points >= WINNING_POINTS:
+        return legal[-1]
+    if CLOSE not in legal or deals.hands_count > CLOSE_ENUMERATE:
+        return None
+    if any(v[CLOSE] != BEST for v in per_deal):
+        return None
+    for hand in deals.one_per_opponent_hand():
+        hand.apply(obs.seat, CLOSE)
+        if solved(hand, obs.seat) != BEST:
+            return None
+    return CLOSE
+
+
 def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
             enumerate_limit: int = ENUMERATE) -> dict[str, Any] | None:
     """The analysis of `taken` by the seat of `obs` (its observation before acting); None when
@@ -84,14 +110,13 @@ def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
     exhaustive = everything and solvable  # every deal, each solved exactly: nothing sampled
     dominant = [a for a in legal
                 if all(v[a] == max(v.values()) for v in per_deal)] if exhaustive else []
-    claim_sure = (not solvable and taken.kind is ActionKind.CLAIM
-                  and obs.points >= WINNING_POINTS)
-    exact = bool(dominant) or claim_sure
+    sure = None if solvable else sure_action(obs, deals, per_deal)
+    exact = bool(dominant) or (sure is not None and sure is taken)
     means = {a: _mean_se([v[a] for v in per_deal], exhaustive) for a in legal}
     if dominant:
         best = taken if taken in dominant else dominant[0]
-    elif legal[-1].kind is ActionKind.CLAIM and obs.points >= WINNING_POINTS:
-        best = legal[-1]  # a correct claim: nothing later scores more
+    elif sure is not None:
+        best = sure
     else:
         top = max(m for m, _ in means.values())
         best = taken if means[taken][0] == top else next(
@@ -102,7 +127,9 @@ def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
                       for v in per_deal) / len(per_deal)
     if exact:
         basis = ("every card known" if deals.count == 1 and strict
-                 else "a correct claim" if claim_sure
+                 else "a correct claim" if sure is not None and sure.kind is ActionKind.CLAIM
+                 else f"a closing that wins 3 against each of {deals.hands_count} hands"
+                 if sure is not None
                  else f"best against each of {len(hands)} deals")
     else:
         basis = (f"all {len(hands)} deals, no action best in each" if exhaustive
@@ -111,7 +138,7 @@ def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
     actions = []
     for a in legal:
         mean, se = means[a]
-        value_exact = exact and (dominant != [] or a is taken)
+        value_exact = bool(dominant) or a is sure
         actions.append({
             "action": str(a), "value": round(mean, 4),
             "se": None if value_exact else round(se, 4),

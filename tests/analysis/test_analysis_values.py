@@ -167,3 +167,38 @@ def test_an_illegal_action_is_refused_by_name():
     not_held = next(c for c in deck_for(1, 0) if c not in hand.holding(hand.to_act))
     with pytest.raises(ValueError, match=f"'play {not_held}' is not legal"):
         analyse(obs, Action.play(not_held))
+
+
+def test_a_closing_that_cannot_fail_is_exact_and_checked_by_minimax():
+    """A closing that wins 3 game points against every hand the opponent could hold is exactly
+    best (3 is the most a hand gives, R8.3); playing on instead is an estimated loss."""
+    from endgame_helpers import brute_force
+
+    from engine.actions import CLOSE
+
+    rng = random.Random(1)
+    found = 0
+    for _ in range(3000):
+        hand = random_position(rng)
+        if CLOSE not in hand.legal_actions() or hand.is_strict:
+            continue
+        seat = hand.to_act
+        obs = observe(hand, seat)
+        deals = Deals(obs)
+        if deals.count <= 64 and obs.stock_size == 2:
+            continue  # enumerated and solved: the other exact path
+        closing = analyse(obs, CLOSE, samples=8)
+        if not closing["basis"].startswith("a closing that wins 3"):
+            continue
+        assert closing["method"] == "exact" and closing["loss"] == 0
+        assert closing["loss_se"] is None and closing["best"] == "close"
+        for deal in [hand, *deals.sample(4, random.Random(found))]:  # the truth, and others
+            deal.apply(seat, CLOSE)
+            assert brute_force(deal, seat) == 3
+        other = next(a for a in hand.legal_actions() if a is not CLOSE)
+        playing_on = analyse(obs, other, samples=8)
+        assert playing_on["best"] == "close" and playing_on["method"] == "estimate"
+        found += 1
+        if found == 2:
+            break
+    assert found == 2
