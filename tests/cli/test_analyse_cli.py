@@ -30,27 +30,31 @@ def bummerl(capsys, *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_analyse_a_file_offline_then_replay_it(tmp_path, capsys):
+def test_analyse_a_file_offline_then_replay_it(tmp_path, capsys, monkeypatch):
+    """As docs/analysis.md writes it: `bummerl analyse games.jsonl -o analysed.jsonl`, then
+    `bummerl replay analysed.jsonl`; a second file with a smaller budget."""
+    monkeypatch.chdir(tmp_path)
     records = [play_record(seed, match_id=i + 1)[0] for i, seed in enumerate((3, 4))]
-    path = tmp_path / "games.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    out_path = tmp_path / "analysed.jsonl"
-    status, _, err = bummerl(capsys, "analyse", str(path), "--samples", "2", "-o",
-                             str(out_path))
+    Path("games.jsonl").write_text(json.dumps(records[0]) + "\n")
+    Path("more.jsonl").write_text(json.dumps(records[1]) + "\n")
+    status, _, err = bummerl(capsys, "analyse", "games.jsonl", "-o", "analysed.jsonl")
     assert status == 0, err
+    status, out, err2 = bummerl(capsys, "analyse", "more.jsonl", "--samples", "2")
+    assert status == 0, err2
+    Path("analysed.jsonl").write_text(Path("analysed.jsonl").read_text() + out)
     assert "match 1:" in err and "action/s" in err  # the progress bar
     assert "house-bully lost" in err
-    analysed = [json.loads(line) for line in out_path.read_text().splitlines()]
+    analysed = [json.loads(line) for line in Path("analysed.jsonl").read_text().splitlines()]
     assert [r["match_id"] for r in analysed] == [1, 2]
+    assert [r["analysis"]["budget"]["samples"] for r in analysed] == [32, 2]
     for before, after in zip(records, analysed, strict=True):
         SCHEMA.validate(after)
         assert {k: v for k, v in after.items() if k != "analysis"} == before
         decisions = after["analysis"]["decisions"]
         assert decisions and {d["method"] for d in decisions} == {"exact", "estimate"}
-        assert after["analysis"]["budget"]["samples"] == 2
         moves = [a for h in before["hands"] for a in h["actions"]]
         assert {d["seq"] for d in decisions} <= {a["seq"] for a in moves}
-    status, out, _ = bummerl(capsys, "replay", str(out_path))
+    status, out, _ = bummerl(capsys, "replay", "analysed.jsonl")
     assert status == 0
     assert all(json.loads(line)["verified"] for line in out.splitlines())
 
@@ -91,7 +95,7 @@ def test_analyse_a_match_id_from_the_service(service, capsys):
                       sessions=service.sessions, config=service.config)
         game.apply(seat, action)
     server = ("--server", service.server.address)
-    status, out, err = bummerl(capsys, "analyse", str(m.id), "--samples", "2", *server)
+    status, out, err = bummerl(capsys, "analyse", str(m.id), *server)
     assert status == 0, err
     (record,) = [json.loads(line) for line in out.splitlines()]
     SCHEMA.validate(record)
