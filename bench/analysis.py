@@ -60,7 +60,7 @@ def main() -> None:
     mean = [statistics.mean(column) for column in zip(*rows, strict=True)]
     print(f"mean: play {mean[0]:.1f} s, analysis {mean[3]:.1f} s wall ({mean[1]:.2f} exact + "
           f"{mean[2]:.2f} estimated), {mean[4]:.1f} s CPU: {mean[3] / mean[0]:.1f}x the time "
-          "the match took to play")
+          f"the match took to play (CPU: {mean[4] / mean[0]:.1f}x)")
     per_day = 86_400 / mean[4]
     print(f"one worker process (one core): {per_day:,.0f} matches analysed a day; a busy "
           f"ladder's {BUSY_DAY:,} matches a day need {BUSY_DAY / per_day:.1f} such cores "
