@@ -17,12 +17,29 @@ from db import records
 from db.analyses import DONE, Analysis, request
 from db.models import Match
 from engine.matchrecord import verify_record
-from workers import procs
+from workers import hooks as workers_hooks
+from workers import procs, tasks
 from workers.analysis import analyse_match
 from workers.sweeper import sweep
 from workers.testing import redis_site, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class Sender:
+    """A task's `apply_async` on the test's own broker (as housekit.announce_on does)."""
+
+    def __init__(self, app, name: str, queue: str) -> None:
+        self.app, self.name, self.queue = app, name, queue
+
+    def apply_async(self, args) -> None:
+        self.app.send_task(self.name, args, queue=self.queue)
+
+
+def analysis_state(sessions, match_id: int) -> str | None:
+    with sessions() as s:
+        row = s.get(Analysis, match_id)
+        return None if row is None else row.state
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((ROOT / "docs" / "match-record.schema.json").read_text()))
 
@@ -35,13 +52,13 @@ def bench_export():
 
 
 def test_a_requested_analysis_runs_on_a_worker_and_is_exported(postgres_sessions, redis_url,
-                                                               tmp_path):
+                                                               tmp_path, monkeypatch):
     url, sessions = postgres_sessions
     app, broker_env = redis_site(redis_url)
     bench_export().fill(sessions.kw["bind"], 4, seed=8)
-    with sessions() as s:  # the shortest finished match: the test's time
-        match_id = s.scalars(select(Match.id).where(Match.state == "finished")
-                             .order_by(Match.seq).limit(1)).one()
+    with sessions() as s:  # the two shortest finished matches: the test's time
+        match_id, ended_id = s.scalars(select(Match.id).where(Match.state == "finished")
+                                       .order_by(Match.seq).limit(2)).all()
     with sessions.begin() as s:
         assert request(s, match_id) == "requested"  # what the dashboard's button does
     sent: list[int] = []
@@ -74,6 +91,19 @@ def test_a_requested_analysis_runs_on_a_worker_and_is_exported(postgres_sessions
         # the worker's log shows the task's result: it found the analysis there already
         wait_until(lambda: "'already'" in (tmp_path / "worker.log").read_text(), 120,
                    what="the duplicate task")
+        # BUMMERL_ANALYSE_ALL: the match-end hook (workers.hooks) sends every ended match
+        ended: list[int] = []
+        monkeypatch.setattr(tasks, "rate_match_task", Sender(app, "bummerl.rate", "moves"))
+        monkeypatch.setattr(tasks, "send_analysis", lambda mid: (
+            ended.append(mid), app.send_task("bummerl.analyse", (mid,), queue="batch")))
+        monkeypatch.delenv("BUMMERL_ANALYSE_ALL", raising=False)
+        workers_hooks.on_match_end(ended_id)
+        assert ended == []  # off by default
+        monkeypatch.setenv("BUMMERL_ANALYSE_ALL", "1")
+        workers_hooks.on_match_end(ended_id)
+        assert ended == [ended_id]
+        wait_until(lambda: analysis_state(sessions, ended_id) == DONE, 240,
+                   what="the analysis of the ended match")
     finally:
         procs.stop(worker)
     again = done()
