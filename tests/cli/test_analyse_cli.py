@@ -15,6 +15,7 @@ from servicekit import running_service
 
 import engine
 from cli.main import main
+from db.analyses import store
 from services.core import hooks
 from services.core import matches as plain
 from services.core.actions import submit_action
@@ -85,7 +86,9 @@ def service(database, monkeypatch):
         yield svc
 
 
-def test_analyse_a_match_id_from_the_service(service, capsys):
+def test_analyse_a_match_id_from_the_service(service, capsys, tmp_path):
+    """`bummerl analyse ID` reads the match through the service; its analysis, once kept,
+    comes back with `bummerl games export` and the record still replays."""
     (a, _), (b, _) = service.register("mybot"), service.register("randy")
     m = plain.create_match([a, b], seed=7, sessions=service.sessions, config=service.config)
     game = engine.Match(7, "soft")
@@ -101,5 +104,15 @@ def test_analyse_a_match_id_from_the_service(service, capsys):
     SCHEMA.validate(record)
     assert record["match_id"] == m.id and record["analysis"]["decisions"]
     assert f"match {m.id}: mybot lost" in err
+    with service.sessions.begin() as s:  # kept as the workers keep it, then exported
+        store(s, m.id, record["analysis"])
+    status, out, err = bummerl(capsys, "games", "export", "--match", str(m.id), *server)
+    assert status == 0, err
+    (exported,) = [json.loads(line) for line in out.splitlines()]
+    assert exported == record
+    path = tmp_path / "exported.jsonl"
+    path.write_text(out)
+    status, out, _ = bummerl(capsys, "replay", str(path))
+    assert status == 0 and json.loads(out)["verified"]
     status, _, err = bummerl(capsys, "analyse", "99999", *server)
     assert status == 1 and "match 99999" in err
