@@ -1,15 +1,16 @@
 """The analysis of one decision: given only the deciding seat's observation, the value of each
 legal action, the best one, the loss of the action taken, and whether that is exact.
 
-- **exact**: every deal the seat cannot tell apart was solved exactly (`values.exact_values`)
-  and one action is best in each of them: the seat knew where every card was (the stock
-  exhausted: one deal), or the verdict holds against every hand the opponent could hold (the
-  stock closed, or the last trick before it runs out, with at most `ENUMERATE` deals). A
-  correct claim while the stock is open is exact too: no later action can score more (the
-  opponent's points and tricks only grow), so its loss is exactly 0; so is a closing that wins
-  3 game points against each hand the opponent could hold (at most `CLOSE_ENUMERATE`, each
-  solved). Where such a sure action was not taken, it is the best one and the loss of what was
-  taken is an estimate.
+- **exact**: every deal the seat cannot tell apart was solved exactly (`values.joint_values`:
+  after an exchange or a declaration the follow-up is the one best on average over the deals,
+  as the seat must choose it without knowing the deal) and one action is best in each of
+  them: the seat knew where every card was (the stock exhausted: one deal), or the verdict
+  holds against every hand the opponent could hold (the stock closed, or the last trick before
+  it runs out, with at most `ENUMERATE` deals). A correct claim while the stock is open is
+  exact too: no later action can score more (the opponent's points and tricks only grow), so
+  its loss is exactly 0; so is a closing that wins 3 game points against each hand the
+  opponent could hold (at most `CLOSE_ENUMERATE`, each solved). Where such a sure action was
+  not taken, it is the best one and the loss of what was taken is an estimate.
 - **estimate** otherwise: the mean over `SAMPLES` deals drawn with the observation's seed (or
   over all of them, when few), with its standard error; while the stock is open each deal is
   valued by `values.playout_values`.
@@ -26,7 +27,7 @@ import random
 from typing import Any
 
 from analysis.deals import Deals, is_strict, seed_of
-from analysis.values import exact_values, playout_values, solved
+from analysis.values import joint_values, playout_values, solved
 from engine import Action, ActionKind, Observation
 from engine.actions import CLOSE
 from engine.rules import WINNING_POINTS
@@ -106,7 +107,7 @@ def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
     strict = is_strict(obs)
     hands, everything = deals.hands(enumerate_limit, samples, rng)
     solvable = strict or (everything and obs.stock_size == 2)
-    per_deal = [exact_values(h) if solvable else playout_values(h, rng) for h in hands]
+    per_deal = joint_values(hands) if solvable else [playout_values(h, rng) for h in hands]
     exhaustive = everything and solvable  # every deal, each solved exactly: nothing sampled
     dominant = [a for a in legal
                 if all(v[a] == max(v.values()) for v in per_deal)] if exhaustive else []

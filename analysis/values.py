@@ -72,6 +72,31 @@ def exact_values(hand: Hand) -> dict[Action, int]:
     return out
 
 
+def joint_values(hands: list[Hand]) -> list[dict[Action, int]]:
+    """`exact_values` on each of these deals (one information set: the same legal actions),
+    except that after an exchange or a declaration (the seat acts again, still not knowing the
+    deal) the follow-up is one action for all deals, the best on average, not the best on each
+    (which would credit the seat with knowing the deal)."""
+    per_deal = [exact_values(h) for h in hands]
+    if len(hands) < 2:
+        return per_deal
+    me = hands[0].to_act
+    assert me is not None
+    for action in hands[0].legal_actions():
+        if action.kind is not ActionKind.EXCHANGE and action.kind is not ActionKind.DECLARE:
+            continue
+        children = []
+        for h in hands:
+            child = h.copy()
+            child.apply(me, action)
+            children.append(child)
+        after = joint_values(children)
+        follow = max(after[0], key=lambda f: sum(v[f] for v in after))
+        for values, values_after in zip(per_deal, after, strict=True):
+            values[action] = values_after[follow]
+    return per_deal
+
+
 def policy(hand: Hand, rng: random.Random) -> Action:
     """The playout policy: claim when correct, exchange, declare (trumps first), otherwise
     lead a low side card and answer by winning aces and tens cheaply, else throw low."""

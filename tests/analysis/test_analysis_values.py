@@ -55,10 +55,12 @@ def test_exact_values_equal_minimax_on_full_exhausted_hands():
 
 def test_a_closed_stock_is_the_mean_over_every_hand_the_opponent_could_hold():
     rng = random.Random(5)
-    done = 0
-    while done < 4:
+    done = declares = 0
+    while done < 6 or not declares:
         hand = random_strict_hand(rng, max_cards=3, close_rate=0.5)
         if hand.closed_by is None or len(hand.legal_actions()) < 2:
+            continue
+        if done >= 6 and not any(a.kind is ActionKind.DECLARE for a in hand.legal_actions()):
             continue
         seat = hand.to_act
         obs = observe(hand, seat)
@@ -70,6 +72,15 @@ def test_a_closed_stock_is_the_mean_over_every_hand_the_opponent_could_hold():
         opponent = set(hand.holding(1 - seat))
         assert any(set(d.holding(1 - seat)) == opponent for d in every)  # the real one
         truths = [brute_force_actions(d) for d in every]
+        for a in hand.legal_actions():
+            if a.kind is ActionKind.DECLARE:  # one follow-up for every deal: the best mean
+                children = [d.copy() for d in every]
+                for child in children:
+                    child.apply(seat, a)
+                after = [brute_force_actions(child) for child in children]
+                follow = max(after[0], key=lambda f: sum(t[f] for t in after))
+                for t, t_after in zip(truths, after, strict=True):
+                    t[a] = t_after[follow]
         found = analyse(obs, hand.legal_actions()[0])
         for a in hand.legal_actions():
             mean = sum(t[a] for t in truths) / len(truths)
@@ -77,7 +88,9 @@ def test_a_closed_stock_is_the_mean_over_every_hand_the_opponent_could_hold():
         dominant = [a for a in hand.legal_actions()
                     if all(t[a] == max(t.values()) for t in truths)]
         assert (found["method"] == "exact") == bool(dominant)
+        declares += any(a.kind is ActionKind.DECLARE for a in hand.legal_actions())
         done += 1
+    assert declares  # a declaration among them: its follow-up chosen once for all deals
 
 
 def random_position(rng: random.Random) -> Hand:
