@@ -13,7 +13,7 @@ legal action, the best one, the loss of the action taken, and whether that is ex
   not taken, it is the best one and the loss of what was taken is an estimate.
 - **estimate** otherwise: the mean over `SAMPLES` deals drawn with the observation's seed (or
   over all of them, when few), with its standard error; while the stock is open each deal is
-  valued by `values.playout_values`.
+  valued by `values.joint_playout_values`.
 
 Values are the hand's game points for the deciding seat, and (`bummerl`) those points capped by
 the match counters (R9.1): a win counts at most the points the seat still needs, a loss at most
@@ -27,7 +27,7 @@ import random
 from typing import Any
 
 from analysis.deals import Deals, is_strict, seed_of
-from analysis.values import joint_values, playout_values, solved
+from analysis.values import joint_playout_values, joint_values, solved
 from engine import Action, ActionKind, Observation
 from engine.actions import CLOSE
 from engine.rules import WINNING_POINTS
@@ -107,7 +107,8 @@ def analyse(obs: Observation, taken: Action, samples: int = SAMPLES,
     strict = is_strict(obs)
     hands, everything = deals.hands(enumerate_limit, samples, rng)
     solvable = strict or (everything and obs.stock_size == 2)
-    per_deal = joint_values(hands) if solvable else [playout_values(h, rng) for h in hands]
+    per_deal = joint_values(hands) if solvable else joint_playout_values(
+        hands, [rng.getrandbits(64) for _ in hands])
     exhaustive = everything and solvable  # every deal, each solved exactly: nothing sampled
     dominant = [a for a in legal
                 if all(v[a] == max(v.values()) for v in per_deal)] if exhaustive else []

@@ -3,9 +3,9 @@
 - `exact_values`: every card placed, both seats playing perfectly from here: the endgame solver
   (`workers.bots.endgame`, pure computation) once the stock is closed or exhausted, and a plain
   minimax over the engine before that (used for the last trick before the stock runs out).
-- `playout_values`: the estimate while the stock is open: the action, then both seats play a
+- `joint_playout_values`: the estimate while the stock is open: the action, then both seats play a
   fixed greedy policy until the stock is closed or exhausted, then the solver. After an
-  exchange or a declaration (the seat acts again) the best follow-up on the same deal counts.
+  exchange or a declaration (the seat acts again) the follow-up best on average over the deals.
 """
 
 from __future__ import annotations
@@ -143,19 +143,25 @@ def playout(hand: Hand, me: int, rng: random.Random) -> int:
     return solved(hand, me)
 
 
-def playout_value(hand: Hand, me: int, action: Action, seed: int) -> int:
-    child = hand.copy()
-    child.apply(me, action)
-    if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
-        return max(playout_value(child, me, follow, seed) for follow in child.legal_actions())
-    return playout(child, me, random.Random(seed))
-
-
-def playout_values(hand: Hand, rng: random.Random) -> dict[Action, int]:
-    """The estimate of each legal action on this deal (the same playout randomness for all:
-    common random numbers)."""
-    me = hand.to_act
+def joint_playout_values(hands: list[Hand], seeds: list[int]) -> list[dict[Action, int]]:
+    """The estimate of each legal action on each deal (the same playout randomness for every
+    action of a deal: common random numbers). After an exchange or a declaration the follow-up
+    is one action for all deals, the best on average (as in `joint_values`)."""
+    me = hands[0].to_act
     assert me is not None
-    seed = rng.getrandbits(64)
-    return {action: playout_value(hand, me, action, seed) for action in hand.legal_actions()}
-
+    per_deal: list[dict[Action, int]] = [{} for _ in hands]
+    for action in hands[0].legal_actions():
+        children = []
+        for h in hands:
+            child = h.copy()
+            child.apply(me, action)
+            children.append(child)
+        if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
+            after = joint_playout_values(children, seeds)
+            follow = max(after[0], key=lambda f: sum(v[f] for v in after))
+            for values, values_after in zip(per_deal, after, strict=True):
+                values[action] = values_after[follow]
+        else:
+            for values, child, seed in zip(per_deal, children, seeds, strict=True):
+                values[action] = playout(child, me, random.Random(seed))
+    return per_deal
