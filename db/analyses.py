@@ -1,8 +1,9 @@
 """Analyses of finished matches (docs/analysis.md): one row per match in `analyses`.
 
-A row is *requested* (by the dashboard's "analyse" button, or by the match's end when
-`BUMMERL_ANALYSE_ALL` is set), then *done* with the analysis as JSON (`document`, and the
-per-seat tallies apart in `summary` for the bot pages), or *failed* with the reason. The
+A row is *requested* (by AdminService.AnalyseMatch: the dashboard's "analyse" button), then
+*done* with the analysis as JSON (`document`, and the per-seat tallies apart in `summary` for
+the bot pages), or *failed* with the reason; with `BUMMERL_ANALYSE_ALL` every match's end
+sends the task, which makes the row. The
 workers' `bummerl.analyse` task computes it (`workers.analysis`); the sweeper re-sends the
 requested rows nobody took (`owed`). Exports add the document to the match record as its
 `analysis` field (`documents_for`).

@@ -2,15 +2,17 @@
 one's loss and the better action, exact and estimated apart), a bot's losses per version on
 its page, `/api/matches/<id>/analysis`, and the "analyse" button.
 
-The button is the dashboard's one write: `POST /matches/<id>/analyse` adds a request row
-(`db.analyses.request`: one per finished match, so it is harmless to press twice) through a
-session of its own (the pages' sessions are read-only, `web.db.read_only`); the workers' sweeper
-sends it to the `bummerl.analyse` task at its next sweep. The dashboard never imports workers/.
+The button writes nothing itself: `POST /matches/<id>/analyse` asks the engine service
+(AdminService.AnalyseMatch, with the operator token `BUMMERL_OPERATOR_TOKEN` at
+`BUMMERL_SERVICE_ADDRESS`), which adds a request row (`db.analyses`) and, after its commit,
+fires the hook on which the workers enqueue `bummerl.analyse`. The dashboard never imports
+workers/.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, redirect, request, url_for
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db import analyses
 from web.db import sessions
 from web.params import whole_number
-from web.queries import Invalid, Missing
+from web.queries import Conflict, Invalid, Missing
 
 bp = Blueprint("analyses", __name__)
 
@@ -53,26 +55,46 @@ def losses(factory: sessionmaker[Session], bot_id: int) -> list[dict[str, Any]]:
         return analyses.losses_by_version(s, bot_id)
 
 
-def _writer() -> sessionmaker[Session]:
-    """A writable session factory for analysis requests (made once per app)."""
-    factory = current_app.extensions.get("bummerl.analysis_requests")
-    if factory is None:
-        from db.base import make_session_factory
+def operator_token() -> str | None:
+    return (current_app.config.get("OPERATOR_TOKEN")
+            or os.environ.get("BUMMERL_OPERATOR_TOKEN") or None)
 
-        factory = make_session_factory(current_app.config["DATABASE_URL"])
-        current_app.extensions["bummerl.analysis_requests"] = factory
-    return factory  # type: ignore[no-any-return]
+
+def ask_service(match_id: int) -> str:
+    """AdminService.AnalyseMatch for the match: its analysis's state; Invalid/Missing/Conflict
+    from the service's answer, Unreachable when it cannot be asked."""
+    import grpc
+    from bummerl.v1 import admin_pb2, admin_pb2_grpc
+
+    from web.health import service_address
+
+    token = operator_token()
+    if not token:
+        raise Conflict("the dashboard has no operator token to ask the service for an "
+                       "analysis: set BUMMERL_OPERATOR_TOKEN (or run `bummerl analyse "
+                       f"{match_id}`)")
+    with grpc.insecure_channel(service_address()) as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        try:
+            reply = stub.AnalyseMatch(admin_pb2.AnalyseMatchRequest(match_id=match_id),
+                                      metadata=(("authorization", f"Bearer {token}"),),
+                                      timeout=10)
+        except grpc.RpcError as e:
+            code, details = e.code(), e.details() or str(e.code())
+            if code == grpc.StatusCode.NOT_FOUND:
+                raise Missing(details) from None
+            if code == grpc.StatusCode.FAILED_PRECONDITION:
+                raise Invalid(details) from None
+            raise Conflict(f"the engine service at {service_address()} could not take the "
+                           f"request ({code.name}: {details})") from None
+    return str(reply.state)
 
 
 @bp.post("/matches/<match_id>/analyse")
 def ask(match_id: str) -> Any:
     """Ask for the match's analysis; back to the page it was asked from (`next`: a path)."""
     number = whole_number(match_id, "match id")
-    try:
-        with _writer().begin() as s:
-            state = analyses.request(s, number)
-    except ValueError as e:
-        raise Invalid(str(e)) from None
+    state = ask_service(number)
     back = request.form.get("next", "")
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("matches.show", match_id=number)

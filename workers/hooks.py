@@ -3,7 +3,9 @@
 - `services.core.hooks.on_turn(match_id, seat, seq, turn)` → a `bummerl.move` task on `moves`, with
   the seat's strategy and observation (when the service had it at hand) in its message;
 - `services.core.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
-  match), and with `BUMMERL_ANALYSE_ALL=1` a `bummerl.analyse` task on `batch` (its analysis).
+  match), and with `BUMMERL_ANALYSE_ALL=1` a `bummerl.analyse` task on `batch` (its analysis);
+- `services.core.hooks.on_analysis_requested(match_id)` (AdminService.AnalyseMatch) → a
+  `bummerl.analyse` task on `batch`.
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
 Installed by the engine service (`bummerl serve`, `bummerl up`), the one process that commits
@@ -39,6 +41,12 @@ def on_match_end(match_id: int) -> None:
         send_analysis(match_id)
 
 
+def on_analysis_requested(match_id: int) -> None:
+    from workers.tasks import send_analysis
+
+    send_analysis(match_id)
+
+
 def analyse_all() -> bool:
     """Whether every finished match is analysed (`BUMMERL_ANALYSE_ALL`, default off)."""
     return os.environ.get("BUMMERL_ANALYSE_ALL", "").strip().lower() in ("1", "true", "yes",
@@ -54,4 +62,5 @@ def install() -> None:
 
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(on_match_end)
+    hooks.on_analysis_requested.append(on_analysis_requested)
     _installed = True

@@ -1,7 +1,8 @@
-"""Analyses on the dashboard: the replay page's "analyse" button adds a request row (the
-dashboard's one write, through its own session), the replay shows each decision's loss and the
-better action (exact and estimated in columns of their own), a bot's page its losses per match
-by version and kind; bad requests are named and change nothing."""
+"""Analyses on the dashboard: the replay page's "analyse" button asks a real engine service
+(AdminService.AnalyseMatch with the operator token), which adds the request row and fires the
+hook the workers enqueue on; the replay shows each decision's loss and the better action (exact
+and estimated in columns of their own), a bot's page its losses per match by version and kind;
+bad requests are named and change nothing."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ import json
 from pathlib import Path
 
 import pytest
+from servicekit import OPERATOR, fresh_database, running_service
 from sqlalchemy import select
 
 from db.analyses import Analysis, losses_by_version
-from db.base import make_session_factory
 from db.models import Match
-from db.schema import create_all
+from services.core import hooks
+from services.core import matches as plain
 from web import create_app
 from workers.analysis import analyse_match
+from workers.testing import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,24 +34,34 @@ def bench_export():
 
 
 @pytest.fixture
-def sessions(tmp_path):
-    factory = make_session_factory(f"sqlite:///{tmp_path / 'web.sqlite3'}")
-    create_all(factory)
-    yield factory
-    factory.kw["bind"].dispose()
+def service(tmp_path, request, monkeypatch):
+    asked: list[int] = []
+    monkeypatch.setattr(hooks, "on_analysis_requested", [asked.append])
+    with fresh_database("sqlite", request, tmp_path) as database, \
+            running_service(database) as svc:
+        svc.asked = asked
+        yield svc
 
 
 @pytest.fixture
-def client(sessions):
-    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
-    app = create_app({"DATABASE_URL": url, "PAGE_SIZE": 3, "TESTING": True})
-    yield app.test_client()
-    for key in ("bummerl.sessions", "bummerl.analysis_requests"):
-        if key in app.extensions:
-            app.extensions[key].kw["bind"].dispose()
+def sessions(service):
+    return service.sessions
 
 
-def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessions):
+def make_client(service, **config):
+    app = create_app({"DATABASE_URL": service.database.url, "PAGE_SIZE": 3, "TESTING": True,
+                      "SERVICE_ADDRESS": service.server.address, **config})
+    return app, app.test_client()
+
+
+@pytest.fixture
+def client(service):
+    app, client = make_client(service, OPERATOR_TOKEN=OPERATOR)
+    yield client
+    app.extensions["bummerl.sessions"].kw["bind"].dispose()
+
+
+def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessions, service):
     bench_export().fill(sessions.kw["bind"], 3, seed=4)
     with sessions() as s:
         m = s.scalars(select(Match).where(Match.state == "finished", Match.end_reason == "played")
@@ -65,6 +78,8 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
     assert again.get_json() == {"match_id": match_id, "state": "requested"}  # one row only
     with sessions() as s:
         assert [r.match_id for r in s.scalars(select(Analysis))] == [match_id]
+    # each ask of a requested analysis fires the hook (the workers' task is idempotent)
+    wait_until(lambda: service.asked == [match_id, match_id], 10, what="the hooks")
 
     assert analyse_match(match_id, sessions) == "done"  # what the worker's task does
     document = client.get(f"/api/matches/{match_id}/analysis").get_json()["document"]
@@ -96,10 +111,21 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
         assert api["analysis_losses"] == json.loads(json.dumps(losses_by_version(s, bot_id)))
 
 
-def test_a_request_for_no_finished_match_is_refused_and_changes_nothing(client, sessions):
+def test_a_request_for_no_finished_match_is_refused_and_changes_nothing(client, sessions,
+                                                                        service):
     answer = client.post("/matches/77/analyse", headers={"Accept": "application/json"})
+    assert answer.status_code == 404 and "no match with id 77" in answer.get_data(as_text=True)
+    (a, _), (b, _) = service.register("mybot"), service.register("randy")
+    running = plain.create_match([a, b], seed=1, sessions=sessions, config=service.config)
+    answer = client.post(f"/matches/{running.id}/analyse",
+                         headers={"Accept": "application/json"})
     assert answer.status_code == 400
-    assert "match 77 is not a finished match" in answer.get_data(as_text=True)
+    assert f"match {running.id} is not a finished match" in answer.get_data(as_text=True)
     assert client.post("/matches/x/analyse").status_code in (400, 404)
+    app, tokenless = make_client(service)
+    answer = tokenless.post(f"/matches/{running.id}/analyse")
+    assert answer.status_code == 409 and "BUMMERL_OPERATOR_TOKEN" in answer.get_data(as_text=True)
+    app.extensions["bummerl.sessions"].kw["bind"].dispose()
     with sessions() as s:
         assert s.scalars(select(Analysis)).all() == []
+    assert service.asked == []
