@@ -91,7 +91,8 @@ def test_a_requested_analysis_runs_on_a_worker_and_is_exported(postgres_sessions
         # the worker's log shows the task's result: it found the analysis there already
         wait_until(lambda: "'already'" in (tmp_path / "worker.log").read_text(), 120,
                    what="the duplicate task")
-        # BUMMERL_ANALYSE_ALL: the match-end hook (workers.hooks) sends every ended match
+        # the hooks (workers.hooks): an operator's request, and with BUMMERL_ANALYSE_ALL every
+        # match's end, send the match (a duplicate finds it done: idempotent)
         ended: list[int] = []
         monkeypatch.setattr(tasks, "rate_match_task", Sender(app, "bummerl.rate", "moves"))
         monkeypatch.setattr(tasks, "send_analysis", lambda mid: (
@@ -99,9 +100,11 @@ def test_a_requested_analysis_runs_on_a_worker_and_is_exported(postgres_sessions
         monkeypatch.delenv("BUMMERL_ANALYSE_ALL", raising=False)
         workers_hooks.on_match_end(ended_id)
         assert ended == []  # off by default
+        workers_hooks.on_analysis_requested(ended_id)  # AdminService.AnalyseMatch's hook
+        assert ended == [ended_id]
         monkeypatch.setenv("BUMMERL_ANALYSE_ALL", "1")
         workers_hooks.on_match_end(ended_id)
-        assert ended == [ended_id]
+        assert ended == [ended_id, ended_id]
         wait_until(lambda: analysis_state(sessions, ended_id) == DONE, 240,
                    what="the analysis of the ended match")
     finally:
