@@ -37,6 +37,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, case, func, literal, or_, select, union_all
 from sqlalchemy.orm import Session
 
+from db.analyses import documents_for
 from db.base import EPOCH, aware
 from db.models import (
     ARCHIVE_RECORDS,
@@ -401,8 +402,13 @@ def _records(connection: Connection, rows: Sequence[Any]) -> list[dict[str, Any]
             .where(REFUSALS.c.match_id.in_(ids))
             .order_by(REFUSALS.c.match_id, REFUSALS.c.seq, REFUSALS.c.id)):
         refusals[row.match_id].append(row)
-    return [record_of(row, bots, hands[row.id], actions[row.id], refusals[row.id])
-            for row in rows]
+    out = [record_of(row, bots, hands[row.id], actions[row.id], refusals[row.id])
+           for row in rows]
+    analysed = documents_for(connection, ids)  # (additive: only where a match was analysed)
+    for record in out:
+        if record["match_id"] in analysed:
+            record["analysis"] = analysed[record["match_id"]]
+    return out
 
 
 def _time(moment: datetime | None) -> str | None:

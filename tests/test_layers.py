@@ -12,6 +12,9 @@ against the rules of the architecture (docs/architecture.md).
 - workers/ computes house moves and submits them over gRPC: of services/ it uses only the
   settings, the post-commit hooks and the metrics' server (`WORKERS_MAY_USE`), none of the
   write paths; web/ only the settings.
+- analysis/ (valuing a finished match's decisions) is pure computation: the engine and, of
+  workers/, only the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task) and cli/
+  use it.
 - No import circle anywhere: between packages, between modules of one package, or through a
   package's `__init__`.
 """
@@ -26,22 +29,26 @@ ROOT = Path(__file__).resolve().parent.parent
 # The folders of the project's code, and the package each holds (proto/ holds `bummerl`).
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
-           "examples": "examples", "events": "events"}
+           "examples": "examples", "events": "events", "analysis": "analysis"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
+    "analysis": {"engine", "workers"},
     "bummerl": {"engine"},
     "db": {"engine", "events"},
     "services": {"engine", "bummerl", "db", "events"},
-    "workers": {"engine", "bummerl", "db", "services", "events"},
+    "workers": {"engine", "bummerl", "db", "services", "events", "analysis"},
     "web": {"engine", "bummerl", "db", "services", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client"},
-    "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events"},
+    "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
+            "analysis"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics"}
 WEB_MAY_USE = {"services.core.config"}
+# analysis/ is pure computation: of workers/ it uses only the endgame solver (no I/O).
+ANALYSIS_MAY_USE = {"workers.bots.endgame"}
 
 
 def project_packages() -> set[str]:
@@ -248,6 +255,14 @@ def test_web_reads_the_database_and_never_imports_workers():
     used = {i for imported in imports_in("web").values() for i in imported
             if i == "services" or i.startswith("services.")}
     assert used <= WEB_MAY_USE | {f"{m}.settings" for m in WEB_MAY_USE}, used
+
+
+def test_analysis_is_pure_computation_over_the_engine_and_the_solver():
+    used = {i for imported in imports_in("analysis").values() for i in imported
+            if i.split(".")[0] in project_packages() - {"engine", "analysis"}}
+    assert used and all(any(i == m or i.startswith(m + ".") for m in ANALYSIS_MAY_USE)
+                        for i in used), used
+    assert offenders("analysis", {"services", "db", "web", "cli", "client", "bummerl"}) == {}
 
 
 def test_services_do_not_import_the_kit():

@@ -55,6 +55,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
                       tournaments.bp, versiontests.bp):
         app.register_blueprint(blueprint)
+    from web import analyses
+
+    app.register_blueprint(analyses.bp)
     live.install(app)
     errors.install(app)
     return app

@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template
 
-from web import charts, queries
+from web import analyses, charts, queries
 from web.db import sessions
 from web.params import int_arg, page_arg, whole_number
 
@@ -28,7 +28,8 @@ def show(bot_id: str) -> str:
                            opponents=queries.opponents(sessions_, bot["id"]),
                            versions=queries.versions(sessions_, bot["id"]),
                            forfeits=queries.forfeits(sessions_, bot["id"]),
-                           speed=queries.move_times(sessions_, bot["id"]), **matches)
+                           speed=queries.move_times(sessions_, bot["id"]),
+                           analysis_losses=analyses.losses(sessions_, bot["id"]), **matches)
 
 
 @bp.get("/api/bots/<bot_id>")
@@ -39,4 +40,5 @@ def api_show(bot_id: str) -> Any:
     bot["versions"] = queries.versions(sessions(), bot["id"])
     bot["forfeits"] = queries.forfeits(sessions(), bot["id"])
     bot["move_times"] = queries.move_times(sessions(), bot["id"])
+    bot["analysis_losses"] = analyses.losses(sessions(), bot["id"])
     return jsonify(bot)

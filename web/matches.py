@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template, request
 
-from web import live, queries
+from web import analyses, live, queries
 from web.db import sessions
 from web.params import int_arg, page_arg, text_arg, whole_number
 
@@ -79,6 +79,8 @@ def replay(match_id: str, number: str) -> str:
     numbered from 0, as in the API and the kit's log (`HandEnded.hand_number`)."""
     data = queries.hand_replay(sessions(), whole_number(match_id, "match id"),
                                whole_number(number, "hand number"))
+    data["analysis"] = analyses.of_hand(sessions(), data["match"]["id"], data["hand"]["number"],
+                                        [seat["name"] for seat in data["match"]["seats"]])
     return render_template("replay.html", data=data)
 
 

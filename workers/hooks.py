@@ -3,7 +3,9 @@
 - `services.core.hooks.on_turn(match_id, seat, seq, turn)` → a `bummerl.move` task on `moves`, with
   the seat's strategy and observation (when the service had it at hand) in its message;
 - `services.core.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
-  match).
+  match), and with `BUMMERL_ANALYSE_ALL=1` a `bummerl.analyse` task on `batch` (its analysis);
+- `services.core.hooks.on_analysis_requested(match_id)` (AdminService.AnalyseMatch) → a
+  `bummerl.analyse` task on `batch`.
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
 Installed by the engine service (`bummerl serve`, `bummerl up`), the one process that commits
@@ -14,6 +16,7 @@ A message lost on the way is made good by the sweeper.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +35,22 @@ def on_match_end(match_id: int) -> None:
     from workers.tasks import rate_match_task
 
     rate_match_task.apply_async((match_id,))
+    if analyse_all():
+        from workers.tasks import send_analysis
+
+        send_analysis(match_id)
+
+
+def on_analysis_requested(match_id: int) -> None:
+    from workers.tasks import send_analysis
+
+    send_analysis(match_id)
+
+
+def analyse_all() -> bool:
+    """Whether every finished match is analysed (`BUMMERL_ANALYSE_ALL`, default off)."""
+    return os.environ.get("BUMMERL_ANALYSE_ALL", "").strip().lower() in ("1", "true", "yes",
+                                                                          "on")
 
 
 def install() -> None:
@@ -43,4 +62,5 @@ def install() -> None:
 
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(on_match_end)
+    hooks.on_analysis_requested.append(on_analysis_requested)
     _installed = True

@@ -6,6 +6,7 @@ idempotent.
   service over gRPC with the house token, the expected sequence number and a request id derived
   from (match, seq): a duplicate or late message never applies a second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
+- `bummerl.analyse` (queue `batch`): the analysis of one finished match (workers.analysis).
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
 - `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
@@ -47,6 +48,14 @@ def run_chunk_task(chunk_id: int) -> None:
     run_chunk(chunk_id, send=send_chunks)
 
 
+@app.task(name="bummerl.analyse", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+          soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
+def analyse_match_task(match_id: int) -> str:
+    from workers.analysis import analyse_match
+
+    return analyse_match(match_id)
+
+
 @app.task(name="bummerl.ladder_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           time_limit=120)
 def ladder_tick_task() -> None:
@@ -86,7 +95,7 @@ def event_step_task(tournament_id: int) -> None:
 def sweep_task() -> None:
     from workers.sweeper import sweep
 
-    sweep(send_chunks=send_chunks, send_move=send_move)
+    sweep(send_chunks=send_chunks, send_move=send_move, send_analysis=send_analysis)
 
 
 @app.task(name="bummerl.versiontests_tick", queue=MOVES, acks_late=True,
@@ -112,6 +121,12 @@ def send_chunks(chunk_ids: list[int]) -> None:
     """One `bummerl.chunk` task per id on the `batch` queue."""
     for chunk_id in chunk_ids:
         run_chunk_task.apply_async((chunk_id,))
+
+
+def send_analysis(match_id: int) -> None:
+    """A `bummerl.analyse` task for the match on the `batch` queue (after the commit that
+    finished the match or asked for its analysis)."""
+    analyse_match_task.apply_async((match_id,))
 
 
 def send_event_step(tournament_id: int) -> None:

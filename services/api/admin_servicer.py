@@ -71,6 +71,12 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         m = admin.abort_match(request.match_id, request.reason, sessions=self.sessions)
         return admin_pb2.AbortMatchResponse(match=convert.match_to_pb(m))
 
+    @unary
+    def AnalyseMatch(self, request, context):  # type: ignore[no-untyped-def]
+        self._operator(context, "AnalyseMatch")
+        state = admin.request_analysis(request.match_id, sessions=self.sessions)
+        return admin_pb2.AnalyseMatchResponse(state=state)
+
 
 def add_to_server(server: grpc.Server | grpc.aio.Server, sessions: sessionmaker[Session] | None,
                   config: Settings) -> str:

@@ -74,3 +74,8 @@ def flush(timeout: float = 2.0) -> bool:
 
 
 atexit.register(flush)  # a short-lived process (a CLI command) still fires its hooks
+
+
+def on_analysis_requested(match_id: int) -> None:
+    """Run the `hooks.on_analysis_requested` callbacks soon, on the dispatcher's thread."""
+    _submit(hooks.on_analysis_requested, match_id)

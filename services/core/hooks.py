@@ -12,6 +12,8 @@ anything. A hook should be quick: enqueue the work (as the workers do) rather th
   request_id=...)` (or over gRPC, as the workers do). Also called for every house turn pending
   when the server starts (`services.core.actions.resume_all`).
 - `on_match_end(match_id)`: the match finished (played out or forfeited).
+- `on_analysis_requested(match_id)`: an operator asked for the finished match's analysis
+  (AdminService.AnalyseMatch; docs/analysis.md).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class HouseTurn:
 
 on_turn: list[Callable[[int, int, int, HouseTurn], object]] = []
 on_match_end: list[Callable[[int], object]] = []
+on_analysis_requested: list[Callable[[int], object]] = []
 
 
 def fire(callbacks: list, *args: object) -> None:  # type: ignore[type-arg]

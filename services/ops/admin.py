@@ -10,6 +10,8 @@ calls these after checking the operator token.
   and open Play streams opened with it are ended (PERMISSION_DENIED) within a heartbeat.
 - Aborting a match: state 'aborted', end reason 'aborted', no winner, `rated` false; its
   streams are told it ended.
+- Asking for a finished match's analysis: a request row (`db.analyses`), then, after the
+  commit, the `on_analysis_requested` hooks (the workers enqueue `bummerl.analyse`).
 """
 
 from __future__ import annotations
@@ -138,6 +140,25 @@ def abort_match(match_id: int, reason: str, *, sessions: sessionmaker[Session] |
     FailedPrecondition if it is not running."""
     reason = _reason(reason, "aborting a match")
     return actions.abort_match(match_id, reason, sessions=sessions)
+
+
+def request_analysis(match_id: int, *, sessions: sessionmaker[Session] | None = None) -> str:
+    """Ask for finished match `match_id`'s analysis; its state after (`requested`, `done`,
+    `failed`). NotFound for no such match, FailedPrecondition for one not finished."""
+    from db import analyses
+    from services.core import dispatch
+
+    with factory_of(sessions)() as session, writing(session), session.begin():
+        match = session.get(Match, match_id)
+        if match is None:
+            raise NotFound(f"no match with id {match_id}")
+        try:
+            state = analyses.request(session, match_id)
+        except ValueError as e:
+            raise FailedPrecondition(str(e)) from None
+    if state == analyses.REQUESTED:
+        dispatch.on_analysis_requested(match_id)
+    return state
 
 
 def check_may_play(bot: Bot) -> None:

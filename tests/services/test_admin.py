@@ -97,6 +97,7 @@ def test_every_call_needs_the_operator_token(service):
         (stub.ReinstateBot, admin_pb2.ReinstateBotRequest(bot_id=bot_id)),
         (stub.RotateBotToken, admin_pb2.RotateBotTokenRequest(bot_id=bot_id)),
         (stub.AbortMatch, admin_pb2.AbortMatchRequest(match_id=1, reason="x")),
+        (stub.AnalyseMatch, admin_pb2.AnalyseMatchRequest(match_id=1)),
     ]:
         code, details = code_of(method, request, metadata=auth(token))  # a bot's token
         assert code == grpc.StatusCode.PERMISSION_DENIED, method

@@ -1,0 +1,141 @@
+"""`bummerl analyse MATCH_ID|FILE...`: every decision of finished matches valued from the
+deciding seat's observation (docs/analysis.md), with a progress bar on stderr.
+
+A whole number is a match id, read from a running service's `ExportMatches` (as `bummerl games
+export --match ID` reads it); anything else is a file of match records (one document, or JSON
+lines as `bummerl games export` writes them), analysed offline with no server. Each record is
+written to stdout (or `-o FILE`) as one JSON line with its `analysis` field filled in, and a
+line per match on stderr says what each seat lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+from client.errors import KitError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "analyse", help="value every decision of finished matches (loss, best action)",
+        description="For every decision of each finished match: the value of each legal "
+                    "action for the deciding seat from what it knew, the best one and the "
+                    "loss; exact where every card is placed or one action is best against "
+                    "every hand the opponent could hold, else an estimate with its standard "
+                    "error (docs/analysis.md). MATCH_ID reads the match from the service; "
+                    "FILE reads match records (JSON lines), no server needed. Writes each "
+                    "record with its `analysis` as one JSON line.")
+    parser.add_argument("targets", nargs="+", metavar="MATCH_ID|FILE")
+    parser.add_argument("--samples", type=int, default=None,
+                        help="deals sampled per estimated decision (default: analysis.SAMPLES)")
+    parser.add_argument("-o", "--output", metavar="FILE", default="-",
+                        help="write to FILE instead of stdout")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--server", default=os.environ.get("BUMMERL_SERVER", "127.0.0.1:50051"),
+                        help="host:port of the service, for match ids (default: "
+                             "$BUMMERL_SERVER or %(default)s)")
+    parser.add_argument("--wait", type=float, default=30.0, metavar="S",
+                        help="how long to wait for the service to answer (default: %(default)s)")
+    from client.connect import add_arguments
+
+    add_arguments(parser)  # --tls, --ca
+    parser.set_defaults(func=run)
+
+
+def fetch(args: argparse.Namespace, match_id: int) -> dict[str, Any]:
+    """The record of finished match `match_id`, from the service's export."""
+    from bummerl.v1 import match_pb2, match_pb2_grpc
+
+    from cli.errors import ready_channel
+
+    with ready_channel(args.server, args.wait, tls=args.tls, ca=args.ca) as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        for reply in stub.ExportMatches(match_pb2.ExportMatchesRequest(match_id=match_id,
+                                                                       limit=1)):
+            return dict(json.loads(reply.record_json))
+    raise KitError(f"match {match_id} has no record: it is not finished (or does not exist)")
+
+
+def records_of(path: str) -> Iterator[dict[str, Any]]:
+    """The match records of the file `path` (one document, or one per line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise KitError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise KitError(f"cannot read {path}: it is not UTF-8 text") from None
+    try:
+        documents = [json.loads(text)]
+    except json.JSONDecodeError:
+        documents = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    documents.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise KitError(f"{path}, line {number}: not JSON: {e}") from None
+    for number, document in enumerate(documents, 1):
+        if not (isinstance(document, dict) and "record_version" in document):
+            raise KitError(f"{path}: document {number} is not a match record (no "
+                           "record_version; see docs/match-record.md)")
+        yield document
+
+
+def targets(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    for target in args.targets:
+        if target.isdigit():
+            yield fetch(args, int(target))
+        elif os.path.exists(target) or not target.lstrip("-").isdigit():
+            yield from records_of(target)
+        else:
+            raise KitError(f"{target!r} is neither a match id (a whole number) nor a file")
+
+
+def line_of(record: dict[str, Any]) -> str:
+    """What each seat lost, in one line for a person."""
+    parts = []
+    for seat, tally in enumerate(record["analysis"]["seats"]):
+        name = (record.get("bots") or [{}, {}])[seat].get("name") or f"seat {seat}"
+        exact, estimate = tally["exact"], tally["estimate"]
+        parts.append(f"{name} lost {exact['loss']:.2f} game points to {exact['mistakes']} exact "
+                     f"mistakes, {estimate['loss']:.2f} estimated ({estimate['mistakes']})")
+    return f"match {record.get('match_id')}: " + "; ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from analysis import SAMPLES, analyse_record, count_actions
+
+    samples = SAMPLES if args.samples is None else args.samples
+    if samples < 1:
+        raise KitError(f"--samples must be 1 or more, not {samples}")
+    out: IO[str] = sys.stdout
+    if args.output != "-":
+        try:
+            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
+        except OSError as e:
+            raise KitError(f"cannot write {args.output}: {e.strerror}") from None
+    try:
+        for record in targets(args):
+            with tqdm(total=count_actions(record), unit="action", file=sys.stderr,
+                      desc=f"match {record.get('match_id')}",
+                      disable=args.no_progress) as bar:
+                try:
+                    found = analyse_record(record, samples=samples, progress=bar.update)
+                except ValueError as e:
+                    raise KitError(str(e)) from None
+            record = {**record, "analysis": found}
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            print(line_of(record), file=sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
