@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017_analysis"
-down_revision = "0013_bot_versions"
+down_revision = "0014_origins"
 branch_labels = None
 depends_on = None
 
