@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from client.errors import KitError
+from client.errors import KitError, closed_pipe
 
 ORIGINS = ("ladder", "challenge", "tournament", "test", "manual")
 RESUMES = 5  # reconnections after a dropped stream before giving up
@@ -142,8 +142,7 @@ def run_export(args: argparse.Namespace) -> int:
                 time.sleep(min(8.0, 0.5 * 2 ** resumes))
         out.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop, quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return closed_pipe()
     finally:
         if bar is not None:
             bar.close()

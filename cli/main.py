@@ -3,8 +3,11 @@
 arguments, returning the exit status); modules are found by name, so adding one needs no edit
 here.
 
-Errors are answered with one line saying what went wrong and what to do, and exit status 1;
-`--debug` (anywhere on the line) shows the traceback too (see `cli.errors`).
+Errors are answered with one line, `error: ...`, saying what went wrong and what to do, and
+exit status 1; `--debug` (anywhere on the line) shows the traceback too (see `cli.errors`). A
+bad command line also points at `--help`. When the reader of the output goes away (`bummerl
+tournament list | head -2`) the command stops quietly with status 141, as a Unix tool ended by
+SIGPIPE does (`client.errors.closed_pipe`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from client.errors import closed_pipe
+
+    try:
+        try:
+            status = run(argv)
+        except SystemExit:  # argparse's --help and usage errors
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # a closed pipe is found here, not in the flush at exit
+    except BrokenPipeError:
+        return closed_pipe()
+    return status
+
+
+def run(argv: list[str] | None) -> int:
     from cli.errors import report
 
     argv = join_values(list(sys.argv[1:] if argv is None else argv))
@@ -57,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         status = args.func(args)
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

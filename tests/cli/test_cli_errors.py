@@ -189,3 +189,70 @@ def test_challenging_a_bot_that_is_not_connected_waits_then_says_so(service):
     line = one_line_error(done)
     assert "bot offline is not connected" in line
     assert "waiting for offline to connect ... 1 s (--wait 2)" in done.stderr
+
+
+def test_version_tests_without_a_token_name_the_flags(service):
+    """`bummerl test list` without a token answered with the service's words ("send metadata
+    'authorization: Bearer <bot token>'") under its own prefix ("bummerl test:"); a person at a
+    terminal needs the flags (issue 29)."""
+    for args in (["test", "list"], ["test", "show", "1"], ["test", "stop", "1"]):
+        line = one_line_error(bummerl(*args, server=service.server.address))
+        assert "--token or $BUMMERL_TOKEN" in line and "--operator-token" in line, line
+        assert "metadata" not in line and "Bearer" not in line, line
+
+
+@pytest.mark.parametrize("flag, expected", [
+    ("--token", "the service refused the token (it is not one the service knows): pass your "
+                "bot's token with --token or $BUMMERL_TOKEN (its own), or the operator token "
+                "with --operator-token or $BUMMERL_OPERATOR_TOKEN (any)"),
+    ("--operator-token", "the service refused the token"),
+])
+def test_version_tests_with_a_wrong_token_name_the_flags(service, flag, expected):
+    line = one_line_error(bummerl("test", "list", flag, "not-a-token",
+                                  server=service.server.address))
+    assert expected in line and "metadata" not in line, line
+
+
+def test_admin_without_the_operator_token_names_the_flags(service):
+    """`bummerl admin` printed `bummerl admin: UNAUTHENTICATED: ... send metadata ...`."""
+    line = one_line_error(bummerl("admin", "bots", server=service.server.address))
+    assert line == ("error: the service refused the operator token (none was given): pass the "
+                    "server's operator token with --operator-token or $BUMMERL_OPERATOR_TOKEN")
+    line = one_line_error(bummerl("admin", "bots", server=service.server.address,
+                                  operator="wrong"))
+    assert "refused the operator token" in line and "--operator-token" in line, line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["tournament", "show", "424242"], "424242"),
+    (["tournament", "export", "424242"], "424242"),
+    (["test", "show", "424242"], "424242"),
+    (["admin", "suspend", "424242", "why"], "424242"),
+    (["match", "create", "424242", "424243"], "424242"),
+])
+def test_a_runtime_error_is_one_line_without_a_usage_hint(service, args, expected):
+    """One style for every command's runtime error: `error: ...`, and no "(see --help)" (it
+    follows a bad command line only: the service's NOT_FOUND is no usage error)."""
+    done = bummerl(*args, server=service.server.address, operator=OPERATOR)
+    line = one_line_error(done)
+    assert expected in line, line
+    assert "--help" not in line and "bummerl " not in done.stderr.split("error: ")[0], line
+    assert done.stderr.strip() == line, done.stderr
+
+
+def test_a_usage_error_points_at_help(service):
+    line = one_line_error(bummerl("tournament", "show", "one", server=service.server.address))
+    assert line.endswith("(see `bummerl tournament show --help`)"), line
+
+
+def test_web_on_a_port_in_use_says_so_in_the_one_style(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]),
+             "web", "--port", str(port)], cwd=ROOT, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'web.sqlite3'}"})
+    line = one_line_error(done)
+    assert f"cannot listen on 127.0.0.1:{port}" in line and "--port" in line, line
