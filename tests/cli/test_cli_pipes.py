@@ -91,7 +91,7 @@ def test_an_offline_command_too(service, tmp_path):
 
 @pytest.mark.parametrize("command", [
     "bummerl tournament show 1 | head -2",
-    "bummerl tournament list | head -1",
+    "bummerl tournament list | head -2",
     "bummerl test list | head -1",
     "bummerl admin bots | head -1",
 ])
