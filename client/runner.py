@@ -327,10 +327,14 @@ class Runner:
                     if self._stopped.is_set():
                         break
                     if code in FATAL_CODES:
-                        details = e.details() if hasattr(e, "details") else str(e)
+                        # UNAUTHENTICATED's own words speak of gRPC metadata: say it plainly
+                        details = ("no bot has this token"
+                                   if code == grpc.StatusCode.UNAUTHENTICATED
+                                   else e.details() if hasattr(e, "details") else str(e))
                         raise TokenRefused(
                             f"the service at {self.server} refused the bot token ({details}): "
-                            "check --token (`bummerl bot register` prints it once)") from e
+                            "pass the token `bummerl bot register` printed, with --token or "
+                            "$BUMMERL_TOKEN") from e
                     details = e.details() if hasattr(e, "details") else ""
                     reason = f"{code.name if code else 'error'}: {details}"
                 if self._stopped.is_set():

@@ -72,7 +72,8 @@ def test_missing_or_wrong_operator_token(service, operator):
 def test_wrong_bot_token_with_the_module_form_from_the_repository_root(service):
     line = one_line_error(bummerl("bot", "run", "examples.random_bot:RandomBot", "--token",
                                   "-wrong", server=service.server.address))
-    assert "refused the bot token" in line and "--token" in line
+    assert "refused the bot token (no bot has this token)" in line, line
+    assert "--token or $BUMMERL_TOKEN" in line and "RegisterBot" not in line, line
 
 
 @pytest.mark.parametrize("spec, expected", [
@@ -256,3 +257,24 @@ def test_web_on_a_port_in_use_says_so_in_the_one_style(tmp_path):
             env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'web.sqlite3'}"})
     line = one_line_error(done)
     assert f"cannot listen on 127.0.0.1:{port}" in line and "--port" in line, line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--actions-older-than", "-1", "--archive", "table"],
+     "error: --actions-older-than must be 0 or more, not -1 (see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "table", "--batch", "0"],
+     "error: --batch must be 1 or more, not 0 (see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "records"],
+     "error: --archive records needs a directory for the record files: give it with --dir "
+     "(see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "records", "--dir", "{tmp}/nope"],
+     "error: {tmp}/nope is not a directory: make it first"),
+])
+def test_db_prune_names_its_flags_and_points_at_help_for_usage_errors_only(tmp_path, args,
+                                                                           expected):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]), "db",
+         "prune", *args, "--database-url", f"sqlite:///{tmp_path / 'prune.sqlite3'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert one_line_error(done) == expected.replace("{tmp}", str(tmp_path))
