@@ -134,6 +134,10 @@ def run_export(args: argparse.Namespace) -> int:
                     withheld = withheld_of(call.trailing_metadata())
                 break
             except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.PERMISSION_DENIED and args.view and args.bot:
+                    raise KitError(f"--view shows your own bot's turns, and --bot {args.bot} "
+                                   "is not the bot of this token (--token or $BUMMERL_TOKEN): "
+                                   "give your bot's name, or leave --bot out") from None
                 if e.code() != grpc.StatusCode.UNAVAILABLE or resumes >= RESUMES:
                     raise
                 resumes += 1

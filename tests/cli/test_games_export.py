@@ -225,3 +225,17 @@ def test_a_mangled_record_is_invalid_or_unverified_never_a_crash(tmp_path):
             seat_view(record, rng.randint(0, 1))
         except InvalidRecordError:
             pass
+
+
+def test_view_of_another_bot_names_the_flags(service, capsys):
+    """`--view --bot walkrand` with walkbot's token: the service's words ("this token is
+    'walkbot''s, not 'walkrand''s", under "refused the bot token") became one line that says
+    which flag to change (issue 29)."""
+    _, token = service.register("walkbot")
+    service.register("walkrand")
+    status, out, err = bummerl(capsys, "games", "export", "--view", "--bot", "walkrand",
+                               "--token", token, "--server", service.server.address)
+    assert status == 1 and out == ""
+    assert err == ("error: --view shows your own bot's turns, and --bot walkrand is not the bot "
+                   "of this token (--token or $BUMMERL_TOKEN): give your bot's name, or leave "
+                   "--bot out\n"), err
