@@ -568,8 +568,8 @@ class Runner:
 
     def _notice(self, n: bot_pb2.Notice) -> None:
         """What the service says that is not about one answer (its Hello refused, ...)."""
-        kind = bot_pb2.NoticeKind.Name(n.kind) if n.kind in bot_pb2.NoticeKind.values() \
-            else str(n.kind)
+        kind = (bot_pb2.NoticeKind.Name(n.kind).removeprefix("NOTICE_KIND_").lower()
+                .replace("_", "-") if n.kind in bot_pb2.NoticeKind.values() else str(n.kind))
         self._event(logging.INFO if n.code == "OK" else logging.WARNING, "notice",
                     "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
                     detail=n.message, field=n.field)
