@@ -85,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from services.core import hooks
 
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
-    server = create_server(args.address).start()
+    from cli.serve import cannot_bind
+
+    with cannot_bind(args.address, "--address"):
+        server = create_server(args.address).start()
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = None

@@ -278,3 +278,14 @@ def test_db_prune_names_its_flags_and_points_at_help_for_usage_errors_only(tmp_p
          "prune", *args, "--database-url", f"sqlite:///{tmp_path / 'prune.sqlite3'}"],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert one_line_error(done) == expected.replace("{tmp}", str(tmp_path))
+
+
+def test_serve_on_an_address_it_cannot_bind_names_the_flag(tmp_path):
+    """It said `unexpected error: RuntimeError: Failed to bind to address ...`."""
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]),
+         "serve", "--address", "127.0.0.1:notaport"], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 's.sqlite3'}"})
+    line = one_line_error(done)
+    assert line == ("error: cannot listen on 127.0.0.1:notaport: it is in use, or not a "
+                    "host:port of this machine (choose another with --address)")
