@@ -46,6 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def innermost(parser: argparse.ArgumentParser,
+              args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` were parsed for: `bummerl tournament list`'s."""
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction) and action.dest:
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return innermost(chosen, args)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     from client.errors import closed_pipe
 
@@ -68,7 +79,9 @@ def run(argv: list[str] | None) -> int:
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # said by the subcommand's parser, so the hint names its --help
+        innermost(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     args.debug = debug
     if not getattr(args, "func", None):
         parser.print_help()

@@ -289,3 +289,19 @@ def test_serve_on_an_address_it_cannot_bind_names_the_flag(tmp_path):
     line = one_line_error(done)
     assert line == ("error: cannot listen on 127.0.0.1:notaport: it is in use, or not a "
                     "host:port of this machine (choose another with --address)")
+
+
+@pytest.mark.parametrize("args, command", [
+    (["tournament", "list", "--wait", "1"], "bummerl tournament list"),
+    (["admin", "bots", "--nope"], "bummerl admin bots"),
+    (["--nope"], "bummerl"),
+])
+def test_an_unknown_flag_points_at_the_help_of_its_command(args, command):
+    """`bummerl tournament list --wait 1` pointed at `bummerl --help`, which does not list
+    tournament list's flags."""
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    line = one_line_error(done)
+    assert line.startswith("error: unrecognized arguments: ") and line.endswith(
+        f"(see `{command} --help`)"), line
