@@ -120,3 +120,16 @@ def report(error: BaseException, args: argparse.Namespace) -> int:
         traceback.print_exception(error)
     print(f"error: {describe(error, args)}", file=sys.stderr)
     return 1
+
+
+def console() -> Any:
+    """A Rich console for a command's output whose closed pipe ends the command like any
+    other's (cli.main: quietly, status 141); Rich's own answer is SystemExit(1)."""
+    from rich.console import Console
+
+    class PipedConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return PipedConsole()

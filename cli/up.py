@@ -57,13 +57,12 @@ def run(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
-    from rich.console import Console
-
+    from cli.errors import console as new_console
     from db.migrate import upgrade
     from workers import app as celery_app
     from workers import procs
 
-    console = Console()
+    console = new_console()
     os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
     os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
     token, token_note = operator_token(args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,41 @@ def test_the_pipelines_of_the_issue(service, command):
     assert done.stderr == "", done.stderr
     *lines, status = done.stdout.splitlines()
     assert lines and status in ("status 0", f"status {CLOSED_PIPE}"), done.stdout
+
+
+def test_rich_output_too(service, tmp_path):
+    """`simulate` prints its table with Rich, whose own answer to a closed pipe is exit 1."""
+    svc, tmp = service
+    done = into_a_closed_pipe(["simulate", "random", "bully", "-n", "4", "--seed", "1",
+                               "--inline", "--chunk", "4"],
+                              environment(svc.server.address, tmp_path))
+    assert done.returncode == CLOSED_PIPE, done.stderr
+    assert "Traceback" not in done.stderr and "error" not in done.stderr, done.stderr
+
+
+def processes_with(marker: str) -> list[int]:
+    """The processes whose environment holds `marker`."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_up_into_a_closed_pipe_stops_with_its_worker_and_scheduler(tmp_path):
+    """`bummerl up | head -1`: the header cannot be written; up stops its worker and beat."""
+    env = {**environment("127.0.0.1:1", tmp_path), "BUMMERL_BROKER_DIR": str(tmp_path / "broker"),
+           "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat")}
+    env.pop("BUMMERL_OPERATOR_TOKEN")
+    for name in ("BUMMERL_BROKER_URL", "REDIS_URL"):
+        env.pop(name, None)
+    done = into_a_closed_pipe(["up", "--address", "127.0.0.1:0", "--web", "off", "--duration",
+                               "60"], env)
+    assert done.returncode == CLOSED_PIPE and "Traceback" not in done.stderr, done.stderr
+    deadline = time.monotonic() + 30
+    while processes_with(str(tmp_path / "broker")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not processes_with(str(tmp_path / "broker")), "a worker or beat was left running"
