@@ -19,6 +19,7 @@ import contextlib
 import os
 import secrets
 import signal
+import sys
 import time
 from typing import Any
 
@@ -141,8 +142,8 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
             if args.until_rated is not None and rated_count() >= args.until_rated:
                 break
             if any(proc.poll() is not None for proc in started):
-                console.print(f"error: a worker or the scheduler stopped: see the logs in "
-                              f"{header['logs']}", markup=False, highlight=False)
+                print(f"error: a worker or the scheduler stopped: see the logs in "
+                      f"{header['logs']}", file=sys.stderr, flush=True)
                 return False
             if live is not None:
                 live.update(render(header, args.profiles))

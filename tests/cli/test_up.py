@@ -135,3 +135,18 @@ def test_a_token_file_others_may_read_is_refused_and_nothing_starts(tmp_path):
                                    "token with --operator-token or $BUMMERL_OPERATOR_TOKEN")
     assert "Ctrl-C" not in done.stdout and kept.read_text() == "secret\n"
     assert stat.S_IMODE(kept.stat().st_mode) == 0o644
+
+
+def test_a_stopped_worker_ends_up_with_one_error_line(tmp_path):
+    with up(tmp_path) as proc:
+        header(proc)
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(children) >= 2  # the worker and beat
+        worker = next(int(c) for c in children
+                      if b"worker" in Path(f"/proc/{c}/cmdline").read_bytes())
+        os.killpg(worker, signal.SIGKILL)  # the worker leads its own process group
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith(
+        "error: a worker or the scheduler stopped: see the logs in /"), out
