@@ -108,9 +108,6 @@ def describe(error: BaseException, args: argparse.Namespace) -> str:
                     grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.RESOURCE_EXHAUSTED):
             return details or f"the service answered {code.name}"
         return f"the service answered {code.name}: {details}"
-    if isinstance(error, OSError) and error.strerror:
-        where = f" ({error.filename})" if error.filename else ""
-        return f"{error.strerror}{where} (run again with --debug to see where)"
     return (f"unexpected error: {type(error).__name__}: {error} "
             "(run again with --debug to see where)")
 
