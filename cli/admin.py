@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 
@@ -25,6 +24,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="host:port of the service (default: $BUMMERL_SERVER or %(default)s)")
     parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
                         help="the operator token (default: $BUMMERL_OPERATOR_TOKEN)")
+    parser.set_defaults(token_kind="operator")
     add_arguments(parser)
 
 
@@ -56,7 +56,6 @@ def register(subparsers: Any) -> None:
 
 
 def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    import grpc
     from bummerl.v1 import admin_pb2_grpc
 
     from client.connect import from_args
@@ -65,11 +64,7 @@ def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
         else ()
     with from_args(args) as channel:
         stub = admin_pb2_grpc.AdminServiceStub(channel)
-        try:
-            return getattr(stub, method)(request, metadata=metadata, timeout=30)
-        except grpc.RpcError as e:
-            print(f"bummerl admin: {e.code().name}: {e.details()}", file=sys.stderr)
-            raise SystemExit(1) from None
+        return getattr(stub, method)(request, metadata=metadata, timeout=30)
 
 
 def _when(stamp: Any, present: bool) -> str:

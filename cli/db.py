@@ -46,13 +46,24 @@ def run_prune(args: argparse.Namespace) -> int:
     from db.base import MIGRATION_TIMEOUTS, make_engine
     from db.prune import BadPrune, prune
 
+    usage = "(see `bummerl db prune --help`)"
+    if args.actions_older_than < 0:
+        raise KitError(f"--actions-older-than must be 0 or more, not "
+                       f"{args.actions_older_than:g} {usage}")
+    if args.batch < 1:
+        raise KitError(f"--batch must be 1 or more, not {args.batch} {usage}")
+    if args.archive == "records" and not args.dir:
+        raise KitError(f"--archive records needs a directory for the record files: give it "
+                       f"with --dir {usage}")
+    if args.archive != "records" and args.dir:
+        raise KitError(f"--dir goes with --archive records only {usage}")
     bind = make_engine(args.database_url, timeouts=MIGRATION_TIMEOUTS)  # no statement bound
     try:
         done = prune(bind, args.actions_older_than, args.archive, args.dir,
                      dry_run=args.dry_run, batch=args.batch,
                      say=lambda line: print(line, file=sys.stderr, flush=True))
     except BadPrune as e:
-        raise KitError(f"{e} (see --help)") from None
+        raise KitError(str(e)) from None
     finally:
         bind.dispose()
     cutoff = done.cutoff.isoformat(timespec="seconds") if done.cutoff else "?"

@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from client.errors import KitError
+from client.errors import KitError, closed_pipe
 
 ORIGINS = ("ladder", "challenge", "tournament", "test", "manual", "people")  # db.models.ORIGINS
 RESUMES = 5  # reconnections after a dropped stream before giving up
@@ -134,6 +134,10 @@ def run_export(args: argparse.Namespace) -> int:
                     withheld = withheld_of(call.trailing_metadata())
                 break
             except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.PERMISSION_DENIED and args.view and args.bot:
+                    raise KitError(f"--view shows your own bot's turns, and --bot {args.bot} "
+                                   "is not the bot of this token (--token or $BUMMERL_TOKEN): "
+                                   "give your bot's name, or leave --bot out") from None
                 if e.code() != grpc.StatusCode.UNAVAILABLE or resumes >= RESUMES:
                     raise
                 resumes += 1
@@ -142,8 +146,7 @@ def run_export(args: argparse.Namespace) -> int:
                 time.sleep(min(8.0, 0.5 * 2 ** resumes))
         out.flush()
     except BrokenPipeError:  # the reader went away (`| head`): stop, quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return closed_pipe()
     finally:
         if bar is not None:
             bar.close()

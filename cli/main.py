@@ -3,8 +3,11 @@
 arguments, returning the exit status); modules are found by name, so adding one needs no edit
 here.
 
-Errors are answered with one line saying what went wrong and what to do, and exit status 1;
-`--debug` (anywhere on the line) shows the traceback too (see `cli.errors`).
+Errors are answered with one line, `error: ...`, saying what went wrong and what to do, and
+exit status 1; `--debug` (anywhere on the line) shows the traceback too (see `cli.errors`). A
+bad command line also points at `--help`. When the reader of the output goes away (`bummerl
+tournament list | head -2`) the command stops quietly with status 141, as a Unix tool ended by
+SIGPIPE does (`client.errors.closed_pipe`).
 """
 
 from __future__ import annotations
@@ -43,20 +46,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def innermost(parser: argparse.ArgumentParser,
+              args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` were parsed for: `bummerl tournament list`'s."""
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction) and action.dest:
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return innermost(chosen, args)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
+    from client.errors import closed_pipe
+
+    try:
+        try:
+            status = run(argv)
+        except SystemExit:  # argparse's --help and usage errors
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # a closed pipe is found here, not in the flush at exit
+    except BrokenPipeError:
+        return closed_pipe()
+    return status
+
+
+def run(argv: list[str] | None) -> int:
     from cli.errors import report
 
     argv = join_values(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # said by the subcommand's parser, so the hint names its --help
+        innermost(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     args.debug = debug
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         status = args.func(args)
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -10,8 +10,12 @@ asking again every 0.05 s for up to W s (default 0: once).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
+
+from client.errors import KitError
 
 
 def register(subparsers: Any) -> None:
@@ -83,5 +87,18 @@ def run(args: argparse.Namespace) -> int:
 
     quiet_logs()
     start_from_env()  # /metrics on BUMMERL_METRICS_PORT, if set
-    serve(args.address, migrate=not args.no_migrate)
+    with cannot_bind(args.address, "--address"):
+        serve(args.address, migrate=not args.no_migrate)
     return 0
+
+
+@contextlib.contextmanager
+def cannot_bind(address: str, flag: str) -> Iterator[None]:
+    """gRPC's RuntimeError for an address it cannot listen on, as one line naming the flag."""
+    try:
+        yield
+    except RuntimeError as e:
+        if "Failed to bind" not in str(e):
+            raise
+        raise KitError(f"cannot listen on {address}: it is in use, or not a host:port of this "
+                       f"machine (choose another with {flag})") from None

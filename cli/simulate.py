@@ -142,8 +142,9 @@ def _interval(pair: list, fmt: str = "+.3f") -> str:
 
 
 def show(info: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from cli.errors import console
 
     r = info["result"]
     a, b = info["strategy_a"], info["strategy_b"]
@@ -169,4 +170,4 @@ def show(info: dict) -> None:
         table.add_row(f"SPRT elo0={sprt['elo0']:+.0f} elo1={sprt['elo1']:+.0f}",
                       f"LLR {sprt['llr']:+.2f}",
                       f"bounds [{sprt['lower']:+.2f}, {sprt['upper']:+.2f}]: {verdict}")
-    Console().print(table)
+    console().print(table)

@@ -7,7 +7,7 @@
     bummerl tournament show ID
     bummerl tournament withdraw ID BOT [--reason TEXT]
     bummerl tournament cancel ID [--reason TEXT]
-    bummerl tournament export ID [--format csv|json]
+    bummerl tournament export ID [--format csv|json]    (json: docs/tournament-export.schema.json)
 
 `create`, `withdraw` and `cancel` need the operator token (`--operator-token` or
 $BUMMERL_OPERATOR_TOKEN); `list`, `show` and `export` are public. `--server`, `--tls` and
@@ -236,12 +236,13 @@ CSV_COLUMNS = ("rank", "bot", "opponent", "points", "game_points_scored",
 
 def run_export(args: argparse.Namespace) -> int:
     from bummerl.v1 import tournament_pb2
-    from google.protobuf.json_format import MessageToDict
+
+    from cli.plainjson import plain
 
     reply = _call(args, "ExportTournament",
                   tournament_pb2.ExportTournamentRequest(tournament_id=args.tournament_id))
-    if args.format == "json":
-        json.dump(MessageToDict(reply, preserving_proto_field_name=True), sys.stdout, indent=1)
+    if args.format == "json":  # plain JSON: docs/tournament-export.schema.json
+        json.dump(plain(reply), sys.stdout, indent=1)
         print()
         return 0
     names = {e.bot_id: e.name for e in reply.entries}

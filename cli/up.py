@@ -2,7 +2,9 @@
 
 Starts the gRPC engine service (in this process, with the workers' hooks), a Celery worker and
 the beat scheduler (subprocesses), registers the house bots, and shows the standings as they
-change until Ctrl-C. The worker submits the house bots' moves to the service over gRPC with a
+change until Ctrl-C (without a terminal: a line per finished match, then the standings). The
+operator token is kept across restarts beside the database, unless one is given
+(cli/operatortoken.py). The worker submits the house bots' moves to the service over gRPC with a
 house token made for this run (`BUMMERL_HOUSE_TOKEN`, unless one is set) at the service's
 address (`BUMMERL_SERVICE_ADDRESS`), both passed to it by environment. With no `REDIS_URL` /
 `DATABASE_URL` it runs on the embedded defaults: kombu's filesystem broker and SQLite under var/.
@@ -17,6 +19,7 @@ import contextlib
 import os
 import secrets
 import signal
+import sys
 import time
 from typing import Any
 
@@ -45,26 +48,25 @@ def register(subparsers: Any) -> None:
                         help="stop after this many seconds (default: run until Ctrl-C)")
     parser.add_argument("--until-rated", type=int, default=None, metavar="N",
                         help="stop once N ladder matches are rated (default: run on)")
+    parser.add_argument("--operator-token", default=os.environ.get("BUMMERL_OPERATOR_TOKEN", ""),
+                        help="the operator token (default: $BUMMERL_OPERATOR_TOKEN, else the "
+                             "one kept beside the database, made at the first start)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from rich.console import Console
-
+    from cli.errors import console as new_console
     from db.base import var_dir
     from db.migrate import upgrade
     from workers import app as celery_app
     from workers import procs
 
-    console = Console()
+    console = new_console()
     os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
     os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
-    token = None
-    if not (os.environ.get("BUMMERL_OPERATOR_TOKEN") or os.environ.get(
-            "BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get("BUMMERL_OPEN_REGISTRATION")):
-        token = os.environ["BUMMERL_OPERATOR_TOKEN"] = secrets.token_urlsafe(16)
+    token, token_note = operator_token(args)
     if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
         os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
         os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
@@ -83,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from services.core import hooks
 
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
-    server = create_server(args.address).start()
+    from cli.serve import cannot_bind
+
+    with cannot_bind(args.address, "--address"):
+        server = create_server(args.address).start()
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = None
@@ -99,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             "database": _safe_url(),
             "logs": str(logs),
             "token": token,
+            "token_note": token_note,
             "web": web_url,
         }
         for line in header_lines(header):
@@ -118,22 +124,52 @@ def run(args: argparse.Namespace) -> int:
 def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
           console: Any) -> bool:
     """Show the live standings until the time is up, N matches are rated or a process
-    stopped (then False)."""
+    stopped (then False). Without a terminal (`bummerl up | tee log`, a service manager) a
+    live table cannot redraw: a line per finished match instead, the standings at the end."""
     from rich.live import Live
 
+    from cli.matchlines import FinishedMatches
+
     end = None if args.duration is None else time.monotonic() + args.duration
+    finished = None if console.is_terminal else FinishedMatches()
     with Live(render(header, args.profiles), console=console, refresh_per_second=2,
-              screen=False) as live:
+              screen=False) if finished is None else contextlib.nullcontext() as live:
         while end is None or time.monotonic() < end:
             time.sleep(1)
+            if finished is not None:
+                for line in finished.lines():
+                    print(line, flush=True)
             if args.until_rated is not None and rated_count() >= args.until_rated:
-                live.update(render(header, args.profiles))
                 break
             if any(proc.poll() is not None for proc in started):
-                console.print("[red]a worker or the scheduler stopped; see the logs[/red]")
+                print(f"error: a worker or the scheduler stopped: see the logs in "
+                      f"{header['logs']}", file=sys.stderr, flush=True)
                 return False
+            if live is not None:
+                live.update(render(header, args.profiles))
+        if live is not None:
             live.update(render(header, args.profiles))
+    if finished is not None:
+        console.print(render(header, args.profiles))
     return True
+
+
+def operator_token(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The operator token to show (None: the person gave it, or gave only its SHA-256, or
+    registration is open) and a note on where it comes from (cli/operatortoken.py)."""
+    from cli import operatortoken
+    from db.base import database_url, var_dir
+
+    if args.operator_token:  # the person knows it: not shown
+        os.environ["BUMMERL_OPERATOR_TOKEN"] = args.operator_token
+        return None, "the one given (--operator-token or $BUMMERL_OPERATOR_TOKEN)"
+    if os.environ.get("BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get(
+            "BUMMERL_OPEN_REGISTRATION"):
+        return None, ""
+    path = operatortoken.path_for(database_url(), var_dir())
+    token, made = operatortoken.keep(path)
+    os.environ["BUMMERL_OPERATOR_TOKEN"] = token
+    return token, f"{'new, ' if made else ''}kept in {path}"
 
 
 def local_address(address: str) -> str:
@@ -209,6 +245,8 @@ def header_lines(header: dict) -> list[Any]:
             f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "
             f"--operator-token {header['token']}[/green], then [green]bummerl bot run "
             f"...[/green] (see README)"))
+    if header.get("token_note"):
+        lines.append(Text(f"operator token: {header['token_note']}"))
     lines.append(Text("Ctrl-C stops everything."))
     return lines
 

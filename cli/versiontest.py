@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from cli import timecontrol
+from client.errors import KitError
 
 STATES = ("waiting", "running", "H1", "H0", "capped", "stopped", "timed_out")
 
@@ -68,23 +68,24 @@ def register(subparsers: Any) -> None:
     stop.set_defaults(func=run_stop)
     for parser in (start, listing, show, stop):
         _common(parser)
+        parser.set_defaults(token_kind="either")
 
 
 def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    import grpc
     from bummerl.v1 import versiontest_pb2_grpc
 
+    from cli.errors import BOT_FLAGS, OPERATOR_FLAGS
     from client.connect import from_args
 
     token = args.token or args.operator_token
+    if not token:  # refused before a call: the service's answer would speak of metadata
+        raise KitError(f"`bummerl test {args.test_command}` needs a token: your bot's "
+                       f"({BOT_FLAGS}) for its own tests, or the operator's "
+                       f"({OPERATOR_FLAGS}) for any")
     metadata = (("authorization", f"Bearer {token}"),) if token else ()
     with from_args(args) as channel:
         stub = versiontest_pb2_grpc.VersionTestServiceStub(channel)
-        try:
-            return getattr(stub, method)(request, metadata=metadata, timeout=30)
-        except grpc.RpcError as e:
-            print(f"bummerl test: {e.code().name}: {e.details()}", file=sys.stderr)
-            raise SystemExit(1) from None
+        return getattr(stub, method)(request, metadata=metadata, timeout=30)
 
 
 def _state(test: Any) -> str:

@@ -4,8 +4,9 @@ by waitress."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from client.errors import KitError
 
 
 def register(subparsers: Any) -> None:
@@ -34,9 +35,8 @@ def run(args: argparse.Namespace) -> int:
         server = waitress_server(args.host, args.port, {"MAX_STREAMS": args.streams},
                                  threads=args.threads)
     except OSError as e:
-        print(f"bummerl web: cannot listen on {args.host}:{args.port}: {e.strerror or e}",
-              file=sys.stderr)
-        return 1
+        raise KitError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e} (choose "
+                       "another with --host/--port)") from None
     from services.core.metrics import start_from_env
     from web.metrics import instrument
 

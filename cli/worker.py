@@ -66,7 +66,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
         ensure_house_bots()
     if "moves" in args.queues.split(",") and not os.environ.get("BUMMERL_HOUSE_TOKEN"):
-        print("bummerl worker: BUMMERL_HOUSE_TOKEN is not set, so the service will refuse "
+        print("warning: BUMMERL_HOUSE_TOKEN is not set, so the service will refuse "
               "this worker's house-bot moves; set it to the service's house token (and "
               "BUMMERL_SERVICE_ADDRESS if the service is not at 127.0.0.1:50051)",
               file=sys.stderr)

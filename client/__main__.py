@@ -23,7 +23,7 @@ from types import FrameType
 from client import connect, events
 from client.argv import join_values
 from client.bot import Bot
-from client.errors import KitError
+from client.errors import KitError, closed_pipe
 from client.runner import Backoff, Runner
 
 log = logging.getLogger("bummerl.client")
@@ -173,14 +173,16 @@ def play(args: argparse.Namespace) -> int:
     if "error" in result:
         raise result["error"]
     s = runner.stats
-    print(f"turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, refused {s.rejected}",
-          flush=True)
+    print(f"[{runner.speaker}] turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, "
+          f"refused {s.rejected}", flush=True)
     return 0
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         return play(args)
+    except BrokenPipeError:
+        return closed_pipe()
     except KitError as e:
         if args.debug:
             traceback.print_exc()

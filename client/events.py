@@ -9,6 +9,9 @@ it is one JSON object per line:
 
     {"time": "2026-12-01T03:20:00.123Z", "level": "info", "event": "match_ended",
      "message": "match 7 ended: won vs randy, ...", "bot": "mybot", "match_id": 7, ...}
+
+(its JSON Schema: docs/kit-log.schema.json; values are plain: numbers, booleans, lowercase
+words such as a notice's kind "hello-refused").
 """
 
 from __future__ import annotations

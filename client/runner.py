@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import grpc
 from bummerl import wire
@@ -326,10 +327,14 @@ class Runner:
                     if self._stopped.is_set():
                         break
                     if code in FATAL_CODES:
-                        details = e.details() if hasattr(e, "details") else str(e)
+                        # UNAUTHENTICATED's own words speak of gRPC metadata: say it plainly
+                        details = ("no bot has this token"
+                                   if code == grpc.StatusCode.UNAUTHENTICATED
+                                   else e.details() if hasattr(e, "details") else str(e))
                         raise TokenRefused(
                             f"the service at {self.server} refused the bot token ({details}): "
-                            "check --token (`bummerl bot register` prints it once)") from e
+                            "pass the token `bummerl bot register` printed, with --token or "
+                            "$BUMMERL_TOKEN") from e
                     details = e.details() if hasattr(e, "details") else ""
                     reason = f"{code.name if code else 'error'}: {details}"
                 if self._stopped.is_set():
@@ -563,8 +568,8 @@ class Runner:
 
     def _notice(self, n: bot_pb2.Notice) -> None:
         """What the service says that is not about one answer (its Hello refused, ...)."""
-        kind = bot_pb2.NoticeKind.Name(n.kind) if n.kind in bot_pb2.NoticeKind.values() \
-            else str(n.kind)
+        kind = (bot_pb2.NoticeKind.Name(n.kind).removeprefix("NOTICE_KIND_").lower()
+                .replace("_", "-") if n.kind in bot_pb2.NoticeKind.values() else str(n.kind))
         self._event(logging.INFO if n.code == "OK" else logging.WARNING, "notice",
                     "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
                     detail=n.message, field=n.field)
@@ -581,7 +586,7 @@ class Runner:
         self._event(logging.INFO, "hand_ended",
                     "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
                     h.match_id, h.hand_number, outcome, res.game_points, res.reason,
-                    ":".join(map(str, res.points)), ":".join(map(str, h.counters)),
+                    you_them(res.points, seat), you_them(h.counters, seat),
                     match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner,
                     seat=seat, game_points=res.game_points, reason=res.reason,
                     points=list(res.points), counters=list(h.counters))
@@ -609,7 +614,7 @@ class Runner:
         reason = END_REASONS.get(m.end_reason, "ended")
         self._event(logging.INFO, "match_ended",
                     "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
-                    "won" if ended.won else "lost", opponent, ":".join(map(str, m.counters)),
+                    "won" if ended.won else "lost", opponent, you_them(m.counters, ended.seat),
                     reason, f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
                     won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
                     detail=m.end_detail, seat=ended.seat)
@@ -618,6 +623,15 @@ class Runner:
             self.drain(f"--matches {self.max_matches} reached")  # (if not draining yet)
         if self.draining and left == 0 and self._drain_acked:
             self._finish_drain()
+
+
+def you_them(pair: Any, seat: int | None) -> str:
+    """A pair of numbers in seat order, as the log shows it: `74:46 (you:them)` from the
+    bot's seat, or `46:74 (seat 0:1)` when its seat is not known."""
+    first, second = list(pair)[:2]
+    if seat == 1:
+        return f"{second}:{first} (you:them)"
+    return f"{first}:{second} (you:them)" if seat == 0 else f"{first}:{second} (seat 0:1)"
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -72,7 +72,8 @@ def test_missing_or_wrong_operator_token(service, operator):
 def test_wrong_bot_token_with_the_module_form_from_the_repository_root(service):
     line = one_line_error(bummerl("bot", "run", "examples.random_bot:RandomBot", "--token",
                                   "-wrong", server=service.server.address))
-    assert "refused the bot token" in line and "--token" in line
+    assert "refused the bot token (no bot has this token)" in line, line
+    assert "--token or $BUMMERL_TOKEN" in line and "RegisterBot" not in line, line
 
 
 @pytest.mark.parametrize("spec, expected", [
@@ -189,3 +190,118 @@ def test_challenging_a_bot_that_is_not_connected_waits_then_says_so(service):
     line = one_line_error(done)
     assert "bot offline is not connected" in line
     assert "waiting for offline to connect ... 1 s (--wait 2)" in done.stderr
+
+
+def test_version_tests_without_a_token_name_the_flags(service):
+    """`bummerl test list` without a token answered with the service's words ("send metadata
+    'authorization: Bearer <bot token>'") under its own prefix ("bummerl test:"); a person at a
+    terminal needs the flags (issue 29)."""
+    for args in (["test", "list"], ["test", "show", "1"], ["test", "stop", "1"]):
+        line = one_line_error(bummerl(*args, server=service.server.address))
+        assert "--token or $BUMMERL_TOKEN" in line and "--operator-token" in line, line
+        assert "metadata" not in line and "Bearer" not in line, line
+
+
+@pytest.mark.parametrize("flag, expected", [
+    ("--token", "the service refused the token (it is not one the service knows): pass your "
+                "bot's token with --token or $BUMMERL_TOKEN (its own), or the operator token "
+                "with --operator-token or $BUMMERL_OPERATOR_TOKEN (any)"),
+    ("--operator-token", "the service refused the token"),
+])
+def test_version_tests_with_a_wrong_token_name_the_flags(service, flag, expected):
+    line = one_line_error(bummerl("test", "list", flag, "not-a-token",
+                                  server=service.server.address))
+    assert expected in line and "metadata" not in line, line
+
+
+def test_admin_without_the_operator_token_names_the_flags(service):
+    """`bummerl admin` printed `bummerl admin: UNAUTHENTICATED: ... send metadata ...`."""
+    line = one_line_error(bummerl("admin", "bots", server=service.server.address))
+    assert line == ("error: the service refused the operator token (none was given): pass the "
+                    "server's operator token with --operator-token or $BUMMERL_OPERATOR_TOKEN")
+    line = one_line_error(bummerl("admin", "bots", server=service.server.address,
+                                  operator="wrong"))
+    assert "refused the operator token" in line and "--operator-token" in line, line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["tournament", "show", "424242"], "424242"),
+    (["tournament", "export", "424242"], "424242"),
+    (["test", "show", "424242"], "424242"),
+    (["admin", "suspend", "424242", "why"], "424242"),
+    (["match", "create", "424242", "424243"], "424242"),
+])
+def test_a_runtime_error_is_one_line_without_a_usage_hint(service, args, expected):
+    """One style for every command's runtime error: `error: ...`, and no "(see --help)" (it
+    follows a bad command line only: the service's NOT_FOUND is no usage error)."""
+    done = bummerl(*args, server=service.server.address, operator=OPERATOR)
+    line = one_line_error(done)
+    assert expected in line, line
+    assert "--help" not in line and "bummerl " not in done.stderr.split("error: ")[0], line
+    assert done.stderr.strip() == line, done.stderr
+
+
+def test_a_usage_error_points_at_help(service):
+    line = one_line_error(bummerl("tournament", "show", "one", server=service.server.address))
+    assert line.endswith("(see `bummerl tournament show --help`)"), line
+
+
+def test_web_on_a_port_in_use_says_so_in_the_one_style(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]),
+             "web", "--port", str(port)], cwd=ROOT, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'web.sqlite3'}"})
+    line = one_line_error(done)
+    assert f"cannot listen on 127.0.0.1:{port}" in line and "--port" in line, line
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--actions-older-than", "-1", "--archive", "table"],
+     "error: --actions-older-than must be 0 or more, not -1 (see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "table", "--batch", "0"],
+     "error: --batch must be 1 or more, not 0 (see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "records"],
+     "error: --archive records needs a directory for the record files: give it with --dir "
+     "(see `bummerl db prune --help`)"),
+    (["--actions-older-than", "3", "--archive", "records", "--dir", "{tmp}/nope"],
+     "error: {tmp}/nope is not a directory: make it first"),
+])
+def test_db_prune_names_its_flags_and_points_at_help_for_usage_errors_only(tmp_path, args,
+                                                                           expected):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]), "db",
+         "prune", *args, "--database-url", f"sqlite:///{tmp_path / 'prune.sqlite3'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert one_line_error(done) == expected.replace("{tmp}", str(tmp_path))
+
+
+def test_serve_on_an_address_it_cannot_bind_names_the_flag(tmp_path):
+    """It said `unexpected error: RuntimeError: Failed to bind to address ...`."""
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]),
+         "serve", "--address", "127.0.0.1:notaport"], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 's.sqlite3'}"})
+    line = one_line_error(done)
+    assert line == ("error: cannot listen on 127.0.0.1:notaport: it is in use, or not a "
+                    "host:port of this machine (choose another with --address)")
+
+
+@pytest.mark.parametrize("args, command", [
+    (["tournament", "list", "--wait", "1"], "bummerl tournament list"),
+    (["admin", "bots", "--nope"], "bummerl admin bots"),
+    (["--nope"], "bummerl"),
+])
+def test_an_unknown_flag_points_at_the_help_of_its_command(args, command):
+    """`bummerl tournament list --wait 1` pointed at `bummerl --help`, which does not list
+    tournament list's flags."""
+    done = subprocess.run(
+        [*([str(BUMMERL)] if BUMMERL.exists() else [sys.executable, "-m", "cli.main"]), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    line = one_line_error(done)
+    assert line.startswith("error: unrecognized arguments: ") and line.endswith(
+        f"(see `{command} --help`)"), line

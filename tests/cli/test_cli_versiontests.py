@@ -50,7 +50,7 @@ def test_start_list_show_stop(service, capsys):
         status, out, err = bummerl(capsys, "test", "start", "--candidate", "mybot@2.0",
                                    "--baseline", "mybot@2.0", "--token", token, *server)
         assert status == 1 and out == ""
-        assert err.startswith("bummerl test: INVALID_ARGUMENT: baseline:") and err.count("\n") == 1
+        assert err.startswith("error: baseline:") and err.count("\n") == 1
         status, out, err = bummerl(capsys, "test", "start", "--candidate", "mybot@2.0",
                                    "--baseline", "mybot@1.9", "--elo0", "0", "--elo1", "10",
                                    "--time-control", "1500+4000", "--concurrency", "2",
@@ -71,7 +71,7 @@ def test_start_list_show_stop(service, capsys):
         assert status == 0, err
         assert out.startswith("test 1: STOPPED (stopped by operator: no longer needed)")
         status, _, err = bummerl(capsys, "test", "show", "2", "--token", token, *server)
-        assert status == 1 and "NOT_FOUND" in err
+        assert status == 1 and err.startswith("error: no version test with id 2"), err
     finally:
         for stream in streams:
             stream.close()

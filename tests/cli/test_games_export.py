@@ -30,6 +30,8 @@ from services.core.actions import submit_action
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((ROOT / "docs" / "match-record.schema.json").read_text()))
+REPLAY_LINE = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "docs" / "replay-line.schema.json").read_text()))
 
 
 def bench_module():
@@ -163,6 +165,8 @@ def test_a_thousand_exported_matches_each_replay_to_their_results(tmp_path):
     done = subprocess.run([sys.executable, "-m", "cli.main", "replay", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
+    for line in done.stdout.splitlines():
+        REPLAY_LINE.validate(json.loads(line))
     flagged = [json.loads(line) for line in done.stdout.splitlines() if '"verified": false' in line]
     assert [f["match_id"] for f in flagged] == [bad["match_id"]]
 
@@ -182,6 +186,8 @@ def test_replay_reads_pretty_records_json_lines_and_reports_bad_ones(tmp_path, c
     status, out, _ = bummerl(capsys, "replay", str(pretty), str(many))
     assert status == 2  # an invalid document outweighs
     lines = [json.loads(line) for line in out.splitlines()]
+    for line in lines:
+        REPLAY_LINE.validate(line)
     assert lines[0]["verified"] and lines[1]["verified"]
     assert list(lines[2]) == ["invalid"] and "line 2: not JSON" in lines[2]["invalid"]
     assert "unknown record_version 9" in lines[3]["invalid"]
@@ -219,3 +225,17 @@ def test_a_mangled_record_is_invalid_or_unverified_never_a_crash(tmp_path):
             seat_view(record, rng.randint(0, 1))
         except InvalidRecordError:
             pass
+
+
+def test_view_of_another_bot_names_the_flags(service, capsys):
+    """`--view --bot walkrand` with walkbot's token: the service's words ("this token is
+    'walkbot''s, not 'walkrand''s", under "refused the bot token") became one line that says
+    which flag to change (issue 29)."""
+    _, token = service.register("walkbot")
+    service.register("walkrand")
+    status, out, err = bummerl(capsys, "games", "export", "--view", "--bot", "walkrand",
+                               "--token", token, "--server", service.server.address)
+    assert status == 1 and out == ""
+    assert err == ("error: --view shows your own bot's turns, and --bot walkrand is not the bot "
+                   "of this token (--token or $BUMMERL_TOKEN): give your bot's name, or leave "
+                   "--bot out\n"), err

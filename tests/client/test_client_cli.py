@@ -73,6 +73,19 @@ def test_serve_register_create_and_play_from_the_command_line(tmp_path):
             assert bot.returncode == 0, output
         won = [int(re.search(r"won (\d+)", o).group(1)) for o in outputs]
         assert sorted(won) == [0, 1]
+        # every line says whose it is, the summary too (issue 29)
+        for name, output in zip(("cli-random", "cli-simple"), outputs, strict=True):
+            lines = [line for line in output.splitlines() if line.strip()]
+            assert lines and all(f"[{name}] " in line for line in lines), output
+            assert re.search(rf"^\[{name}\] turns \d+, won \d, lost \d, refused 0$", output,
+                             re.MULTILINE), output
+        # points and counters from the bot's side: each bot's `you:them` mirrors the other's
+        seen = [{(int(m), int(h)): (int(a), int(b)) for m, h, a, b in re.findall(
+            r"match (\d+) hand (\d+): hand (?:won|lost), .*, points (\d+):(\d+) \(you:them\)",
+            o)} for o in outputs]
+        assert seen[0] and seen[0].keys() == seen[1].keys(), outputs
+        assert all(seen[1][hand] == (b, a) for hand, (a, b) in seen[0].items()), seen
+        assert any(a != b for a, b in seen[0].values()), seen  # a check that could fail
         # the version each said when it connected (--version; none for the other)
         with sqlite3.connect(tmp_path / "cli.sqlite3") as db:
             assert dict(db.execute("SELECT name, version FROM bots")) == {

@@ -8,7 +8,9 @@ import json
 import logging
 import threading
 import time
+from pathlib import Path
 
+import jsonschema
 import pytest
 from servicekit import fresh_database, play_in_threads, running_service
 
@@ -18,6 +20,9 @@ from client.events import JsonFormatter
 from examples.random_bot import RandomBot
 from services.core import matches as plain
 
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = jsonschema.Draft202012Validator(
+    json.loads((ROOT / "docs" / "kit-log.schema.json").read_text()))
 CANDIDATES = ["exchange", "close", "declare H", "declare S", "play AH", "play TS", "play JC"]
 
 
@@ -73,6 +78,8 @@ def test_a_line_for_each_event(service, caplog):
     assert len(ended) == 2
     assert {r.fields["won"] for r in ended} == {True, False}
     assert all("played out" in r.getMessage() and "counters" in r.getMessage() for r in ended)
+    for record in caplog.records:  # every line --log-json would print
+        SCHEMA.validate(json.loads(JsonFormatter().format(record)))
     line = json.loads(JsonFormatter().format(ended[0]))
     assert line["event"] == "match_ended" and line["level"] == "info"
     assert line["reason"] == "played out" and isinstance(line["won"], bool)
@@ -218,6 +225,7 @@ def test_a_refused_hello_is_a_notice_line_and_the_bot_plays_on(service, caplog):
     assert not any(t.is_alive() for t in threads), "the match was not played to its end"
     (notice,) = events(caplog, "notice")
     assert notice.levelno == logging.WARNING
-    assert notice.fields["kind"] == "NOTICE_KIND_HELLO_REFUSED"
+    assert notice.fields["kind"] == "hello-refused"  # a plain word in --log-json (issue 29)
+    SCHEMA.validate(json.loads(JsonFormatter().format(notice)))
     assert notice.fields["field"] == "hello.client" and "hello.client" in notice.getMessage()
     assert len(events(caplog, "match_ended")) == 2
