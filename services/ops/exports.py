@@ -79,8 +79,8 @@ def start_export(
     if seat_view:
         me = bot_for_token(token, sessions=sessions)
         if bot and bot != me.name:
-            raise PermissionDenied(f"seat_view shows a bot's own turns: this token is "
-                                   f"{me.name!r}'s, not {bot[:40]!r}'s")
+            raise PermissionDenied(f"seat_view shows a bot's own turns: this token belongs to "
+                                   f"bot {me.name!r}, not to bot {bot[:40]!r}")
         bot, view_of = me.name, me.id
     try:
         where = records.ExportFilter(
