@@ -9,8 +9,8 @@ Each step, for each open test (`waiting` or `running`), one worker at a time (`o
    and one-sided `forfeited` pairs are counted from the candidate's points (0 lost both, 1
    split, 2 won both); pairs `void` or forfeited by both sides are not. The LLR and the
    decision come from `db.stats` (paired SPRT). H1 or H0, or the cap of games reached, ends
-   the test; its pairs not started are void, and matches still running are played out but
-   not counted: its open pairs are void at once (`db.versiontests.void_open`; a pair left
+   the test: its open pairs (not started, or being played) are void at once, their matches
+   still running played out but not counted (`db.versiontests.void_open`; a pair left
    open would withhold its legs and keep its bots out of the ladder). Each step also voids
    the open pairs of tests that ended (`workers.pairs.void_orphans`: what a crash left).
 2. whether both sides can play: a house bot always, a remote bot while a Play stream of it
