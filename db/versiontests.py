@@ -313,14 +313,19 @@ def list_tests(s: Session, *, bot_id: int | None = None, state: str | None = Non
     return list(s.scalars(query))
 
 
-def void_open(s: Session, test_id: int, why: str) -> None:
+def void_open(s: Session, test_id: int, why: str) -> int:
     """Void the ended test's open pairs (in `s`'s transaction): those not started, and those
     being played (a leg still running is played out, not counted; a leg not made yet never
     is), so that none is left open: its finished legs are released (the export's horizon, the
     match pages) as soon as no leg of theirs runs, and its bots are free for the ladder
-    (docs/version-tests.md, "When a test ends")."""
-    s.execute(update(DuplicatePair).where(
+    (docs/version-tests.md, "When a test ends"). Counted in the test's `voided`; how many."""
+    done = s.execute(update(DuplicatePair).where(
         DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id,
         DuplicatePair.state.in_(PAIR_OPEN)).values(state=VOID, detail=why,
                                                    finished_at=utcnow()),
         execution_options={"synchronize_session": False})
+    voided = int(getattr(done, "rowcount", 0) or 0)
+    s.execute(update(VersionTest).where(VersionTest.id == test_id)
+              .values(voided=VersionTest.voided + voided),
+              execution_options={"synchronize_session": False})
+    return voided

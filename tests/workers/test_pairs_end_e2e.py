@@ -17,14 +17,16 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from eventsite import Site, event_site
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from db.models import FINISHED, ORIGIN_TEST, RUNNING, Bot, Match
-from db.pairs import FINAL, OWNER_TEST, OWNER_TOURNAMENT, PLAYING, DuplicatePair
+from db.pairs import FINAL, OWNER_TEST, OWNER_TOURNAMENT, PLAYING, VOID, DuplicatePair
+from db.versiontests import VersionTest
 from workers.app import ROOT
 from workers.testing import wait_until
 
@@ -180,6 +182,7 @@ def test_a_version_test_run_as_documented_ends_with_every_pair_final(site):
     wait_until(lambda: all(logged(site, f"kit{i}.log", "connected to") for i in range(2)),
                30, every=0.2, what="both versions connected")
 
+    began = time.monotonic()
     out = run(site, start_test, token)
     test_id = int(re.search(r"test (\d+)", out).group(1))  # type: ignore[union-attr]
     show = show.replace(" 1 ", f" {test_id} ")
@@ -195,8 +198,15 @@ def test_a_version_test_run_as_documented_ends_with_every_pair_final(site):
     except AssertionError as e:
         raise AssertionError(f"{e}\n{site.report(test_id)}") from None
     assert f"test {test_id}: H1" in shown, shown
+    print(f"decided after {time.monotonic() - began:.1f} s: "
+          f"{re.search(r'pairs .*', shown).group(0)}")  # type: ignore[union-attr]
     # the decision leaves no pair open: those in play are void at once (not counted)
     assert open_pairs(site, OWNER_TEST, test_id) == []
+    with site.sessions() as s:  # the void ones are counted as such ("pairs played N (+M void")
+        voided = s.scalar(select(func.count()).select_from(DuplicatePair).where(
+            DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id,
+            DuplicatePair.state == VOID))
+        assert s.get(VersionTest, test_id).voided == voided  # type: ignore[union-attr]
     legs = [m for m in site.matches().values() if m.origin == ORIGIN_TEST]
     assert legs and all({m.version0, m.version1} == {"1.9", "2.0"} for m in legs)
     last = max(m.id for m in site.matches().values())
