@@ -226,8 +226,9 @@ def mid_pair(site: Site, tid: int, bot: int) -> DuplicatePair:
     """Wait until a pair of `bot` in tournament `tid` is between its legs: leg 0 finished, leg 1
     made; that pair."""
     def between() -> DuplicatePair | None:
+        pairs = site.pairs(tid)  # first: a leg it names is in the matches read after
         matches = site.matches()
-        for p in site.pairs(tid):
+        for p in pairs:
             if (p.state == PLAYING and bot in (p.bot_a_id, p.bot_b_id)
                     and p.match_a_id is not None and p.match_b_id is not None
                     and matches[p.match_a_id].state == FINISHED
