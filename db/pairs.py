@@ -122,6 +122,20 @@ def result_values(result: PairResult) -> dict[str, object]:
             "forfeit": result.forfeit}
 
 
+def counting(state: str, forfeit: str | None) -> str:
+    """Whether a pair in `state` (forfeited by `forfeit`) counts, in words for the pages: its
+    matches count when it is done or forfeited by one bot; a void pair's, or one forfeited by
+    both, do not (docs/events.md, "How every pair ends")."""
+    if state == DONE:
+        return "counted"
+    if state == FORFEITED:
+        return "not counted (forfeited by both)" if forfeit == FORFEIT_BOTH else \
+            f"counted (forfeited by bot {forfeit})"
+    if state == VOID:
+        return "voided, not counted"
+    return "pair in play"
+
+
 def bots_in_play(s: Session, bot_ids: Iterable[int] | None = None) -> set[int]:
     """The bots of every pair being played now, of any owner (among `bot_ids` if given): the
     ladder gives a remote one of them no new match (`workers.ladder`)."""

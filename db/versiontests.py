@@ -18,7 +18,7 @@ or a fixed number of pairs is reached; and the versions each bot was seen runnin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -42,8 +42,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from db.base import Base, aware, utcnow
 from db.models import ORIGIN_TEST, REMOTE, ActionLog, Bot, Match
 from db.models import RUNNING as MATCH_RUNNING
-from db.pairs import OWNER_TEST, VOID, DuplicatePair
-from db.pairs import WAITING as PAIR_WAITING
+from db.pairs import OPEN as PAIR_OPEN
+from db.pairs import OWNER_TEST, VOID, DuplicatePair, counting
 from db.presence import STALE_BEATS, is_connected
 from db.stats import PairOutcomes, paired_elo_ci, paired_score_ci, sprt_bounds
 
@@ -205,6 +205,8 @@ class Summary:
     elo_ci: tuple[float, float]
     running_match_ids: list[int]
     matches: list[Match]  # its matches, newest first (at most `MATCHES_SHOWN`)
+    # pair id -> whether its matches count, in words (`db.pairs.counting`), for `matches`
+    counts: dict[int, str] = field(default_factory=dict)
 
     @property
     def sprt(self) -> bool:
@@ -289,10 +291,14 @@ def summarize(s: Session, test: VersionTest, heartbeat_s: float,
     elo, elo_lo, elo_hi = paired_elo_ci(outcomes)
     matches = test_matches(s, test.id) if details else []
     running = sorted(m.id for m in matches if m.state == MATCH_RUNNING)
+    pair_ids = {m.pair_id for m in matches if m.pair_id is not None}
+    counts = {row.id: counting(row.state, row.forfeit) for row in s.execute(
+        select(DuplicatePair.id, DuplicatePair.state, DuplicatePair.forfeit)
+        .where(DuplicatePair.id.in_(pair_ids)))} if pair_ids else {}
     return Summary(test, side(test.candidate_bot_id, test.candidate_version, True),
                    side(test.baseline_bot_id, test.baseline_version, False), outcomes,
                    lower, upper, score, (score_lo, score_hi), elo, (elo_lo, elo_hi), running,
-                   matches)
+                   matches, counts)
 
 
 def list_tests(s: Session, *, bot_id: int | None = None, state: str | None = None,
@@ -307,10 +313,19 @@ def list_tests(s: Session, *, bot_id: int | None = None, state: str | None = Non
     return list(s.scalars(query))
 
 
-def void_waiting(s: Session, test_id: int, why: str) -> None:
-    """Void the test's pairs not started yet (in `s`'s transaction)."""
-    s.execute(update(DuplicatePair).where(
+def void_open(s: Session, test_id: int, why: str) -> int:
+    """Void the ended test's open pairs (in `s`'s transaction): those not started, and those
+    being played (a leg still running is played out, not counted; a leg not made yet never
+    is), so that none is left open: its finished legs are released (the export's horizon, the
+    match pages) as soon as no leg of theirs runs, and its bots are free for the ladder
+    (docs/version-tests.md, "When a test ends"). Counted in the test's `voided`; how many."""
+    done = s.execute(update(DuplicatePair).where(
         DuplicatePair.owner == OWNER_TEST, DuplicatePair.owner_id == test_id,
-        DuplicatePair.state == PAIR_WAITING).values(state=VOID, detail=why,
-                                                    finished_at=utcnow()),
+        DuplicatePair.state.in_(PAIR_OPEN)).values(state=VOID, detail=why,
+                                                   finished_at=utcnow()),
         execution_options={"synchronize_session": False})
+    voided = int(getattr(done, "rowcount", 0) or 0)
+    s.execute(update(VersionTest).where(VersionTest.id == test_id)
+              .values(voided=VersionTest.voided + voided),
+              execution_options={"synchronize_session": False})
+    return voided

@@ -36,6 +36,7 @@ from db.models import (
     Match,
     Refusal,
 )
+from db.pairs import DuplicatePair, counting
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
@@ -234,14 +235,18 @@ def _match_rows(s: Session, conditions: list[Any], offset: int, limit: int) -> l
 
 def event_of_match(s: Session, m: Match) -> dict[str, Any] | None:
     """The event a match belongs to, for its page: kind (`tournament` or `test`, its
-    `origin`), id, name (a tournament's), round, pair and leg; None for a match of no event."""
+    `origin`), id, name (a tournament's), round, pair and leg, and whether the pair counts
+    (`db.pairs.counting`); None for a match of no event."""
     if m.event_id is None:
         return None
     name = None
     if m.origin == ORIGIN_TOURNAMENT:
         name = s.scalar(select(Tournament.name).where(Tournament.id == m.event_id))
+    pair = s.execute(select(DuplicatePair.state, DuplicatePair.forfeit).where(
+        DuplicatePair.id == m.pair_id)).first() if m.pair_id is not None else None
     return {"kind": m.origin, "id": m.event_id, "name": name, "round": m.event_round,
-            "pair_id": m.pair_id, "leg": m.pair_leg}
+            "pair_id": m.pair_id, "leg": m.pair_leg,
+            "counts": counting(pair.state, pair.forfeit) if pair is not None else None}
 
 
 def _hand(h: Hand, seq: int | None = None) -> dict[str, Any]:

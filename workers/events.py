@@ -77,8 +77,13 @@ def running_ids(sessions: sessionmaker[Session]) -> list[int]:
 
 def tick(send: Callable[[int], None], sessions: sessionmaker[Session] | None = None
          ) -> list[int]:
-    """Send a step for every running tournament (`send(tournament_id)`); their ids."""
-    ids = running_ids(sessions or session_factory())
+    """Send a step for every running tournament (`send(tournament_id)`); their ids. Voids
+    first the open pairs of tournaments not running (`workers.pairs.void_orphans`)."""
+    sessions = sessions or session_factory()
+    pairs.void_orphans(sessions, owner=OWNER_TOURNAMENT, open_ids=select(Tournament.id).where(
+        Tournament.state == T_RUNNING), why="the event had ended before the pair was decided: "
+        "no result")
+    ids = running_ids(sessions)
     for tournament_id in ids:
         send(tournament_id)
     return ids

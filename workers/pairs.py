@@ -9,7 +9,9 @@ conditional UPDATE that only one caller wins.
   than `limit` matches running (a playing pair counts one: its legs are played one after the
   other) and neither bot is in another open pair of the owner (`per_bot`). A pair starts only
   when both bots can play: a house bot always, a remote bot while it is connected and takes
-  pairings (not for challenges only, nor finishing up: `db.presence`); a suspended bot never. It
+  the owner's kind of match (`takes`: a tournament's pairs are pairings, refused by a bot
+  connected for challenges only; a version test's are taken by one, as challenges are:
+  `db.presence`; neither by a bot finishing up); a suspended bot never. It
   is claimed first (`waiting` → `playing`, one UPDATE), then leg 0 is created through the engine
   service (CreateMatch with the pair and the leg: `client`, the house token's
   `workers.service`), which writes the match id on the pair in the match's own transaction.
@@ -24,6 +26,10 @@ conditional UPDATE that only one caller wins.
 - `settle` marks each playing pair whose two matches both ended `done`, with its result
   (events.scoring); a pair with a match an operator aborted becomes `void` (no result): at
   once if it is leg 0 (leg 1 is then never made).
+- `void_orphans` is the periodic repair (each events' tick): an open pair whose event is not
+  open any more (a crash between an event's end and the voiding of its pairs, or an event
+  deleted) is made `void` then, so no pair stays open for good (docs/events.md, "How every
+  pair ends").
 - `rate_done` rates the two matches of each settled pair that is `rated`, once
   (`rated_at`), with the ladder's openskill model (`workers.ladder.apply_result`).
 """
@@ -34,9 +40,9 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import aware, utcnow
@@ -47,13 +53,14 @@ from db.pairs import (
     FORFEIT_B,
     FORFEIT_BOTH,
     FORFEITED,
+    OPEN,
     PLAYING,
     VOID,
     WAITING,
     DuplicatePair,
     result_values,
 )
-from db.presence import takes_pairings
+from db.presence import PAIRING, is_connected, takes
 from events.scoring import Leg, forfeit_result, pair_result
 from services.core.config import settings
 from workers import conduct
@@ -78,20 +85,25 @@ def _open_pairs(s: Session, owner: str, owner_id: int) -> list[DuplicatePair]:
         .order_by(DuplicatePair.round, DuplicatePair.board, DuplicatePair.id)))
 
 
-def can_play(bot: Bot, heartbeat_s: float, now: datetime) -> bool:
+def can_play(bot: Bot, heartbeat_s: float, now: datetime, kind: str = PAIRING) -> bool:
     """Whether `bot` can play a pair now: not suspended, and a house bot or connected and
-    taking pairings (not for challenges only, nor finishing up: `db.presence`)."""
+    taking a match of `kind` (`db.presence`: PAIRING for a tournament's pairs, which a bot
+    connected for challenges only refuses; CHALLENGE for a version test's, which it takes;
+    neither while it is finishing up)."""
     if bot.suspended_at is not None:
         return False
-    return bot.kind != REMOTE or takes_pairings(bot, heartbeat_s, now)
+    return bot.kind != REMOTE or (is_connected(bot, heartbeat_s, now)
+                                  and takes(bot.accepts, kind))
 
 
 def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, owner_id: int,
               limit: int, grace_s: float = DEFAULT_GRACE_S, per_bot: int | None = 1,
-              heartbeat_s: float | None = None, now: datetime | None = None) -> list[int]:
+              heartbeat_s: float | None = None, now: datetime | None = None,
+              kind: str = PAIRING) -> list[int]:
     """Start the owner's due pairs (see the module's docstring); the ids of the pairs claimed
     by this call. `limit` caps the owner's running matches, `per_bot` a bot's open pairs of
-    this owner (None: no cap)."""
+    this owner (None: no cap); `kind` the kind of match the pairs' bots must take
+    (`db.presence`: PAIRING, or CHALLENGE for a version test's)."""
     now = now or utcnow()
     heartbeat_s = settings().heartbeat_s if heartbeat_s is None else heartbeat_s
     with sessions() as s:
@@ -121,8 +133,8 @@ def start_due(sessions: sessionmaker[Session], client: Creator, *, owner: str, o
     for pair in pairs:
         if pair.state != WAITING or aware(pair.due_at) > now:
             continue
-        ready = [can_play(bots[pair.bot_a_id], heartbeat_s, now),
-                 can_play(bots[pair.bot_b_id], heartbeat_s, now)]
+        ready = [can_play(bots[pair.bot_a_id], heartbeat_s, now, kind),
+                 can_play(bots[pair.bot_b_id], heartbeat_s, now, kind)]
         if not all(ready):
             _absent(sessions, pair, ready, bots, grace_s, now)
             continue
@@ -216,6 +228,24 @@ def forfeit(sessions: sessionmaker[Session], pair_id: int, who: str, detail: str
                          .where(DuplicatePair.id == pair_id, DuplicatePair.state.in_(states))
                          .values(values))
         return rowcount(done) == 1
+
+
+def void_orphans(sessions: sessionmaker[Session], *, owner: str, open_ids: Select[Any],
+                 why: str, now: datetime | None = None) -> list[int]:
+    """Void the owner's open pairs whose event is not among `open_ids` (a SELECT of the owner's
+    open events' ids, read in the same statement, so an event opened meanwhile keeps its
+    pairs); the ids voided. A leg still running is played out; the pair has no result."""
+    where = (DuplicatePair.owner == owner, DuplicatePair.state.in_(OPEN),
+             DuplicatePair.owner_id.not_in(open_ids.scalar_subquery()))
+    with sessions.begin() as s:
+        ids = list(s.scalars(select(DuplicatePair.id).where(*where)))
+        if ids:
+            s.execute(update(DuplicatePair).where(DuplicatePair.id.in_(ids), *where)
+                      .values(state=VOID, detail=why, finished_at=now or utcnow()),
+                      execution_options={"synchronize_session": False})
+    if ids:
+        log.warning("%s pairs %s were open after their event ended: void", owner, ids)
+    return ids
 
 
 def leg_of(m: Match) -> Leg:

@@ -9,9 +9,10 @@ Each step, for each open test (`waiting` or `running`), one worker at a time (`o
    and one-sided `forfeited` pairs are counted from the candidate's points (0 lost both, 1
    split, 2 won both); pairs `void` or forfeited by both sides are not. The LLR and the
    decision come from `db.stats` (paired SPRT). H1 or H0, or the cap of games reached, ends
-   the test; its pairs not started are void, and matches still running are played out but
-   not counted (their pairs are still settled, by later steps: a pair left `playing` would
-   keep its bots out of the ladder).
+   the test: its open pairs (not started, or being played) are void at once, their matches
+   still running played out but not counted (`db.versiontests.void_open`; a pair left
+   open would withhold its legs and keep its bots out of the ladder). Each step also voids
+   the open pairs of tests that ended (`workers.pairs.void_orphans`: what a crash left).
 2. whether both sides can play: a house bot always, a remote bot while a Play stream of it
    with the side's version is open (`bot_versions`). If one cannot, the test is `waiting`
    (from `wait_since`) and starts nothing; after `Settings.test_wait_s` of waiting it ends
@@ -39,11 +40,11 @@ from db.pairs import (
     FORFEITED,
     OPEN,
     OWNER_TEST,
-    PLAYING,
     VOID,
     WAITING,
     DuplicatePair,
 )
+from db.presence import CHALLENGE
 from db.stats import PairOutcomes, paired_decision, paired_llr
 from db.versiontests import (
     CAPPED,
@@ -51,7 +52,7 @@ from db.versiontests import (
     TIMED_OUT,
     VersionTest,
     is_side_connected,
-    void_waiting,
+    void_open,
 )
 from db.versiontests import OPEN as TEST_OPEN
 from db.versiontests import WAITING as TEST_WAITING
@@ -81,12 +82,11 @@ def tick(sessions: sessionmaker[Session] | None = None, client: pairs.Creator | 
         with sessions() as s:
             ids = list(s.scalars(select(VersionTest.id).where(
                 VersionTest.state.in_(TEST_OPEN)).order_by(VersionTest.id)))
-            ended = list(s.scalars(select(DuplicatePair.owner_id).distinct().where(
-                DuplicatePair.owner == OWNER_TEST, DuplicatePair.state == PLAYING,
-                DuplicatePair.owner_id.not_in(ids))))
-        for test_id in ended:  # an ended test's pairs still in play: settled (not counted),
-            pairs.settle(sessions, owner=OWNER_TEST, owner_id=test_id, now=now)  # so the
-            # ladder and other events see its bots free again (db.pairs.bots_in_play)
+        # an ended test's pairs left open (a crash between its end and `void_open`): void, so
+        # their legs are released and the ladder sees their bots free (db.pairs.bots_in_play)
+        pairs.void_orphans(sessions, owner=OWNER_TEST, open_ids=select(VersionTest.id).where(
+            VersionTest.state.in_(TEST_OPEN)), why="the test had ended before the pair was "
+            "complete: not counted", now=now)
         return {test_id: step(sessions, client, test_id, config, now) for test_id in ids}
 
 
@@ -167,7 +167,7 @@ def step(sessions: sessionmaker[Session], client: pairs.Creator, test_id: int,
         concurrency = test.concurrency
     pairs.start_due(sessions, client, owner=OWNER_TEST, owner_id=test_id,
                     limit=2 * concurrency, per_bot=None, grace_s=config.test_wait_s,
-                    heartbeat_s=config.heartbeat_s, now=now)
+                    heartbeat_s=config.heartbeat_s, now=now, kind=CHALLENGE)
     return RUNNING
 
 
@@ -179,7 +179,7 @@ def side_label_of(bot: Bot | None, version: str | None) -> str:
 
 def _end(s: Session, test: VersionTest, state: str, why: str | None, now: datetime) -> None:
     test.state, test.finished_at, test.wait_since, test.reason = state, now, None, why
-    void_waiting(s, test.id, f"the test ended ({state})")
+    void_open(s, test.id, f"the test ended ({state}) before the pair was complete: not counted")
     log.info("version test %s ended %s: %s", test.id, state, why)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from db.models import HOUSE, ORIGIN_TEST, RUNNING
+from db.models import HOUSE, ORIGIN_CHALLENGE, ORIGIN_MANUAL, ORIGIN_TEST, RUNNING
 
 if TYPE_CHECKING:
     from db.models import Match
@@ -70,17 +70,31 @@ class MatchState(NamedTuple):
         return (self.kind1 if self.to_act else self.kind0) == HOUSE
 
 
-def seat_for(m: Any, bot_id: int, version: str | None) -> int | None:
-    """The seat that a Play stream of `bot_id` whose Hello said `version` plays in match `m`
-    (a `MatchState`, a `Match` row or a row with its bot0_id, bot1_id, origin, version0 and
-    version1), or None. In a version test's match (origin 'test') a seat whose version is set
-    is played only by a stream of that version: two versions of one bot, each its own process,
-    may sit in one match (docs/version-tests.md, "Routing"). Elsewhere: the bot's seat (seat 0 if
-    it plays both)."""
-    if m.origin != ORIGIN_TEST:
-        if m.bot0_id == bot_id:
-            return 0
-        return 1 if m.bot1_id == bot_id else None
+# The matches a Play stream connected for challenges only is given (`seat_for`): those
+# someone asked for by name (a challenge, an operator's CreateMatch) and a version test's
+# legs. Never the ladder's nor a tournament's (pairings: `db.presence`).
+FOR_CHALLENGE_STREAMS = frozenset((ORIGIN_CHALLENGE, ORIGIN_MANUAL, ORIGIN_TEST))
+
+
+def seat_for(m: Any, bot_id: int, version: str | None,
+             challenges_only: bool = False) -> int | None:
+    """The seat that a Play stream of `bot_id` whose Hello said `version` (and, with
+    `challenges_only`, challenges only) plays in match `m` (a `MatchState`, a `Match` row or a
+    row with its bot0_id, bot1_id, origin, version0 and version1), or None. One match is
+    given to one process of the bot (docs/version-tests.md, "Routing"):
+
+    - a stream for challenges only is given no match of another origin than
+      `FOR_CHALLENGE_STREAMS` (the ladder never reaches it);
+    - a seat whose version is set is played only by a stream of that version: in a version
+      test's match the seat's pinned version, elsewhere the version the match was made for
+      (the bot's version then, `bots.version`: its newest stream of those taking the widest
+      kind of match, `services.live.presence`). Two versions of one bot, each its own
+      process, may so sit in one match, and a match is never played by both.
+
+    A seat with no version (the bot said none) is any stream's of the bot (seat 0 if it plays
+    both)."""
+    if challenges_only and m.origin not in FOR_CHALLENGE_STREAMS:
+        return None
     for seat, (seat_bot, pinned) in enumerate(((m.bot0_id, m.version0),
                                                (m.bot1_id, m.version1))):
         if seat_bot == bot_id and (pinned is None or pinned == (version or "")):

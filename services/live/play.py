@@ -14,7 +14,9 @@ and sends what is missing, so a reconnecting bot (or a restarted server) simply 
 pending turns again.
 
 What the stream takes (`db.presence`): the bot's Hello may say challenges only (the ladder and
-tournaments leave it out), and a Drain says no new match at all. The stream waits up to
+tournaments leave it out, and the stream is given only challenges, operators' matches and
+version tests' legs: `values.seat_for`, which also gives a match made for one version of the
+bot only to that version's streams), and a Drain says no new match at all. The stream waits up to
 `HELLO_WAIT_S` for the Hello before it records itself in the presence (so a challenges-only
 bot is never, even briefly, the ladder's), then sends the Welcome. A Drain is recorded in the
 presence first and answered with `Draining`, listing the bot's running matches: a pairing or a
@@ -221,7 +223,8 @@ class PlaySession:
         response = bot_pb2.PlayResponse()
         response.draining.running_match_ids.extend(  # (of a version test: its seats' only)
             m.id for m in rows
-            if m.state == RUNNING and values.seat_for(m, self.bot_id, self.version) is not None)
+            if m.state == RUNNING and values.seat_for(
+                m, self.bot_id, self.version, self.challenges_only) is not None)
         self.events.put_nowait(response)
 
     def wake(self) -> None:
@@ -237,7 +240,8 @@ class PlaySession:
         if self.stale:
             return True
         for row in rows:
-            seat = values.seat_for(row, self.bot_id, self.version)
+            seat = values.seat_for(row, self.bot_id, self.version,
+                                   self.challenges_only)
             if seat is None:
                 continue
             over = row.state != RUNNING
@@ -388,7 +392,8 @@ class PlaySession:
         seat = self.seats.get(answer.match_id)
         if seat is None:
             match = matches.get_match(answer.match_id, sessions=self.sessions)
-            seat = values.seat_for(match, self.bot_id, self.version)
+            seat = values.seat_for(match, self.bot_id, self.version,
+                                   self.challenges_only)
         if seat is None:
             raise PermissionDenied(
                 f"bot {self.bot_id} does not play in match {answer.match_id}: answer only "
@@ -500,7 +505,8 @@ class PlaySession:
         plans: list[tuple[values.MatchState, int, int, list[engine.HandResult] | None,
                           Match | None]] = []
         for m in rows:
-            bot_seat = values.seat_for(m, self.bot_id, self.version)
+            bot_seat = values.seat_for(m, self.bot_id, self.version,
+                                       self.challenges_only)
             known = self.known.get(m.id)
             if bot_seat is None or (known is None and m.state != RUNNING):
                 return None
@@ -550,7 +556,8 @@ class PlaySession:
         """What to send for the matches `rows` (their current summaries)."""
         out: list[bot_pb2.PlayResponse] = []
         for m in rows:
-            seat = values.seat_for(m, self.bot_id, self.version)
+            seat = values.seat_for(m, self.bot_id, self.version,
+                                   self.challenges_only)
             if seat is None:
                 continue
             self.seen[m.id] = max(self.seen.get(m.id, (-1, False)), (m.seq, m.state != RUNNING))

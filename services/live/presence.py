@@ -16,11 +16,15 @@
   stream here takes. It is written with the stream's open, on each change, with every
   heartbeat, and cleared with the last stream. (With streams on two servers, the value last
   written wins until the next heartbeat: run one kit per bot.)
-- Which version the bot runs (`bots.version`, from the Hello): written with the stream's open
-  and with a later Hello that says another; the newest stream's wins, and it stays when the
-  bot disconnects (the dashboard shows it; a new match reads it, `services.core.matches`). A
-  write that failed (the database was down) is written again by the next heartbeat; matches
-  created meanwhile record the version the row still held.
+- Which version the bot runs (`bots.version`, from the Hello): written with the stream's open,
+  with a later Hello that says another, and when a stream closes while others stay: the
+  version of the newest stream among those taking the widest kind of match (`widest`: a
+  stream for challenges only does not replace the version of one that takes the ladder), so a
+  new match is made for a version whose stream takes it (`services.core.values.seat_for`
+  gives it only to that version's streams); it stays when the bot disconnects (the dashboard
+  shows it; a new match reads it, `services.core.matches`). A write that failed (the
+  database was down) is written again by the next heartbeat; matches created meanwhile
+  record the version the row still held.
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ class Presence:
         self._versions: dict[int, str] = {}  # bot id -> the version its newest stream here said
         self._unwritten: set[int] = set()  # bots whose version write failed: the beat retries
         self._streams: dict[int, tuple[int, str]] = {}  # stream key -> (bot id, its version)
+        self._said: dict[int, str] = {}  # stream key -> the version its Hello said ("" none)
         self._lock = threading.Lock()  # the counts and the writes (so they apply in order)
         self._thread: threading.Thread | None = None
 
@@ -127,12 +132,15 @@ class Presence:
             if version:
                 self._streams[key] = (bot_id, version)
                 counted.append((bot_id, version))
-            if version is not None:
-                self._versions[bot_id] = versions[bot_id] = version
             self._open[bot_id] += 1
             modes = self._modes.setdefault(bot_id, {})
             before = widest(modes.values()) if modes else None
             modes[key] = accepts
+            if version is not None:
+                self._said[key] = version
+                picked = self._pick(bot_id)
+                if picked is not None:
+                    self._versions[bot_id] = versions[bot_id] = picked
             if self._open[bot_id] == 1:
                 writes[bot_id] = "open"
             elif widest(modes.values()) != before:
@@ -145,6 +153,14 @@ class Presence:
         self._write_versions(versions)
         if counted:
             self._write_with(_each(stream_opened, counted))
+
+    def _pick(self, bot_id: int) -> str | None:
+        """The version to write as `bot_id`'s (under the lock): its newest stream's here among
+        those taking the widest kind of match, of those that said one; None: none said."""
+        modes = self._modes.get(bot_id, {})
+        top = widest(modes.values())
+        said = [key for key, mode in modes.items() if mode == top and key in self._said]
+        return self._said[max(said)] if said else None
 
     def _write_versions(self, versions: dict[int, str]) -> None:
         """Write each bot's version of `versions` (under the lock), one UPDATE per version; a
@@ -192,8 +208,13 @@ class Presence:
                 return True  # the stream closed meanwhile
             modes[key] = accepts
             if version is not None:
-                self._versions[bot_id] = version
-            return self._write_accepts(bot_id, version)
+                self._said[key] = version
+            picked = self._pick(bot_id)
+            if picked == self._versions.get(bot_id):
+                picked = None  # written already
+            elif picked is not None:
+                self._versions[bot_id] = picked
+            return self._write_accepts(bot_id, picked)
 
     def closed(self, bot_id: int, key: int | None = None) -> None:
         self.closed_many([(bot_id, key)])
@@ -202,6 +223,7 @@ class Presence:
         """`closed` of each (bot id, key) of `streams`, in one UPDATE per kind of write."""
         with self._lock:
             writes: dict[int, str] = {}
+            versions: dict[int, str] = {}  # bot id -> its version now, if another
             uncounted: list[tuple[int, str]] = []  # (bot id, version) of closed streams
             for bot_id, key in streams:
                 modes = self._modes.get(bot_id, {})
@@ -210,15 +232,20 @@ class Presence:
                         self._gone.add(key)
                         continue
                     modes.pop(key)
+                    self._said.pop(key, None)
                     versioned = self._streams.pop(key, None)
                     if versioned is not None:
                         uncounted.append(versioned)
                 elif modes:
+                    self._said.pop(next(iter(modes)), None)
                     modes.pop(next(iter(modes)))
                 self._open[bot_id] -= 1
                 if self._open[bot_id] > 0:
                     if modes:
                         writes[bot_id] = "accepts"
+                        picked = self._pick(bot_id)
+                        if picked is not None and picked != self._versions.get(bot_id):
+                            self._versions[bot_id] = versions[bot_id] = picked
                     continue
                 del self._open[bot_id]
                 self._modes.pop(bot_id, None)
@@ -226,6 +253,7 @@ class Presence:
                 self._unwritten.discard(bot_id)
                 writes[bot_id] = "closed"
             self._flush(writes)
+            self._write_versions(versions)
             if uncounted:
                 self._write_with(_each(stream_closed, uncounted))
         return [None] * len(streams)
@@ -251,6 +279,7 @@ class Presence:
             self._versions.clear()
             self._unwritten.clear()
             self._streams.clear()
+            self._said.clear()
 
     def beat(self) -> None:
         """Refresh the heartbeat of every bot with a stream open here (the thread's step): one

@@ -32,7 +32,7 @@ from db.versiontests import (
     list_tests,
     summarize,
     version_seen,
-    void_waiting,
+    void_open,
 )
 from db.versiontests import WAITING as TEST_WAITING
 from services.core.bounds import MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
@@ -223,8 +223,8 @@ def list_visible(token: str | None, *, state: str | None = None, limit: int = 20
 def stop_test(token: str | None, test_id: int, reason: str = "", *,
               sessions: sessionmaker[Session] | None = None,
               config: Settings | None = None) -> Summary:
-    """Stop open test `test_id`: state `stopped`; its pairs not started are void, its running
-    matches are played out (not counted). FailedPrecondition if it already ended."""
+    """Stop open test `test_id`: state `stopped`; its open pairs are void (`void_open`), its
+    running matches are played out (not counted). FailedPrecondition if it already ended."""
     config = config or settings()
     caller = caller_of(token, sessions=sessions, config=config)
     why = (reason or "").strip()[:200]
@@ -238,7 +238,7 @@ def stop_test(token: str | None, test_id: int, reason: str = "", *,
                   .values(state=STOPPED, finished_at=now, wait_since=None,
                           reason=f"stopped by {caller.label}" + (f": {why}" if why else "")),
                   execution_options={"synchronize_session": False})
-        void_waiting(s, test_id, "the test was stopped")
+        void_open(s, test_id, "the test was stopped before the pair was complete: not counted")
         s.flush()
         s.refresh(test)
         return summarize(s, test, config.heartbeat_s)

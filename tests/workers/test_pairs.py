@@ -13,12 +13,13 @@ from datetime import timedelta
 import pytest
 from housekit import HOUSE_CONFIG, HOUSE_TOKEN
 from servicekit import fresh_database, running_service
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from client import Runner
 from db.base import aware, utcnow
 from db.models import HOUSE, RUNNING, Match
 from db.pairs import DONE, FORFEITED, PLAYING, VOID, WAITING, DuplicatePair
+from db.presence import CHALLENGE
 from db.ratings import Rating, RatingHistory
 from events.scoring import Leg, pair_result
 from examples.random_bot import RandomBot
@@ -279,3 +280,61 @@ def test_a_bot_connected_for_challenges_only_is_absent_for_a_pair(site):
         assert match_count(service.sessions) == 0
     finally:
         runner.stop()
+
+
+def test_a_bot_connected_for_challenges_only_plays_a_version_tests_pair(site):
+    """A version test's pairs are taken as challenges are (docs/version-tests.md: both sides
+    run --challenges-only): the pair starts at once, with no grace period."""
+    service, client = site
+    house = bots.register_bot("house", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id
+    remote, token = service.register("picky")
+    runner = Runner(RandomBot(0), service.server.address, token, challenges_only=True)
+    threading.Thread(target=runner.run, daemon=True).start()
+    test_owner = dict(owner="test", owner_id=1)
+    try:
+        wait_until(lambda: runner.stats.connections, 30, what="the bot connected")
+        with service.sessions.begin() as s:
+            pair = DuplicatePair(**test_owner, round=None, board=1, seed=7, bot_a_id=remote,
+                                 bot_b_id=house, profile="soft", move_ms=3000, bank_ms=5000,
+                                 rated=False, state=WAITING, due_at=utcnow())
+            s.add(pair)
+            s.flush()
+            pair_id = pair.id
+        assert pairs.start_due(service.sessions, client, **test_owner, limit=2,
+                               kind=CHALLENGE) == [pair_id]
+        pair = pair_row(service.sessions, pair_id)
+        assert pair.state == PLAYING and pair.grace_until is None and pair.match_a_id
+        # a tournament's pair (a pairing) is still refused to it
+        other = add_pair(service.sessions, house, remote, 2)
+        assert pairs.start_due(service.sessions, client, **OWNER, limit=2) == []
+        assert pair_row(service.sessions, other).grace_until is not None
+    finally:
+        runner.stop()
+
+
+def test_open_pairs_of_an_event_that_ended_are_voided_by_the_periodic_check(site):
+    """`void_orphans` (each tick): the open pairs of an owner's event not among the open ones
+    become void, with why; the open event's pairs and the decided pairs stay as they are."""
+    service, _client = site
+    a, b = (bots.register_bot(f"house{i}", kind=HOUSE, house_strategy="random",
+                              sessions=service.sessions)[0].id for i in range(2))
+    orphan = add_pair(service.sessions, a, b, 1)  # owner_id 1: its event has ended
+    decided = add_pair(service.sessions, a, b, 2)
+    with service.sessions.begin() as s:
+        s.execute(update(DuplicatePair).where(DuplicatePair.id == decided).values(state=DONE))
+        kept = DuplicatePair(owner="tournament", owner_id=2, round=1, board=1, seed=3,
+                             bot_a_id=a, bot_b_id=b, profile="soft", move_ms=3000,
+                             bank_ms=5000, rated=False, state=PLAYING, due_at=utcnow())
+        s.add(kept)
+        s.flush()
+        kept_id = kept.id
+    still_open = select(DuplicatePair.owner_id).where(DuplicatePair.owner_id == 2)
+    assert pairs.void_orphans(service.sessions, owner="tournament", open_ids=still_open,
+                              why="the event had ended") == [orphan]
+    row = pair_row(service.sessions, orphan)
+    assert (row.state, row.detail) == (VOID, "the event had ended") and row.finished_at
+    assert pair_row(service.sessions, kept_id).state == PLAYING
+    assert pair_row(service.sessions, decided).state == DONE
+    assert pairs.void_orphans(service.sessions, owner="tournament", open_ids=still_open,
+                              why="again") == []  # done once
