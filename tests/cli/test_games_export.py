@@ -229,8 +229,8 @@ def test_a_mangled_record_is_invalid_or_unverified_never_a_crash(tmp_path):
 
 def test_view_of_another_bot_names_the_flags(service, capsys):
     """`--view --bot walkrand` with walkbot's token: the service's words ("this token belongs
-    to bot 'walkbot', not to bot 'walkrand'", under "refused the bot token") became one line that says
-    which flag to change (issue 29)."""
+    to bot 'walkbot', not to bot 'walkrand'", under "refused the bot token") became one line
+    that says which flag to change (issue 29)."""
     _, token = service.register("walkbot")
     service.register("walkrand")
     status, out, err = bummerl(capsys, "games", "export", "--view", "--bot", "walkrand",
