@@ -7,9 +7,11 @@ seats; the deal's commitment is sha256(seed) and the seed is shown only after th
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import threading
 import time
+from contextlib import redirect_stdout
 
 import grpc
 import pytest
@@ -392,3 +394,34 @@ def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(peopl
     with pytest.raises(InvalidArgument, match="people do not play tournaments"):
         tournaments.create_tournament(tournaments.NewTournament(
             format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
+
+
+def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitment(
+        people, tmp_path, capsys):
+    house_bot(people.service.sessions)
+    alice, gus = people.register("alice"), people.guest("gus")
+    played = start(people, alice.person_id)
+    over = play_out(people, alice.person_id, played.match.match_id)
+    resigned = start(people, gus.person_id)
+    people.stub.Resign(people_pb2.ResignRequest(person_id=gus.person_id,
+                                                match_id=resigned.match.match_id), metadata=WEB)
+    path = tmp_path / "games.jsonl"
+    common = ["--server", people.service.server.address]
+    with path.open("w") as out, redirect_stdout(out):
+        assert bummerl(["games", "export", *common]) == 0
+    records = {r["match_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert set(records) == {played.match.match_id, resigned.match.match_id}
+    for started in (played, resigned):
+        record = records[started.match.match_id]
+        assert record["origin"] == "people"
+        # anyone can check the deal: the commitment shown before the game is sha256(seed)
+        assert hashlib.sha256(str(record["seed"]).encode()).hexdigest() == started.commitment
+        names = {b["name"] for b in record["bots"]}  # display names only: no private data
+        assert names in ({"@alice", "house-random"}, {gus.display_name, "house-random"})
+        assert "password" not in json.dumps(record) and "scrypt" not in json.dumps(record)
+    assert records[resigned.match.match_id]["result"]["end_reason"] == "resigned"
+    assert over.seed == records[played.match.match_id]["seed"]
+    capsys.readouterr()
+    assert bummerl(["replay", str(path)]) == 0
+    checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(checked) == 2 and all(c["verified"] for c in checked), checked
