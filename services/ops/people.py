@@ -355,9 +355,16 @@ def accept_invite(person_id: int, code: str, *, sessions: sessionmaker[Session] 
     seat = secrets.randbelow(2)
     seed = secrets.randbits(63)
     seating = [guest.bot.id, host.bot.id] if seat == 0 else [host.bot.id, guest.bot.id]
-    m = matches.create_match(seating, profile=invite.profile, seed=seed, move_ms=invite.move_ms,
-                             bank_ms=invite.bank_ms, origin=ORIGIN_PEOPLE, rated=False,
-                             sessions=sessions, config=config)
+    try:
+        m = matches.create_match(seating, profile=invite.profile, seed=seed,
+                                 move_ms=invite.move_ms, bank_ms=invite.bank_ms,
+                                 origin=ORIGIN_PEOPLE, rated=False, sessions=sessions,
+                                 config=config)
+    except Exception:  # no match: the invite is open again
+        with factory() as s, writing(s), s.begin():
+            s.execute(update(PersonInvite).where(PersonInvite.code == invite.code)
+                      .values(accepted_by=None))
+        raise
     with factory() as s, writing(s), s.begin():
         s.execute(update(PersonInvite).where(PersonInvite.code == invite.code)
                   .values(match_id=m.id))

@@ -280,16 +280,19 @@ def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2
 
 
 def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(people):
-    """`bummerl bot run ... --people rated`, as a process: offered to people, plays one rated."""
+    """`bummerl bot run ... --people rated|casual`, as processes: offered to people (for what
+    each accepts), and one plays a rated game with a person."""
     svc = people.service
     _, shy_token = svc.register("shy")
     _, kit_token = svc.register("kitbot")
+    _, casual_token = svc.register("casualbot")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kits = [subprocess.Popen(
         [sys.executable, "-m", "cli.main", "bot", "run", "examples/random_bot.py:RandomBot",
          "--server", svc.server.address, "--token", token, "--matches", "1", *more],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]))]
+        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]),
+                            (casual_token, ["--people", "casual"]))]
     try:
         deadline = time.monotonic() + 30
         names: list[str] = []
@@ -297,14 +300,17 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
             opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
                                                   metadata=WEB).opponents
             names = [o.name for o in opponents]
-            if "kitbot" in names:
+            if {"kitbot", "casualbot"} <= set(names):
                 break
             time.sleep(0.1)
-        assert names == ["kitbot"]  # the bot without --people is never offered
-        assert opponents[0].accepts == common_pb2.ACCEPTS_PEOPLE_RATED
+        assert names == ["casualbot", "kitbot"]  # the bot without --people is never offered
+        assert [o.accepts for o in opponents] == [common_pb2.ACCEPTS_PEOPLE_CASUAL,
+                                                  common_pb2.ACCEPTS_PEOPLE_RATED]
         alice = people.register("alice")
         assert code_of(lambda: start(people, alice.person_id, "shy")) == \
             grpc.StatusCode.FAILED_PRECONDITION
+        assert code_of(lambda: start(people, alice.person_id, "casualbot", rated=True)) == \
+            grpc.StatusCode.FAILED_PRECONDITION  # casual only
         started = start(people, alice.person_id, "kitbot", rated=True)
         table = people.table(alice.person_id, started.match.match_id)
         assert table.rated and table.opponent_connected
@@ -312,6 +318,11 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
         assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
         output = kits[1].communicate(timeout=30)[0]  # --matches 1: it played alice, and ends
         assert kits[1].returncode == 0, output
+        # gone: the table says so, and it is no longer offered
+        after = people.table(alice.person_id, started.match.match_id)
+        assert not after.opponent_connected
+        assert [o.name for o in people.stub.ListOpponents(
+            people_pb2.ListOpponentsRequest(), metadata=WEB).opponents] == ["casualbot"]
     finally:
         for kit in kits:
             kit.terminate()
