@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from bummerl import wire
-from bummerl.v1 import common_pb2, match_pb2, people_pb2
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2, people_pb2
 from peoplekit import WEB, code_of, house_bot, people_service
 from servicekit import OPERATOR, auth
 from sqlalchemy import select
@@ -440,3 +440,13 @@ def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitmen
     assert bummerl(["replay", str(path)]) == 0
     checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(checked) == 2 and all(c["verified"] for c in checked), checked
+
+
+def test_a_bot_cannot_challenge_a_person(people):
+    _, token = people.service.register("pushy")
+    alice = people.register("alice")
+    with pytest.raises(grpc.RpcError) as caught:
+        people.service.bots.Challenge(bot_pb2.ChallengeRequest(opponent=alice.display_name),
+                                      metadata=auth(token))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "is a person" in caught.value.details()
