@@ -450,3 +450,19 @@ def test_a_bot_cannot_challenge_a_person(people):
                                       metadata=auth(token))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "is a person" in caught.value.details()
+
+
+def test_oversized_fields_are_refused_naming_the_field(people):
+    for call, request, field in (
+            (people.stub.Login, people_pb2.LoginRequest(name="a" * 21, password="x"), "name"),
+            (people.stub.RegisterPerson,
+             people_pb2.RegisterPersonRequest(name="bob", password="p" * 201), "password")):
+        with pytest.raises(grpc.RpcError) as caught:
+            call(request, metadata=WEB)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert field in caught.value.details()
+    with pytest.raises(grpc.RpcError) as caught:
+        people.stub.Act(people_pb2.ActRequest(person_id=1, match_id=1, action="play " * 10),
+                        metadata=WEB)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "action" in caught.value.details()
