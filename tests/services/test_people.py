@@ -29,7 +29,7 @@ from cli.main import main as bummerl
 from db.models import ActionLog, Hand, Match
 from db.ratings import LadderMatch, Rating
 from services.core.errors import InvalidArgument
-from services.ops import tournaments
+from services.ops import tournaments, versiontests
 from workers import ladder
 from workers.people import rate_people_match
 
@@ -392,7 +392,7 @@ def test_rated_games_move_the_peoples_pool_and_never_the_bots_ladder_rating(peop
                                      metadata=WEB).person.HasField("rating")
 
 
-def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(people):
+def test_person_seats_are_left_out_of_the_ladder_standings_tournaments_and_tests(people):
     sessions = people.service.sessions
     house_bot(sessions)
     house_bot(sessions, "house-bully", "bully")
@@ -408,6 +408,10 @@ def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(peopl
     with pytest.raises(InvalidArgument, match="people do not play tournaments"):
         tournaments.create_tournament(tournaments.NewTournament(
             format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
+    for candidate, baseline in (("@alice", "house-random"), ("house-bully", "@alice")):
+        with pytest.raises(InvalidArgument, match="people do not play version tests"):
+            versiontests.start_test(OPERATOR, candidate, baseline, sessions=sessions,
+                                    config=people.service.config)
 
 
 def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitment(
