@@ -27,6 +27,7 @@ from sqlalchemy import select
 import engine
 from cli.main import main as bummerl
 from db.models import ActionLog, Hand, Match
+from db.people import PeopleRating
 from db.ratings import LadderMatch, Rating
 from services.core.errors import InvalidArgument
 from services.ops import tournaments, versiontests
@@ -470,3 +471,26 @@ def test_oversized_fields_are_refused_naming_the_field(people):
                         metadata=WEB)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "action" in caught.value.details()
+
+
+def test_house_bots_are_listed_strongest_first(people):
+    sessions = people.service.sessions
+    ids = {name: house_bot(sessions, name, strategy)
+           for name, strategy in (("house-random", "random"), ("house-bully", "bully"),
+                                  ("house-rdeep", "rdeep"))}
+    with sessions.begin() as s:  # ladder ratings only: the order before any game with people
+        s.add(Rating(bot_id=ids["house-rdeep"], profile="soft", mu=30.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-bully"], profile="soft", mu=26.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-random"], profile="soft", mu=20.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-random"], profile="sharp", mu=40.0, sigma=1.0))
+
+    def names(profile=common_pb2.PROFILE_SOFT) -> list[str]:  # type: ignore[no-untyped-def]
+        return [o.name for o in people.stub.ListOpponents(
+            people_pb2.ListOpponentsRequest(profile=profile), metadata=WEB).opponents]
+
+    assert names() == ["house-rdeep", "house-bully", "house-random"]
+    assert names(common_pb2.PROFILE_SHARP)[0] == "house-random"
+    # a rating against people, once there is one, decides
+    with sessions.begin() as s:
+        s.add(PeopleRating(bot_id=ids["house-random"], mu=35.0, sigma=1.0, games=9, wins=9))
+    assert names() == ["house-random", "house-rdeep", "house-bully"]
