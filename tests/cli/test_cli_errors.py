@@ -229,6 +229,7 @@ def test_admin_without_the_operator_token_names_the_flags(service):
     (["tournament", "export", "424242"], "424242"),
     (["test", "show", "424242"], "424242"),
     (["admin", "suspend", "424242", "why"], "424242"),
+    (["admin", "suspend", "@nobody", "why"], "no bot or person named '@nobody'"),
     (["match", "create", "424242", "424243"], "424242"),
 ])
 def test_a_runtime_error_is_one_line_without_a_usage_hint(service, args, expected):
