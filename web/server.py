@@ -20,14 +20,16 @@ from werkzeug.serving import BaseWSGIServer, make_server
 def waitress_server(host: str = "127.0.0.1", port: int = 8000,
                     config: dict[str, Any] | None = None, threads: int = 8) -> Any:
     """A bound waitress server of a new dashboard app; `.run()` serves until interrupted.
-    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`)."""
+    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`) and per
+    table stream (`TABLE_STREAMS`)."""
     from waitress import create_server
 
     from web import create_app
 
     app = create_app(config)
-    server = create_server(app, host=host, port=port,
-                           threads=threads + int(app.config["MAX_STREAMS"]), ident="bummerl")
+    streams = int(app.config["MAX_STREAMS"]) + int(app.config["TABLE_STREAMS"])
+    server = create_server(app, host=host, port=port, threads=threads + streams,
+                           ident="bummerl")
     server.dashboard = app  # for `shutdown`
     return server
 
@@ -36,6 +38,7 @@ def shutdown(server: Any) -> None:
     """Stop a waitress server of `waitress_server`: end its live streams (they would hold
     their threads), wait for its threads (a few seconds at most), stop listening."""
     server.dashboard.extensions["bummerl.hub"].close()
+    server.dashboard.extensions["bummerl.tables"].close()
     server.task_dispatcher.shutdown(timeout=5)  # the streams end, their threads return
     server.close()
 
@@ -67,5 +70,6 @@ class Dashboard:
 
     def stop(self) -> None:
         self.app.extensions["bummerl.hub"].close()
+        self.app.extensions["bummerl.tables"].close()
         self.server.shutdown()
         self.server.server_close()
