@@ -20,9 +20,10 @@ import random
 
 import pytest
 from tablekit import Refused, people_site, wait_for
-from web_safety import hidden_cards, shown_cards
+from web_safety import shown_cards
 
-from db.models import Match
+import engine
+from db.models import ActionLog, Hand, Match
 
 
 @pytest.fixture
@@ -32,9 +33,29 @@ def site(tmp_path, monkeypatch):
 
 
 def seat_hidden(site, state) -> set[str]:
-    """The cards the person's seat may not know at the table's seq: a spectator's hidden cards
-    minus the seat's own hand."""
-    return hidden_cards(site.sessions, state["match_id"], state["seq"]) - set(state["hand"])
+    """The cards the person's seat may not know at the table's seq (R10): the opponent's hand
+    and the face-down stock of the hand in play, from the deal and the log (the engine), minus
+    the trump card (known to both seats, remembered after a close, R10.1) and the cards the
+    opponent was shown to hold (R10.2)."""
+    with site.sessions() as s:
+        m = s.get(Match, state["match_id"])
+        row = (s.query(Hand).filter(Hand.match_id == m.id, Hand.first_seq <= state["seq"])
+               .order_by(Hand.first_seq.desc()).first())
+        actions = [(a.seat, a.action) for a in s.query(ActionLog).filter(
+            ActionLog.match_id == m.id, ActionLog.seq >= row.first_seq,
+            ActionLog.seq < state["seq"]).order_by(ActionLog.seq)]
+        seed, profile = m.seed, m.profile
+    hand = engine.Hand(engine.deck_for(seed, row.number), row.dealer, profile)
+    for seat, text in actions:
+        hand.apply(seat, engine.Action.from_text(text))
+    if hand.is_over:
+        return set()
+    seat = state["seat"]
+    obs = engine.observe(hand, seat)
+    hidden = {str(c) for c in hand.holding(1 - seat)} | {str(c) for c in hand.stock_cards()}
+    hidden -= {str(obs.trump_card)} | {str(c) for c in obs.known_opponent_cards()}
+    assert not hidden & {str(c) for c in obs.hand}
+    return hidden
 
 
 def my_turn(person, match_id):

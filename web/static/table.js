@@ -57,11 +57,12 @@
     // the Bummerl: game points each side still needs, a label that cannot be misread
     var line = clear(byId("scoreline"));
     line.appendChild(el("span", "label", "Bummerl · game points still needed to win (from 7 down):"));
+    var needed = s.game_points_needed.map(function (n) { return Math.max(0, n); });
     var mine = el("span", "need you-need");
-    mine.appendChild(el("b", null, String(s.game_points_needed[you()])));
+    mine.appendChild(el("b", null, String(needed[you()])));
     mine.appendChild(document.createTextNode(" you"));
     var theirs = el("span", "need them-need");
-    theirs.appendChild(el("b", null, String(s.game_points_needed[them()])));
+    theirs.appendChild(el("b", null, String(needed[them()])));
     theirs.appendChild(document.createTextNode(" " + s.names[them()]));
     line.appendChild(mine); line.appendChild(el("span", "sep", "·")); line.appendChild(theirs);
     line.appendChild(el("span", "meta", (s.rated ? "rated" : "casual") + " · " + s.profile +
@@ -133,12 +134,7 @@
       showTaken(trick, s.last_trick);
     }
     shownTricks = count;
-    var last = clear(byId("lasttrick"));
-    if (s.last_trick && !justTaken) {
-      last.appendChild(el("span", "caption", "last trick, " + (s.last_trick.winner === you() ? "yours" : "theirs") + ":"));
-      last.appendChild(cardFace(s.last_trick.lead)); last.appendChild(cardFace(s.last_trick.follow));
-      last.lastChild.classList.add("mini"); last.lastChild.previousSibling.classList.add("mini");
-    }
+    if (!justTaken) { drawFeltLast(); }
   }
 
   function showTaken(trick, t) {
@@ -156,11 +152,12 @@
   function drawFeltLast() {
     var s = state, last = clear(byId("lasttrick"));
     shownTricks = s.tricks.length;
-    if (s.last_trick && !s.lead_card) {
-      last.appendChild(el("span", "caption", "last trick, " + (s.last_trick.winner === you() ? "yours" : "theirs") + ":"));
-      var a = cardFace(s.last_trick.lead), b = cardFace(s.last_trick.follow);
+    if (s.last_trick) {
+      last.appendChild(el("span", "caption", "last trick, " + (s.last_trick.winner === you() ? "yours" : "theirs")));
+      var pair = el("span", "pair"), a = cardFace(s.last_trick.lead), b = cardFace(s.last_trick.follow);
       a.classList.add("mini"); b.classList.add("mini");
-      last.appendChild(a); last.appendChild(b);
+      pair.appendChild(a); pair.appendChild(b);
+      last.appendChild(pair);
     }
   }
 
@@ -219,7 +216,7 @@
     var bank = s.bank_left_ms[seat];
     if (s.on_clock === seat && s.deadline) {
       var left = Date.parse(s.deadline) - (Date.now() + offset);
-      return "⏱ " + secs(left) + " left";
+      return secs(left) + " left";
     }
     return bank !== undefined ? "bank " + secs(bank) : "";
   }
