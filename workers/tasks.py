@@ -33,10 +33,11 @@ CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
 @app.task(name="bummerl.move", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=MOVE_LIMIT, time_limit=MOVE_LIMIT + 10)
 def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = None,
-                   observation: str | None = None) -> None:
+                   observation: str | None = None, person: bool = False) -> None:
     from workers.moves import play_house_move
 
-    play_house_move(match_id, seat, seq, strategy=strategy, observation=observation)
+    play_house_move(match_id, seat, seq, strategy=strategy, observation=observation,
+                    person=person)
 
 
 @app.task(name="bummerl.chunk", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
@@ -60,8 +61,10 @@ def ladder_tick_task() -> None:
 def rate_match_task(match_id: int) -> None:
     from workers.events import after_match
     from workers.ladder import rate_match
+    from workers.people import rate_people_match
 
     rate_match(match_id)
+    rate_people_match(match_id)  # a rated game with a person: the people's pool only
     after_match(match_id, send=send_event_step)  # a tournament's leg: its next step now
 
 
@@ -98,10 +101,13 @@ def versiontests_tick_task() -> None:
 
 
 def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-              observation: str | None = None) -> None:
+              observation: str | None = None, person: bool = False) -> None:
     """Enqueue a house move (call after the commit that made it owed), with what the service
-    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`)."""
-    extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
+    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`;
+    `person`: a person plays the other seat, so the bot keeps its minimum think time)."""
+    extra: dict[str, object] = {k: v for k, v in (("strategy", strategy),
+                                                  ("observation", observation),
+                                                  ("person", person)) if v}
     # The message's readable copy of the arguments (its header, and the worker's logs) leaves
     # the observation out: a message holds it once.
     shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra

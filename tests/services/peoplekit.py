@@ -14,12 +14,13 @@ import grpc
 import pytest
 from bummerl.v1 import people_pb2, people_pb2_grpc
 from servicekit import CONFIG, Database, Service, auth, running_service
+from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import HOUSE
 from services.core import hooks
 from services.core.config import sha256
 from services.ops import bots
-from workers import moves
+from workers import moves, people
 from workers import service as service_module
 
 WEB_TOKEN = "web-secret"
@@ -66,16 +67,24 @@ def house_bot(sessions, name: str = "house-random", strategy: str = "random") ->
     return bot.id
 
 
-def play_house_turns(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
-    """House turns of this process's service are played by the workers' code on threads."""
+def play_house_turns(monkeypatch: pytest.MonkeyPatch, address: str,
+                     sessions: sessionmaker[Session]) -> None:
+    """House turns of this process's service are played by the workers' code on threads, and
+    its finished games rated in the people's pool (`workers.people`) as the rate task does."""
 
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         threading.Thread(target=moves.play_house_move, args=(match_id, seat, seq),
-                         kwargs={"strategy": turn.strategy, "observation": turn.encoded()},
+                         kwargs={"strategy": turn.strategy, "observation": turn.encoded(),
+                                 "person": turn.opponent_person},
+                         daemon=True).start()
+
+    def on_match_end(match_id: int) -> None:  # the `bummerl.rate` task's people part
+        threading.Thread(target=people.rate_people_match, args=(match_id, sessions),
                          daemon=True).start()
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
-    monkeypatch.setattr(hooks, "on_match_end", [])
+    monkeypatch.setattr(hooks, "on_match_end", [on_match_end])
+    monkeypatch.setenv("BUMMERL_HOUSE_MIN_THINK_MS", "0")  # a test that wants it sets it
     monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", address)
     monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
     monkeypatch.setattr(service_module, "_service", None)
@@ -86,7 +95,7 @@ def people_service(database: Database, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.setattr(hooks, "on_turn", [])
     monkeypatch.setattr(hooks, "on_match_end", [])
     with running_service(database, PEOPLE_CONFIG) as svc:
-        play_house_turns(monkeypatch, svc.server.address)
+        play_house_turns(monkeypatch, svc.server.address, svc.sessions)
         yield People(svc, people_pb2_grpc.PeopleServiceStub(svc.channel))
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
+import time
 
 import grpc
 import pytest
@@ -18,8 +20,11 @@ from servicekit import OPERATOR, auth
 from sqlalchemy import select
 
 import engine
+from client import Bot, Runner
 from db.models import ActionLog, Hand, Match
+from db.ratings import Rating
 from services.ops import admin
+from workers.people import rate_people_match
 
 
 @pytest.fixture
@@ -242,3 +247,121 @@ def test_an_invite_seats_the_first_person_who_accepts_it(people):
         people.act(ids[waiting.seat], waiting, legal)
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert people.act(ids[to_act.seat], to_act, legal).seq == to_act.seq
+
+
+class FirstLegal(Bot):
+    def act(self, observation):  # type: ignore[no-untyped-def]
+        return observation.legal_actions[0]
+
+
+def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2.Table:  # type: ignore[no-untyped-def]
+    """The person plays random legal actions (claims when good) to the end of the match."""
+    rng = random.Random(seed)
+    table = people.my_turn(person_id, match_id)
+    while table.match.state == match_pb2.MATCH_STATE_RUNNING:
+        assert table.on_clock == table.seat, "the opponent did not answer"
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        action = "claim" if table.claim_good else rng.choice(
+            [a for a in legal if a != "claim"] or legal)
+        people.act(person_id, table, action)
+        table = people.my_turn(person_id, match_id)
+    return table
+
+
+def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(people):
+    svc = people.service
+    _, shy_token = svc.register("shy")
+    _, kit_token = svc.register("kitbot")
+    runners = [Runner(FirstLegal(), svc.server.address, token, people=mode)
+               for token, mode in ((shy_token, None), (kit_token, "rated"))]
+    threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
+    for t in threads:
+        t.start()
+    try:
+        deadline = time.monotonic() + 20
+        names: list[str] = []
+        while time.monotonic() < deadline:
+            opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
+                                                  metadata=WEB).opponents
+            names = [o.name for o in opponents]
+            if "kitbot" in names:
+                break
+            time.sleep(0.1)
+        assert names == ["kitbot"]  # the bot without --people is never offered
+        assert opponents[0].accepts == common_pb2.ACCEPTS_PEOPLE_RATED
+        alice = people.register("alice")
+        assert code_of(lambda: start(people, alice.person_id, "shy")) == \
+            grpc.StatusCode.FAILED_PRECONDITION
+        started = start(people, alice.person_id, "kitbot", rated=True)
+        table = people.table(alice.person_id, started.match.match_id)
+        assert table.rated and table.opponent_connected
+        over = play_out(people, alice.person_id, started.match.match_id)
+        assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
+    finally:
+        for r in runners:
+            r.stop()
+        for t in threads:
+            t.join(10)
+
+
+def test_a_house_bot_answering_a_person_takes_at_least_its_minimum_think_time(people,
+                                                                              monkeypatch):
+    monkeypatch.setenv("BUMMERL_HOUSE_MIN_THINK_MS", "400")
+    house_bot(people.service.sessions)
+    gus = people.guest("gus")
+    started = start(people, gus.person_id)
+    rng = random.Random(1)
+    for _ in range(8):
+        table = people.my_turn(gus.person_id, started.match.match_id)
+        if table.match.state != match_pb2.MATCH_STATE_RUNNING:
+            break
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        people.act(gus.person_id, table, rng.choice([a for a in legal if a != "claim"]))
+    people.my_turn(gus.person_id, started.match.match_id)
+    with people.service.sessions() as s:
+        log = list(s.scalars(select(ActionLog).where(
+            ActionLog.match_id == started.match.match_id).order_by(ActionLog.seq)))
+    house_seat = 1 - started.seat
+    # each house answer to a person's action: its think time (from the person's action)
+    answers = [a.think_ms for before, a in zip(log, log[1:], strict=False)
+               if a.seat == house_seat and before.seat != house_seat]
+    assert len(answers) >= 3 and all(ms is not None and ms >= 400 for ms in answers), answers
+
+
+def test_rated_games_move_the_peoples_pool_and_never_the_bots_ladder_rating(people):
+    sessions = people.service.sessions
+    bot_id = house_bot(sessions)
+    with sessions.begin() as s:  # the bot's ladder rating, as the ladder left it
+        s.add(Rating(bot_id=bot_id, profile="soft", mu=31.0, sigma=2.5, matches=40, wins=30))
+    alice = people.register("alice")
+    started = people.stub.StartGame(people_pb2.StartGameRequest(
+        person_id=alice.person_id, opponent="house-random", rated=True,
+        time_control=match_pb2.TimeControl(max_illegal=1)), metadata=WEB)
+    table = people.my_turn(alice.person_id, started.match.match_id)
+    foreign = next(str(c) for c in engine.ALL_CARDS if str(c) not in table.observation.hand)
+    assert code_of(lambda: people.act(alice.person_id, table, f"play {foreign}")) == \
+        grpc.StatusCode.FAILED_PRECONDITION  # she forfeits: the bot wins
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        person = people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=alice.person_id),
+                                       metadata=WEB).person
+        if person.HasField("rating"):
+            break
+        time.sleep(0.05)
+    assert person.rating.games == 1 and person.rating.mu < 25.0  # openskill starts at 25
+    [house] = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
+                                        metadata=WEB).opponents
+    assert house.rating.games == 1 and house.rating.mu > 25.0 and (house.won, house.lost) == (1, 0)
+    with sessions() as s:
+        ladder = s.scalar(select(Rating).where(Rating.bot_id == bot_id))
+        assert (ladder.mu, ladder.sigma, ladder.matches) == (31.0, 2.5, 40)
+        assert s.scalar(select(Rating).where(Rating.bot_id == alice.bot_id)) is None
+    assert not rate_people_match(started.match.match_id, sessions)  # once
+    # a casual game is never rated
+    gus = people.guest("gus")
+    casual = start(people, gus.person_id)
+    people.stub.Resign(people_pb2.ResignRequest(person_id=gus.person_id,
+                                                match_id=casual.match.match_id), metadata=WEB)
+    assert not rate_people_match(casual.match.match_id, sessions)
+    assert not people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=gus.person_id),
+                                     metadata=WEB).person.HasField("rating")
