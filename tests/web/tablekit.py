@@ -163,7 +163,10 @@ def settings(**changes: Any) -> Settings:
 
 @contextmanager
 def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Settings | None = None,
-                web_config: dict[str, Any] | None = None) -> Iterator[Site]:
+                web_config: dict[str, Any] | None = None, min_think_ms: int = 150
+                ) -> Iterator[Site]:
+    """The site (see the module docstring); house bots answering a person wait at least
+    `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker)."""
     from web.server import shutdown, url_of, waitress_server
     from workers import procs
     from workers.app import make_app
@@ -180,8 +183,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
 
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         celery.send_task("bummerl.move", (match_id, seat, seq),
-                         {"strategy": turn.strategy, "observation": turn.encoded()},
-                         queue="moves")
+                         {"strategy": turn.strategy, "observation": turn.encoded(),
+                          "person": turn.opponent_person}, queue="moves")
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")
@@ -193,7 +196,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     worker = procs.start_worker(
         {"DATABASE_URL": url, "BUMMERL_BROKER_DIR": str(tmp_path / "broker"),
          "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "3600",
-         "BUMMERL_SERVICE_ADDRESS": server.address, "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN},
+         "BUMMERL_SERVICE_ADDRESS": server.address, "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN,
+         "BUMMERL_HOUSE_MIN_THINK_MS": str(min_think_ms)},
         concurrency=1, logfile=tmp_path / "worker.log")
     web = waitress_server("127.0.0.1", 0, {
         "DATABASE_URL": url, "SERVICE_ADDRESS": server.address, "WEB_TOKEN": WEB_TOKEN,

@@ -326,3 +326,65 @@ def test_an_illegal_card_cannot_be_played_nor_forged(browser, site):  # noqa: F8
     browser.refresh()
     assert wait_for(lambda: state_of(browser), 15, "the table")["seq"] == s["seq"]
     assert json.dumps(match_id)
+
+
+def test_a_person_plays_a_rated_match_against_a_remote_kit_bot(browser, site, artifacts):  # noqa: F811
+    """A remote bot run with the kit's `people="rated"` (`bummerl bot run --people rated`) is
+    offered on the play page; a signed-up person plays it rated, by clicking, to the end; the
+    person's page, the leaderboard and the bot's page then show the game."""
+    import threading
+
+    from client import Runner
+    from examples.random_bot import RandomBot
+    from services.ops import bots
+
+    bot, token = bots.register_bot("kitbot", sessions=site.sessions)
+    runner = Runner(RandomBot(9), site.service, token, max_matches=1, people="rated")
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    try:
+        browser.get(f"{site.web}/signup")
+        browser.find_element("id", "signup-name").send_keys("rosa")
+        browser.find_element("id", "signup-password").send_keys("a-long-password")
+        browser.find_element("id", "signup-password2").send_keys("a-long-password")
+        browser.find_element("css selector", "#signup-form button[type=submit]").click()
+        wait_for(lambda: browser.find_elements("id", "play-form"), 15, "the play page")
+
+        def offered():
+            browser.get(f"{site.web}/play")
+            return browser.find_elements("css selector", 'button.play-bot[data-bot="kitbot"]')
+        button = wait_for(offered, 30, "the connected kit bot on the play page")[0]
+        assert button.get_attribute("data-accepts") == "rated"
+        browser.find_element("id", "rated").click()
+        button.click()
+        wait_for(lambda: browser.find_elements("id", "table"), 15, "the table page")
+        rng = random.Random(2)
+        for _ in range(400):
+            s = my_turn_or_over(browser)
+            if s["state"] != "running":
+                break
+            assert s["rated"] and s["opponent_connected"]
+            before = s["seq"]
+            click_something(browser, s, rng)
+            wait_for(lambda b=before: (state_of(browser) or {}).get("seq", b) != b, 20,
+                     "the action to be taken")
+        s = state_of(browser)
+        assert s["state"] == "finished" and s["rated"] and not s["can_resign"]
+        shot(browser, artifacts, "table-rated-over", LAPTOP)
+        from db.people import Person
+
+        with site.sessions() as session:
+            person_id = session.query(Person.id).filter(Person.name == "rosa").scalar()
+
+        def rated():
+            browser.get(f"{site.web}/people/{person_id}")
+            return "not rated yet" not in browser.find_element("css selector", "table.info").text
+        wait_for(rated, 30, "the person's rating")
+        assert "1 finished" in browser.find_element("css selector", "table.info").text
+        browser.get(f"{site.web}/people")
+        assert "rosa" in browser.find_element("css selector", "table.people").text
+        browser.get(f"{site.web}/bots/{bot.id}")
+        assert "1 finished game with people" in browser.find_element("id", "against-people").text
+    finally:
+        runner.stop()
+        thread.join(10)
