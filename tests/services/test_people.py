@@ -20,10 +20,13 @@ from servicekit import OPERATOR, auth
 from sqlalchemy import select
 
 import engine
+from cli.main import main as bummerl
 from client import Bot, Runner
 from db.models import ActionLog, Hand, Match
-from db.ratings import Rating
-from services.ops import admin
+from db.ratings import LadderMatch, Rating
+from services.core.errors import InvalidArgument
+from services.ops import tournaments
+from workers import ladder
 from workers.people import rate_people_match
 
 
@@ -200,12 +203,16 @@ def test_a_casual_game_can_be_resigned_and_shows_its_seed(people):
     assert hashlib.sha256(str(resigned.seed).encode()).hexdigest() == started.commitment
 
 
-def test_a_suspended_person_is_refused(people):
+def test_a_suspended_person_is_refused(people, capsys):
     house_bot(people.service.sessions)
     alice = people.register("alice")
     started = start(people, alice.person_id)
     table = people.my_turn(alice.person_id, started.match.match_id)
-    admin.suspend_bot(alice.bot_id, "abusive names", sessions=people.service.sessions)
+    common = ["--server", people.service.server.address, "--operator-token", OPERATOR]
+    assert bummerl(["admin", "suspend", "@alice", "abusive names", *common]) == 0
+    assert f"suspended bot {alice.bot_id} (@alice)" in capsys.readouterr().out
+    assert bummerl(["admin", "bots", "--suspended", *common]) == 0
+    assert "person" in capsys.readouterr().out
     assert people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=alice.person_id),
                                  metadata=WEB).person.suspended
     assert code_of(lambda: start(people, alice.person_id)) == grpc.StatusCode.FAILED_PRECONDITION
@@ -214,6 +221,8 @@ def test_a_suspended_person_is_refused(people):
         people.act(alice.person_id, table, legal)
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "abusive names" in caught.value.details()
+    assert bummerl(["admin", "reinstate", "@alice", *common]) == 0
+    assert people.act(alice.person_id, table, legal).seq == table.seq
 
 
 def test_an_invite_seats_the_first_person_who_accepts_it(people):
@@ -365,3 +374,21 @@ def test_rated_games_move_the_peoples_pool_and_never_the_bots_ladder_rating(peop
     assert not rate_people_match(casual.match.match_id, sessions)
     assert not people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=gus.person_id),
                                      metadata=WEB).person.HasField("rating")
+
+
+def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(people):
+    sessions = people.service.sessions
+    house_bot(sessions)
+    house_bot(sessions, "house-bully", "bully")
+    alice = people.register("alice")
+    with sessions() as s:
+        eligible = {b.name for b in ladder.eligible_bots(s, "soft")}
+    assert eligible == {"house-random", "house-bully"}
+    # a rated game with a person: no ladder row, so the ladder's standings never list a person
+    started = start(people, alice.person_id, rated=True)
+    with sessions() as s:
+        assert s.get(LadderMatch, started.match.match_id) is None
+    assert "@alice" not in {row.name for row in ladder.standings("soft", sessions)}
+    with pytest.raises(InvalidArgument, match="people do not play tournaments"):
+        tournaments.create_tournament(tournaments.NewTournament(
+            format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
