@@ -44,6 +44,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,8 @@ class Person:
     cookies: dict[str, str] = field(default_factory=dict)
     csrf: str = ""
     latencies: list[float] = field(default_factory=list)
+    # (seq after the person's action, wall-clock time the house's answer was visible)
+    seen: list[tuple[int, float]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     match_id: int | None = None
     actions: int = 0
@@ -162,8 +165,10 @@ class Person:
                 self.actions += 1
                 table = json.loads(data)
                 if table["state"] == "running" and table["to_act"] != table["seat"]:
-                    table = self.wait_change(stream, api, table["seq"])
+                    after = table["seq"]
+                    table = self.wait_change(stream, api, after)
                     self.latencies.append(time.monotonic() - sent)
+                    self.seen.append((after, time.time()))
         except Exception as e:  # noqa: BLE001
             self.errors.append(f"play: {e!r}")
         finally:
@@ -352,6 +357,32 @@ def remote_latencies(site: dict[str, Any], remote: list[tuple[Any, Any, int]]) -
     return found
 
 
+def split_latencies(people: list[Person]) -> tuple[list[float], list[float]]:
+    """Per answer of the house to a person, from the action log's commit times: the person's
+    action's commit → the house's answer's commit (the service, the queue and the worker,
+    with the minimum think), and that commit → the answer visible to the person (the web:
+    its poller, the event, the table's JSON)."""
+    from db.base import session_factory
+    from db.models import ActionLog
+
+    house, web = [], []
+    with session_factory()() as s:
+        for p in people:
+            if p.match_id is None or not p.seen:
+                continue
+            times = dict(s.query(ActionLog.seq, ActionLog.created_at)
+                         .filter(ActionLog.match_id == p.match_id))
+            for after, visible in p.seen:
+                if after - 1 in times and after in times:
+                    answered = times[after].timestamp() if times[after].tzinfo else \
+                        times[after].replace(tzinfo=UTC).timestamp()
+                    acted = times[after - 1].timestamp() if times[after - 1].tzinfo else \
+                        times[after - 1].replace(tzinfo=UTC).timestamp()
+                    house.append(answered - acted)
+                    web.append(visible - answered)
+    return house, web
+
+
 def operator_pages(port: int) -> dict[str, float]:
     """How long the operators' pages take while the tables are open (seconds)."""
     result = {}
@@ -429,6 +460,13 @@ def main() -> int:
                   f"p99 {quantile(ms, .99):.0f} ms, max {max(ms):.0f} ms (n={len(ms)}); "
                   f"over the minimum think: p50 +{quantile(ms, .5) - args.min_think_ms:.0f} ms, "
                   f"p99 +{quantile(ms, .99) - args.min_think_ms:.0f} ms")
+        house, web = split_latencies(people)
+        if house:
+            h, w = [x * 1000 for x in house], [x * 1000 for x in web]
+            print(f"    of which the house (action's commit -> answer's commit): p50 "
+                  f"{quantile(h, .5):.0f} ms, p99 {quantile(h, .99):.0f} ms; the web (answer's "
+                  f"commit -> visible): p50 {quantile(w, .5):.0f} ms, p99 "
+                  f"{quantile(w, .99):.0f} ms")
         if remote:
             ms = [x * 1000 for x in remote]
             print(f"  remote gRPC bot's answer -> next turn (one house move between): p50 "
