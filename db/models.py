@@ -41,7 +41,6 @@ ORIGIN_LADDER = "ladder"  # the ladder scheduler
 ORIGIN_CHALLENGE = "challenge"  # a bot challenged another bot (or a house bot)
 ORIGIN_TOURNAMENT = "tournament"  # a pairing of an event (round-robin, Swiss, gauntlet)
 ORIGIN_TEST = "test"  # a duplicate pair of a version test (candidate against baseline)
-ORIGIN_PEOPLE = "people"  # a game with a person (PeopleService)
 
 # What a connected bot's Play streams take (`bots.accepts`; None: every match).
 ACCEPTS_ALL = "all"  # every match: the ladder, tournaments and challenges

@@ -20,6 +20,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from db.base import Base, utcnow
 
+# `matches.origin` of a game with a person (PeopleService); the same value as the origins
+# branch's db.models.ORIGIN_PEOPLE.
+ORIGIN_PEOPLE = "people"
+
 
 class Person(Base):
     """A person who plays from the browser (through the web, a client of PeopleService)."""

@@ -20,8 +20,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import session_factory
-from db.models import FINISHED, ORIGIN_PEOPLE, Match
-from db.people import PeopleRated, PeopleRating
+from db.models import FINISHED, Match
+from db.people import ORIGIN_PEOPLE, PeopleRated, PeopleRating
 
 log = logging.getLogger(__name__)
 

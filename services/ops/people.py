@@ -35,7 +35,6 @@ from werkzeug.security import check_password_hash, generate_password_hash
 import engine
 from db.models import (
     HOUSE,
-    ORIGIN_PEOPLE,
     PEOPLE_RATED,
     PERSON,
     REMOTE,
@@ -44,7 +43,7 @@ from db.models import (
     Hand,
     Match,
 )
-from db.people import PeopleRating, Person, PersonInvite
+from db.people import ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
 from db.presence import CHALLENGE
 from services.core import actions, matches
 from services.core.config import Settings, settings, sha256

@@ -11,6 +11,7 @@ import pytest
 from cli import webtoken
 from client.errors import KitError
 from services.core.config import Settings
+from services.core.errors import PermissionDenied, Unauthenticated
 from services.ops import people
 
 
@@ -57,3 +58,10 @@ def test_a_token_file_others_may_read_or_an_empty_one_is_refused(tmp_path, monke
     path.chmod(0o600)
     with pytest.raises(KitError, match="is empty"):
         webtoken.ensure(url, tmp_path / "var")
+
+
+def test_a_service_without_a_web_token_refuses_every_people_call():
+    with pytest.raises(PermissionDenied, match="this service has no web token set"):
+        people.require_web("anything", Settings(), "GetTable")
+    with pytest.raises(Unauthenticated):
+        people.require_web(None, Settings(), "GetTable")

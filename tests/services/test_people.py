@@ -7,9 +7,14 @@ seats; the deal's commitment is sha256(seed) and the seed is shown only after th
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import random
-import threading
+import subprocess
+import sys
 import time
+from contextlib import redirect_stdout
+from pathlib import Path
 
 import grpc
 import pytest
@@ -21,13 +26,14 @@ from sqlalchemy import select
 
 import engine
 from cli.main import main as bummerl
-from client import Bot, Runner
 from db.models import ActionLog, Hand, Match
 from db.ratings import LadderMatch, Rating
 from services.core.errors import InvalidArgument
 from services.ops import tournaments
 from workers import ladder
 from workers.people import rate_people_match
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -258,11 +264,6 @@ def test_an_invite_seats_the_first_person_who_accepts_it(people):
     assert people.act(ids[to_act.seat], to_act, legal).seq == to_act.seq
 
 
-class FirstLegal(Bot):
-    def act(self, observation):  # type: ignore[no-untyped-def]
-        return observation.legal_actions[0]
-
-
 def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2.Table:  # type: ignore[no-untyped-def]
     """The person plays random legal actions (claims when good) to the end of the match."""
     rng = random.Random(seed)
@@ -278,16 +279,18 @@ def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2
 
 
 def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(people):
+    """`bummerl bot run ... --people rated`, as a process: offered to people, plays one rated."""
     svc = people.service
     _, shy_token = svc.register("shy")
     _, kit_token = svc.register("kitbot")
-    runners = [Runner(FirstLegal(), svc.server.address, token, people=mode)
-               for token, mode in ((shy_token, None), (kit_token, "rated"))]
-    threads = [threading.Thread(target=r.run, daemon=True) for r in runners]
-    for t in threads:
-        t.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    kits = [subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "bot", "run", "examples/random_bot.py:RandomBot",
+         "--server", svc.server.address, "--token", token, "--matches", "1", *more],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]))]
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         names: list[str] = []
         while time.monotonic() < deadline:
             opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
@@ -306,11 +309,12 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
         assert table.rated and table.opponent_connected
         over = play_out(people, alice.person_id, started.match.match_id)
         assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
+        output = kits[1].communicate(timeout=30)[0]  # --matches 1: it played alice, and ends
+        assert kits[1].returncode == 0, output
     finally:
-        for r in runners:
-            r.stop()
-        for t in threads:
-            t.join(10)
+        for kit in kits:
+            kit.terminate()
+            kit.communicate(timeout=30)
 
 
 def test_a_house_bot_answering_a_person_takes_at_least_its_minimum_think_time(people,
@@ -392,3 +396,35 @@ def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(peopl
     with pytest.raises(InvalidArgument, match="people do not play tournaments"):
         tournaments.create_tournament(tournaments.NewTournament(
             format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
+
+
+def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitment(
+        people, tmp_path, capsys):
+    house_bot(people.service.sessions)
+    alice, gus = people.register("alice"), people.guest("gus")
+    played = start(people, alice.person_id)
+    over = play_out(people, alice.person_id, played.match.match_id)
+    resigned = start(people, gus.person_id)
+    people.stub.Resign(people_pb2.ResignRequest(person_id=gus.person_id,
+                                                match_id=resigned.match.match_id), metadata=WEB)
+    path = tmp_path / "games.jsonl"
+    common = ["--server", people.service.server.address]
+    with path.open("w") as out, redirect_stdout(out):  # bummerl games export --match ID
+        for match_id in (played.match.match_id, resigned.match.match_id):
+            assert bummerl(["games", "export", "--match", str(match_id), *common]) == 0
+    records = {r["match_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert set(records) == {played.match.match_id, resigned.match.match_id}
+    for started in (played, resigned):
+        record = records[started.match.match_id]
+        assert record["origin"] == "people"
+        # anyone can check the deal: the commitment shown before the game is sha256(seed)
+        assert hashlib.sha256(str(record["seed"]).encode()).hexdigest() == started.commitment
+        names = {b["name"] for b in record["bots"]}  # display names only: no private data
+        assert names in ({"@alice", "house-random"}, {gus.display_name, "house-random"})
+        assert "password" not in json.dumps(record) and "scrypt" not in json.dumps(record)
+    assert records[resigned.match.match_id]["result"]["end_reason"] == "resigned"
+    assert over.seed == records[played.match.match_id]["seed"]
+    capsys.readouterr()
+    assert bummerl(["replay", str(path)]) == 0
+    checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(checked) == 2 and all(c["verified"] for c in checked), checked
