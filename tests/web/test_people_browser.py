@@ -164,6 +164,13 @@ def test_a_reload_and_another_tab_resume_the_table(browser, site):  # noqa: F811
     join_as_guest(browser, site, "rita")
     match_id = start_game(browser, "house-random")
     rng = random.Random(3)
+    # the keyboard: a playable card's number key plays it
+    s = my_turn_or_over(browser)
+    card = browser.find_elements("css selector", "#hand button.playable:not([disabled])")[0]
+    key, played = card.get_attribute("data-key"), card.get_attribute("data-card")
+    browser.find_element("tag name", "body").send_keys(key)
+    wait_for(lambda: state_of(browser)["seq"] != s["seq"], 20, "the key's action")
+    assert played not in state_of(browser)["hand"]
     for _ in range(3):
         s = my_turn_or_over(browser)
         before = s["seq"]

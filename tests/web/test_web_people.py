@@ -176,8 +176,10 @@ def test_a_guest_cannot_play_rated_and_a_person_has_a_page(site):
     bea.signup("bea", "a-long-password")
     match_id = bea.start("house-bully", rated=True)
     assert bea.table(match_id)["rated"]
+    other = bea.start("house-random")  # several tables at once, each its own
+    assert not bea.table(other)["rated"] and bea.table(match_id)["rated"]
     status, body, _ = bea.get("/play")
-    assert f"/table/{match_id}" in body  # the open tables
+    assert f"/table/{match_id}" in body and f"/table/{other}" in body  # the open tables
     status, body, _ = bea.get("/people")
     assert status == 200
     with site.sessions() as s:

@@ -66,8 +66,9 @@ def test_the_readme_play_in_your_browser(tmp_path):
         assert state["state"] == "finished"
         # the README's check: the hash of the seed, then the record re-dealt by the engine
         seed = state["seed"]
-        out = subprocess.run(["python3", "-c", "import hashlib; print(hashlib.sha256(b\"%s\")"
-                              ".hexdigest())" % seed], capture_output=True, text=True)
+        readme = "import hashlib; print(hashlib.sha256(b\"SEED\").hexdigest())"
+        out = subprocess.run(["python3", "-c", readme.replace("SEED", seed)],
+                             capture_output=True, text=True)
         assert out.stdout.strip() == state["commitment"] == hashlib.sha256(
             seed.encode()).hexdigest()
         record = tmp_path / f"match-{match_id}.jsonl"
