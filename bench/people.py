@@ -307,6 +307,7 @@ def run_remote(site: dict[str, Any], count: int, until: float) -> list[tuple[Any
     auth = (("authorization", f"Bearer {site['tokens']['BUMMERL_OPERATOR_TOKEN']}"),)
     for i in range(count):
         row, token = bots.register_bot(f"remote-{i}")
+        assert token is not None
         timed = Timed(i)
 
         class Adapter(Bot):
