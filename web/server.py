@@ -30,8 +30,10 @@ def waitress_server(host: str = "127.0.0.1", port: int = 8000,
     streams = int(app.config["MAX_STREAMS"]) + int(app.config["TABLE_STREAMS"])
     # Each open table or live page keeps its stream's connection and, in a browser, one more
     # for its requests: waitress's default limit (100 connections) would refuse the 51st table.
+    # poll(), not select(): select() fails on a descriptor past 1024 (some 500 open tables).
     server = create_server(app, host=host, port=port, threads=threads + streams,
-                           connection_limit=100 + 2 * streams, ident="bummerl")
+                           connection_limit=100 + 2 * streams, asyncore_use_poll=True,
+                           ident="bummerl")
     server.dashboard = app  # for `shutdown`
     return server
 

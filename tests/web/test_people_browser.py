@@ -362,6 +362,9 @@ def test_a_person_plays_a_rated_match_against_a_remote_kit_bot(browser, site, ar
             return browser.find_elements("css selector", 'button.play-bot[data-bot="kitbot"]')
         button = wait_for(offered, 30, "the connected kit bot on the play page")[0]
         assert button.get_attribute("data-accepts") == "rated"
+        shot(browser, artifacts, "play-page", PHONE)
+        shot(browser, artifacts, "play-page", LAPTOP)
+        button = browser.find_element("css selector", 'button.play-bot[data-bot="kitbot"]')
         browser.find_element("id", "rated").click()
         button.click()
         wait_for(lambda: browser.find_elements("id", "table"), 15, "the table page")

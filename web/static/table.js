@@ -235,9 +235,14 @@
     st.className = "pstatus";
     if (s.state !== "running") {
       var r = s.result || {};
-      var text = r.winner === null || r.winner === undefined ? "The match is over: " + r.reason
+      var last = s.hands.length ? s.hands[s.hands.length - 1] : null;
+      var why = r.reason === "played out" && last
+        ? "the last hand: " + (last.winner === you() ? "you" : s.names[last.winner]) + " won " + last.game_points +
+          " game point" + (last.game_points === 1 ? "" : "s") + ", " + last.why
+        : r.reason + (r.detail ? ": " + r.detail : "");
+      var text = r.winner === null || r.winner === undefined ? "The match is over: " + why
         : (r.winner === you() ? "You won the Bummerl" : s.names[r.winner] + " won the Bummerl") +
-          (r.schneider ? " (Schneider)" : "") + " — " + r.reason + (r.detail ? ": " + r.detail : "");
+          (r.schneider ? " (Schneider: the loser scored no game point)" : "") + " — " + why;
       st.textContent = text;
       st.classList.add("final");
       return;
