@@ -147,8 +147,8 @@ class Person:
         if stream.status != 200:
             self.errors.append(f"stream refused: {stream.status}")
             return
-        table = self.table(api)
         try:
+            table = self.table(api)
             while time.monotonic() < until and table["state"] == "running":
                 if table["to_act"] != table["seat"]:
                     table = self.wait_change(stream, api, table["seq"])
@@ -390,11 +390,15 @@ def operator_pages(port: int) -> dict[str, float]:
     for path in ("/standings", "/matches"):
         began = time.monotonic()
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        c.request("GET", path)
-        r = c.getresponse()
-        r.read()
-        result[path] = time.monotonic() - began if r.status == 200 else float("nan")
-        c.close()
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            result[path] = time.monotonic() - began if r.status == 200 else float("nan")
+        except OSError:
+            result[path] = float("nan")  # not answered (printed as nan)
+        finally:
+            c.close()
     return result
 
 
