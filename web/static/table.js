@@ -47,6 +47,7 @@
   // --- drawing ---------------------------------------------------------------------------
   function draw() {
     var s = state;
+    document.dispatchEvent(new CustomEvent("bummerl:table"));
     offset = Date.parse(s.now) - Date.now();
     var over = s.state !== "running";
     root.classList.toggle("over", over);
@@ -366,6 +367,15 @@
       } else { badge.textContent = "● reconnecting"; badge.className = "live off"; }
     });
   }
+
+  // a safety net under the stream: while the other seat is to act, reload every 5 s of quiet
+  var quietSince = Date.now();
+  window.setInterval(function () {
+    if (state.state === "running" && state.to_act !== you() && Date.now() - quietSince > 5000) {
+      quietSince = Date.now(); load();
+    }
+  }, 1000);
+  document.addEventListener("bummerl:table", function () { quietSince = Date.now(); });
 
   draw();
   window.setInterval(tick, 100);
