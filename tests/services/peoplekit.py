@@ -20,7 +20,7 @@ from db.models import HOUSE
 from services.core import hooks
 from services.core.config import sha256
 from services.ops import bots
-from workers import moves, people
+from workers import moves, people, tasks
 from workers import service as service_module
 
 WEB_TOKEN = "web-secret"
@@ -73,9 +73,10 @@ def play_house_turns(monkeypatch: pytest.MonkeyPatch, address: str,
     its finished games rated in the people's pool (`workers.people`) as the rate task does."""
 
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
-        threading.Thread(target=moves.play_house_move, args=(match_id, seat, seq),
-                         kwargs={"strategy": turn.strategy, "observation": turn.encoded(),
-                                 "person": turn.opponent_person},
+        args, kwargs, _ = tasks.move_message(match_id, seat, seq, strategy=turn.strategy,
+                                             observation=turn.encoded(),
+                                             person=turn.opponent_person)
+        threading.Thread(target=moves.play_house_move, args=args, kwargs=kwargs,
                          daemon=True).start()
 
     def on_match_end(match_id: int) -> None:  # the `bummerl.rate` task's people part

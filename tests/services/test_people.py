@@ -141,6 +141,7 @@ def test_an_illegal_action_is_refused_with_the_rule_and_changes_nothing(people):
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     rule = dict(caught.value.trailing_metadata()).get("bummerl-rule")
     assert rule and rule.startswith("R"), caught.value.details()
+    assert caught.value.details().startswith(rule)  # the message names the rule first
     after = people.table(alice.person_id, started.match.match_id)
     assert after.seq == table.seq and after.observation == table.observation
     # a stale seq is ABORTED, nonsense INVALID_ARGUMENT
