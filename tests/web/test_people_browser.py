@@ -237,6 +237,13 @@ def test_a_person_plays_a_friend_through_the_link(browser, site):  # noqa: F811
 def test_the_phone_layout_keeps_the_hand_in_reach(browser, site, artifacts):  # noqa: F811
     browser.set_window_size(*PHONE)
     join_as_guest(browser, site, "phil")
+    # the play page: the opponents and their buttons fit the phone's width
+    width = browser.execute_script("return window.innerWidth;")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    button = browser.find_element("css selector", 'button.play-bot[data-bot="house-random"]')
+    r = browser.execute_script("return arguments[0].getBoundingClientRect().toJSON();", button)
+    assert r["left"] >= 0 and r["right"] <= width, r
+    shot(browser, artifacts, "play-phone", PHONE)
     start_game(browser, "house-random")
     my_turn_or_over(browser)
     viewport = browser.execute_script("return [window.innerWidth, window.innerHeight];")
