@@ -109,8 +109,9 @@
       if (!s.trump_face_up) { face.classList.add("remembered"); }
       trump.appendChild(face);
     }
-    trump.appendChild(el("span", "caption", "trump " + SUITS[s.trump_suit] + " " + SUIT_NAMES[s.trump_suit] +
-                         (s.trump_card && !s.trump_face_up ? " (card out of play)" : "")));
+    var where = !s.trump_card || s.trump_face_up ? ""
+      : s.closed_by !== null ? " (turned down: out of play, R6.2)" : " (taken on the last draw, R3.3)";
+    trump.appendChild(el("span", "caption", "trump " + SUITS[s.trump_suit] + " " + SUIT_NAMES[s.trump_suit] + where));
     stock.appendChild(trump);
     var pile = el("div", "ppile");
     if (s.stock_size > 0 && s.closed_by === null) {
