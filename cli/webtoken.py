@@ -23,8 +23,8 @@ FIX = "give one with $BUMMERL_WEB_TOKEN"
 
 
 def path_for(database_url: str, var: Path) -> Path:
-    """Where the web token of the database at `database_url` is kept (`var`: the checkout's
-    var/)."""
+    """Where the web token of the database at `database_url` is kept (`var`: the site's var
+    folder, `db.base.var_dir`)."""
     from sqlalchemy.engine import make_url
 
     url = make_url(database_url)
