@@ -35,10 +35,10 @@ PRESETS = {
     "relaxed": ("Relaxed: 2 min a move + 10 min bank", 120_000, 600_000),
 }
 DEFAULT_PRESET = "rapid"
-PROFILE_NUMBERS = {"soft": 1, "sharp": 2}
+PROFILE_NUMBERS: dict[str, Any] = {"soft": 1, "sharp": 2}  # bummerl.v1.Profile values
 
 
-def _profile() -> int:
+def _profile() -> Any:  # a bummerl.v1.Profile value
     name = request.values.get("profile", "soft")
     if name not in PROFILE_NUMBERS:
         raise Invalid(f"profile must be soft or sharp, not {name[:20]!r}")
