@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,13 @@ def sessions(service):
     return service.sessions
 
 
+def csrf(client) -> dict[str, str]:
+    """The CSRF header of `client`'s session (every POST needs it: web/security.py), read from
+    a page's form as a browser's would be."""
+    page = client.get("/login").get_data(as_text=True)
+    return {"X-CSRFToken": re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)}
+
+
 def make_client(service, **config):
     app = create_app({"DATABASE_URL": service.database.url, "PAGE_SIZE": 3, "TESTING": True,
                       "SERVICE_ADDRESS": service.server.address, **config})
@@ -71,10 +79,13 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
     text = client.get(page).get_data(as_text=True)
     assert "analyse this match" in text
     assert client.get(f"/api/matches/{match_id}/analysis").status_code == 404
-    answer = client.post(f"/matches/{match_id}/analyse", data={"next": page + "#analysis"})
+    token = re.search(r'name="csrf_token" value="([^"]+)"', text).group(1)  # the button's form
+    answer = client.post(f"/matches/{match_id}/analyse",
+                         data={"next": page + "#analysis", "csrf_token": token})
     assert answer.status_code == 303 and answer.headers["Location"].endswith(page + "#analysis")
     assert "Analysis requested" in client.get(page).get_data(as_text=True)
-    again = client.post(f"/matches/{match_id}/analyse", headers={"Accept": "application/json"})
+    again = client.post(f"/matches/{match_id}/analyse",
+                        headers={"Accept": "application/json", **csrf(client)})
     assert again.get_json() == {"match_id": match_id, "state": "requested"}  # one row only
     with sessions() as s:
         assert [r.match_id for r in s.scalars(select(Analysis))] == [match_id]
@@ -113,17 +124,19 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
 
 def test_a_request_for_no_finished_match_is_refused_and_changes_nothing(client, sessions,
                                                                         service):
-    answer = client.post("/matches/77/analyse", headers={"Accept": "application/json"})
+    assert client.post("/matches/77/analyse").status_code == 400  # no CSRF token
+    answer = client.post("/matches/77/analyse", headers={"Accept": "application/json",
+                                                         **csrf(client)})
     assert answer.status_code == 404 and "no match with id 77" in answer.get_data(as_text=True)
     (a, _), (b, _) = service.register("mybot"), service.register("randy")
     running = plain.create_match([a, b], seed=1, sessions=sessions, config=service.config)
     answer = client.post(f"/matches/{running.id}/analyse",
-                         headers={"Accept": "application/json"})
+                         headers={"Accept": "application/json", **csrf(client)})
     assert answer.status_code == 400
     assert f"match {running.id} is not a finished match" in answer.get_data(as_text=True)
-    assert client.post("/matches/x/analyse").status_code in (400, 404)
+    assert client.post("/matches/x/analyse", headers=csrf(client)).status_code in (400, 404)
     app, tokenless = make_client(service)
-    answer = tokenless.post(f"/matches/{running.id}/analyse")
+    answer = tokenless.post(f"/matches/{running.id}/analyse", headers=csrf(tokenless))
     assert answer.status_code == 409 and "BUMMERL_OPERATOR_TOKEN" in answer.get_data(as_text=True)
     app.extensions["bummerl.sessions"].kw["bind"].dispose()
     with sessions() as s:

@@ -79,12 +79,15 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
                 return stub.GetTable(people_pb2.GetTableRequest(
                     person_id=gus.person_id, match_id=match_id), metadata=WEB).table
 
-            def my_turn(timeout: float = 30) -> people_pb2.Table:
+            def my_turn(timeout: float = 60) -> people_pb2.Table:
                 end = time.monotonic() + timeout
                 while True:
                     t = table()
-                    if t.on_clock in (-1, t.seat) or time.monotonic() > end:
+                    if t.on_clock in (-1, t.seat):
                         return t
+                    if time.monotonic() > end:
+                        raise AssertionError(f"the house did not answer in {timeout} s "
+                                             f"(seq {t.seq}, on the clock: {t.on_clock})")
                     time.sleep(0.01)
 
             current = my_turn(60)  # the worker's first task also waits for it to start
