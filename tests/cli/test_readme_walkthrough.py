@@ -67,7 +67,7 @@ def test_the_walkthrough_runs_as_written(tmp_path):
         rows = connection.execute(text(
             "SELECT origin, rated, state, end_reason FROM matches ORDER BY id")).all()
     engine.dispose()
-    assert [tuple(r) for r in rows] == [(None, 1, "finished", "played")] + \
+    assert [tuple(r) for r in rows] == [("manual", 1, "finished", "played")] + \
         [("challenge", 0, "finished", "played")] * 3
 
 
