@@ -1,8 +1,6 @@
 """The house opponents for every level: the table is whole, each level plays legal actions from
-its own observation the same way from the same seed, and each level beats the one below it.
-
-(Legal, observation-only play of every level on many deals is also checked by
-tests/workers/test_bots_house.py, which runs every strategy of STRATEGIES.)
+its own observation the same way from the same seed (both profiles), and each level beats the
+one below it. (tests/workers/test_bots_house.py checks the strategies the levels are built on.)
 """
 
 from __future__ import annotations
