@@ -33,12 +33,10 @@ class Level:
 
 
 # The round-robin the ratings come from: every pair of levels on the same 200 duplicate deals
-# (seed 31), 4,000 hands among these five; the Elo fit's 95 % half-widths are 36–43 for levels
-# 2–5. That run had a sixth level between Club and Expert (champion, 8 deals a move), dropped
-# because it was too close to Expert to be told apart quickly (+0.29 game points per deal); the
-# ratings are the fit over the ten pairings of these five (the levels play without a clock, so the
-# command reproduces those games exactly).
-MEASURED_BY = "nice -n 19 .venv/bin/python bench/levels.py -n 200 --minutes 32 --procs 2"
+# (seed 31), 4,000 hands; the Elo fit's 95 % half-widths are 36–43 for levels 2–5 (measured
+# 2026-12-03, 900 s on the loaded 2-core machine; the levels play without a clock, so the command
+# gives the same games and figures on any machine).
+MEASURED_BY = "nice -n 19 .venv/bin/python bench/levels.py -n 200 --minutes 40 --procs 2"
 MEASURED_GAMES = 4000
 
 LEVELS: tuple[Level, ...] = (
