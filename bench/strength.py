@@ -9,6 +9,8 @@ interval, the hands won, and the champion's median, p99 and maximum time per mov
 opponent's median time per move (the peer, measured in the same run) and the budget.
 Deals are split over `--procs` processes; progress lines come every `--every` deals.
 
+First it prints the house levels with their measured ratings (`events/levels.py`).
+
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
 """
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from db.stats import Totals, summary  # noqa: E402
 from engine import Profile  # noqa: E402
+from events.levels import LEVELS, MEASURED_BY  # noqa: E402
 from workers.batch import play_pair  # noqa: E402
 from workers.bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
 
@@ -117,6 +120,9 @@ def main() -> None:
     print(f"champion at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
+    print(f"house levels, ratings as measured by `{MEASURED_BY}` (events/levels.py):")
+    for level in LEVELS:
+        print(f"  {level.strategy} {level.name}: Elo {level.rating:+.0f}; {level.description}")
     with multiprocessing.Pool(args.procs) as pool:
         for opponent in args.opponents.split(","):
             start = time.monotonic()

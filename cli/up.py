@@ -23,8 +23,12 @@ import sys
 import time
 from typing import Any
 
+from events.levels import LEVELS
+
+# The house bots every site has: bot name → house strategy (the levels: house-level-1 … 5).
 HOUSE_BOTS = {"house-random": "random", "house-bully": "bully", "house-rdeep": "rdeep",
-              "house-champion": "champion"}
+              "house-champion": "champion",
+              **{level.bot_name: level.strategy for level in LEVELS}}
 
 
 def register(subparsers: Any) -> None:

@@ -1,0 +1,51 @@
+"""The champion never uses a card its seat could not know: at a fixed seed its decision is the same
+for every deal consistent with its observation.
+
+At decisions of real hands (stock open, closed and exhausted), other full hands are drawn that
+agree with everything the seat has seen (`engine.determinize`: the opponent's unknown cards and
+the face-down stock placed anew); each gives the same observation, and one champion instance,
+asked on each with the same rng seed, chooses the same action every time.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine import Hand, Profile, deck_for, determinize, observe
+from workers.bots import make_bot
+from workers.bots.champion import ChampionBot
+
+
+def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:
+    """What `seat` cannot see: the opponent's cards and the stock order."""
+    return hand._hands[1 - seat], tuple(hand._stock)
+
+
+@pytest.mark.parametrize("profile", list(Profile))
+def test_the_decision_is_the_same_for_every_consistent_deal(profile):
+    champion = ChampionBot(ms=0, samples=4)
+    other = make_bot("rdeep", samples=2)
+    checked = {"open": 0, "strict": 0}
+    differing = 0
+    for deal in range(6):
+        hand = Hand(deck_for(31, deal), deal % 2, profile)
+        rng = random.Random(deal)
+        while hand.to_act is not None:
+            seat = hand.to_act
+            obs = observe(hand, seat)
+            if seat == 0 and len(obs.legal_actions) > 1:
+                action = champion.choose(obs, random.Random(99))
+                for k in range(3):
+                    alt = determinize(obs, random.Random(1000 * deal + k))
+                    differing += hidden(alt, seat) != hidden(hand, seat)
+                    assert observe(alt, seat) == obs
+                    assert champion.choose(observe(alt, seat), random.Random(99)) is action
+                checked["strict" if obs.closed_by is not None or obs.stock_size == 0
+                        else "open"] += 1
+            else:
+                action = (champion if seat == 0 else other).choose(obs, rng)
+            hand.apply(seat, action)
+    assert checked["open"] >= 10 and checked["strict"] >= 5, checked
+    assert differing >= 20  # the other deals really hide other cards
