@@ -1,13 +1,15 @@
 """`bummerl admin ...`: the operator's controls over a running service (AdminService).
 
     bummerl admin bots [--suspended]
-    bummerl admin suspend BOT_ID REASON
-    bummerl admin reinstate BOT_ID
+    bummerl admin suspend BOT REASON
+    bummerl admin reinstate BOT
     bummerl admin rotate-token BOT_ID
     bummerl admin abort-match MATCH_ID REASON
 
 Each needs the operator token (`--operator-token` or $BUMMERL_OPERATOR_TOKEN); `--server`,
-`--tls` and `--ca` say where and how to connect.
+`--tls` and `--ca` say where and how to connect. BOT is a bot's id or name; a person (who
+plays from the browser) is suspended by their seat's name, e.g. `bummerl admin suspend @alice
+"abusive chat"`.
 """
 
 from __future__ import annotations
@@ -37,11 +39,11 @@ def register(subparsers: Any) -> None:
     bots.add_argument("--suspended", action="store_true", help="only suspended bots")
     bots.set_defaults(func=run_bots)
     suspend = commands.add_parser("suspend", help="suspend a bot (no ladder, no Play stream)")
-    suspend.add_argument("bot_id", type=int)
+    suspend.add_argument("bot_id", metavar="BOT", help="the bot's id or name (a person: @name)")
     suspend.add_argument("reason", help="why (shown to the bot and on the dashboard)")
     suspend.set_defaults(func=run_suspend)
     reinstate = commands.add_parser("reinstate", help="lift a bot's suspension")
-    reinstate.add_argument("bot_id", type=int)
+    reinstate.add_argument("bot_id", metavar="BOT", help="the bot's id or name (a person: @name)")
     reinstate.set_defaults(func=run_reinstate)
     rotate = commands.add_parser("rotate-token",
                                  help="give a bot a new token (shown once; the old one stops)")
@@ -78,7 +80,7 @@ def _when(stamp: Any, present: bool) -> str:
 
 def _line(status: Any) -> str:
     bot = status.bot
-    kind = "house" if bot.kind == 2 else "remote"
+    kind = {2: "house", 3: "person"}.get(bot.kind, "remote")
     state = "SUSPENDED" if status.suspended else "ok"
     seen = _when(status.last_seen_at, status.HasField("last_seen_at"))
     text = (f"{bot.bot_id:>5}  {bot.name:<24} {kind:<6} {state:<9} "
@@ -99,11 +101,25 @@ def run_bots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bot_id(args: argparse.Namespace) -> int:
+    """The id of the bot `args.bot_id` names (an id, or a name looked up with ListBots)."""
+    from bummerl.v1 import admin_pb2
+
+    if args.bot_id.isdigit():
+        return int(args.bot_id)
+    for status in _call(args, "ListBots", admin_pb2.ListBotsRequest()).bots:
+        if status.bot.name == args.bot_id:
+            return int(status.bot.bot_id)
+    print(f"bummerl admin: NOT_FOUND: no bot named {args.bot_id!r} (see `bummerl admin bots`)",
+          file=sys.stderr)
+    raise SystemExit(1)
+
+
 def run_suspend(args: argparse.Namespace) -> int:
     from bummerl.v1 import admin_pb2
 
     reply = _call(args, "SuspendBot",
-                  admin_pb2.SuspendBotRequest(bot_id=args.bot_id, reason=args.reason))
+                  admin_pb2.SuspendBotRequest(bot_id=_bot_id(args), reason=args.reason))
     print(f"suspended bot {reply.bot.bot.bot_id} ({reply.bot.bot.name}): "
           f"{reply.bot.suspended_reason}")
     return 0
@@ -112,7 +128,7 @@ def run_suspend(args: argparse.Namespace) -> int:
 def run_reinstate(args: argparse.Namespace) -> int:
     from bummerl.v1 import admin_pb2
 
-    reply = _call(args, "ReinstateBot", admin_pb2.ReinstateBotRequest(bot_id=args.bot_id))
+    reply = _call(args, "ReinstateBot", admin_pb2.ReinstateBotRequest(bot_id=_bot_id(args)))
     print(f"reinstated bot {reply.bot.bot.bot_id} ({reply.bot.bot.name})")
     return 0
 

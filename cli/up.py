@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
         os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
         os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
+    from cli import webtoken  # the web's credential for PeopleService, kept (cli/webtoken.py)
+    from db.base import database_url
+
+    webtoken.ensure(database_url(), var_dir())
     logs = var_dir() / "log"
     logs.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,

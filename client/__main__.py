@@ -101,6 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--challenges-only", action="store_true",
                         help="take challenges only: the ladder (and tournaments) never pair "
                              "the bot while it runs so")
+    parser.add_argument("--people", choices=("casual", "rated"), default=None,
+                        help="play people too (the site's table in the browser): casual "
+                             "games only, or casual and rated (default: no people)")
     parser.add_argument("--version", default=None, metavar="V",
                         help="the version of the bot this run plays (e.g. 1.4.0 or a git "
                              "hash; at most 100 characters): each match records it, the "
@@ -153,7 +156,8 @@ def play(args: argparse.Namespace) -> int:
     runner = Runner(bot, args.server, args.token, max_matches=args.matches,
                     parallel=args.parallel, tls=args.tls or bool(args.ca), ca=args.ca,
                     backoff=Backoff(initial_s=args.retry_initial, max_s=args.retry_max),
-                    challenges_only=args.challenges_only, version=args.version)
+                    challenges_only=args.challenges_only, version=args.version,
+                    people=args.people)
     result: dict[str, BaseException] = {}
 
     def target() -> None:

@@ -19,6 +19,8 @@
   heard of the drain) is played to the end too, and the log says so.
 - `challenges_only=True`: the Hello says so, and the ladder and tournaments never pair the bot;
   a service that does not confirm it in its Welcome is left at once (`Unsupported`).
+- `people="casual"` or `"rated"`: the Hello says the bot plays people (PeopleService: the
+  site's table in the browser), casual games only or rated too; the same check of the Welcome.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ class Runner:
                  client_name: str = "bummerl-python-client/0.3",
                  backoff: Backoff | None = None, parallel: int = 4, tls: bool = False,
                  ca: str | None = None, challenges_only: bool = False,
-                 version: str | None = None) -> None:
+                 version: str | None = None, people: str | None = None) -> None:
         self.bot = bot
         # the version the Hello says: `version`, else the bot class's `version`, else none
         self.version = str(getattr(bot, "version", "") or "") if version is None else version
@@ -115,6 +117,9 @@ class Runner:
         self.token = token
         self.max_matches = max_matches
         self.challenges_only = challenges_only
+        # games with people (Hello.accepts_people): None, "casual" or "rated"
+        self.people = {None: 0, "casual": common_pb2.ACCEPTS_PEOPLE_CASUAL,
+                       "rated": common_pb2.ACCEPTS_PEOPLE_RATED}[people]
         self.client_name = client_name
         self.backoff = backoff or Backoff()
         self.stats = Stats()
@@ -281,7 +286,8 @@ class Runner:
                   ) -> Iterator[bot_pb2.PlayRequest]:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name,
                                                       version=self.version,
-                                                      challenges_only=self.challenges_only))
+                                                      challenges_only=self.challenges_only,
+                                                      accepts_people=self.people))
         if self.draining:  # a reconnect while draining: the new stream takes nothing new
             yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:
@@ -395,6 +401,11 @@ class Runner:
                 f"the service at {self.server} does not know --challenges-only (an older "
                 "service): it could pair this bot on the ladder. Run without "
                 "--challenges-only, or ask its operator to upgrade it")
+        if self.people and welcome.accepts_people != self.people:
+            raise Unsupported(
+                f"the service at {self.server} does not know --people (an older service): "
+                "no person will be offered this bot. Run without --people, or ask its "
+                "operator to upgrade it")
         self._welcomed_this_time = True
         self.bot_info = welcome.bot
         self.speaker = welcome.bot.name

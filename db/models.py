@@ -28,6 +28,7 @@ from db.base import Base, utcnow
 # Bot kinds.
 REMOTE = "remote"  # plays over the network (gRPC) with its token
 HOUSE = "house"  # played by the service's workers with a named strategy
+PERSON = "person"  # a person's seat holder (PeopleService, db.people)
 
 # Match states.
 RUNNING = "running"
@@ -49,10 +50,15 @@ ACCEPTS_ALL = "all"  # every match: the ladder, tournaments and challenges
 ACCEPTS_CHALLENGES = "challenges"  # challenges only (Hello.challenges_only)
 ACCEPTS_NONE = "none"  # no new match: the kit is finishing its running ones (PlayRequest.drain)
 
+# What a remote bot takes of people (`bots.accepts_people`; None: no games with people).
+PEOPLE_CASUAL = "casual"
+PEOPLE_RATED = "rated"
+
 # Why a match ended.
 PLAYED = "played"  # a counter reached 0 (R9.1)
 FORFEIT_TIMEOUT = "forfeit_timeout"  # the seat to act ran out of move time and bank
 FORFEIT_ILLEGAL = "forfeit_illegal"  # a seat made more illegal actions than allowed
+RESIGNED = "resigned"  # a person resigned a casual game (PeopleService.Resign)
 ABORTED_BY_OPERATOR = "aborted"  # an operator aborted the match (state ABORTED)
 
 # Where a pruned action log went (`matches.actions_archive`, `db.prune`).
@@ -91,6 +97,9 @@ class Bot(Base):
     # leave it out), ACCEPTS_NONE no new match (it is finishing its running ones). Cleared when
     # its last stream closes.
     accepts: Mapped[str | None] = mapped_column(String(12))
+    # Whether a remote bot plays people (`Hello.accepts_people` of its newest stream):
+    # None: no; PEOPLE_CASUAL or PEOPLE_RATED (casual and rated).
+    accepts_people: Mapped[str | None] = mapped_column(String(10))
 
 
 class Match(Base):

@@ -29,7 +29,8 @@ RECORD_VERSION = 1
 PLAYED = "played"
 FORFEIT_TIMEOUT = "forfeit_timeout"
 FORFEIT_ILLEGAL = "forfeit_illegal"
-END_REASONS = (PLAYED, FORFEIT_TIMEOUT, FORFEIT_ILLEGAL)
+RESIGNED = "resigned"  # a person resigned a casual game: the forfeit_seat resigned
+END_REASONS = (PLAYED, FORFEIT_TIMEOUT, FORFEIT_ILLEGAL, RESIGNED)
 
 
 class InvalidRecordError(ValueError):

@@ -28,7 +28,8 @@ _installed = False
 def on_turn(match_id: int, seat: int, seq: int, turn: HouseTurn) -> None:
     from workers.tasks import send_move
 
-    send_move(match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded())
+    send_move(match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
+              person=turn.opponent_person)
 
 
 def on_match_end(match_id: int) -> None:

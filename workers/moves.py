@@ -54,6 +54,13 @@ def think_seconds() -> float:
     return float(os.environ.get("BUMMERL_HOUSE_THINK_S", "1.0"))
 
 
+def min_think_seconds() -> float:
+    """The least time a house bot takes to answer a person (`BUMMERL_HOUSE_MIN_THINK_MS`,
+    default 700), counted from when the service sent its move task, after the commit of the
+    person's action (`workers.tasks.move_message`); bot-against-bot matches never wait."""
+    return max(0.0, float(os.environ.get("BUMMERL_HOUSE_MIN_THINK_MS", "700")) / 1000)
+
+
 def bot_options(strategy: str) -> dict[str, object]:
     """Options of house bots in live play: `BUMMERL_RDEEP_SAMPLES` (playouts per action)."""
     if strategy == "rdeep" and os.environ.get("BUMMERL_RDEEP_SAMPLES"):
@@ -103,11 +110,13 @@ def message_observation(observation: str | None, seq: int, what: str) -> Any:
 
 
 def play_house_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-                    observation: str | None = None) -> bool:
+                    observation: str | None = None, not_before: float | None = None) -> bool:
     """Compute and submit the house bot's move over gRPC; True if this call's action was
     applied (False: nothing owed, or left to the sweeper). `strategy` and `observation` (the
     seat's, at `seq`, as `HouseTurn.encoded()` gives it) spare the calls that would ask for
-    them."""
+    them. `not_before` (a time.time(); a person plays the other seat: `workers.tasks.
+    move_message`): the answer is not submitted before then (waiting at most
+    `min_think_seconds()`, whatever the clocks say)."""
     import grpc
     from bummerl import wire
     from bummerl.v1 import match_pb2
@@ -133,6 +142,8 @@ def play_house_move(match_id: int, seat: int, seq: int, *, strategy: str | None 
         rng = random.Random(f"house:{match_id}:{seq}")
         action = make_bot(strategy, **bot_options(strategy)).choose(
             obs, rng, deadline=time.monotonic() + budget)
+        if not_before is not None:  # a person plays the other seat: a believable pace
+            time.sleep(max(0.0, min(not_before - time.time(), min_think_seconds())))
         request = match_pb2.SubmitActionRequest(
             match_id=match_id, seat=seat, action=wire.action_to_pb(action), expected_seq=seq,
             request_id=f"house:{match_id}:{seq}")

@@ -24,6 +24,8 @@ task (a chunk's successors, the sweeper's re-sends) are given a sender from here
 from __future__ import annotations
 
 import os
+import time
+from typing import Any
 
 from workers.app import BATCH, MOVES, app
 
@@ -34,10 +36,11 @@ CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
 @app.task(name="bummerl.move", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=MOVE_LIMIT, time_limit=MOVE_LIMIT + 10)
 def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = None,
-                   observation: str | None = None) -> None:
+                   observation: str | None = None, not_before: float | None = None) -> None:
     from workers.moves import play_house_move
 
-    play_house_move(match_id, seat, seq, strategy=strategy, observation=observation)
+    play_house_move(match_id, seat, seq, strategy=strategy, observation=observation,
+                    not_before=not_before)
 
 
 @app.task(name="bummerl.chunk", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
@@ -69,8 +72,10 @@ def ladder_tick_task() -> None:
 def rate_match_task(match_id: int) -> None:
     from workers.events import after_match
     from workers.ladder import rate_match
+    from workers.people import rate_people_match
 
     rate_match(match_id)
+    rate_people_match(match_id)  # a rated game with a person: the people's pool only
     after_match(match_id, send=send_event_step)  # a tournament's leg: its next step now
 
 
@@ -107,14 +112,36 @@ def versiontests_tick_task() -> None:
 
 
 def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-              observation: str | None = None) -> None:
+              observation: str | None = None, person: bool = False) -> None:
     """Enqueue a house move (call after the commit that made it owed), with what the service
-    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`)."""
-    extra = {k: v for k, v in (("strategy", strategy), ("observation", observation)) if v}
+    knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`;
+    `person`: a person plays the other seat: `move_message`)."""
+    args, kwargs, options = move_message(match_id, seat, seq, strategy=strategy,
+                                         observation=observation, person=person)
+    play_move_task.apply_async(args, kwargs, **options)
+
+
+def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
+                 observation: str | None = None, person: bool = False
+                 ) -> tuple[tuple[int, int, int], dict[str, Any], dict[str, Any]]:
+    """The arguments, keyword arguments and sending options of a `bummerl.move` message. A
+    house bot answering a person (`person`) keeps a believable pace: the message is due
+    `BUMMERL_HOUSE_MIN_THINK_MS` from now (Celery's countdown: the worker holds it in its
+    timer, taking no slot meanwhile), and says so (`not_before`, this clock's time), so the
+    task never submits earlier."""
+    from workers.moves import min_think_seconds
+
+    extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),
+                                               ("observation", observation)) if v}
+    options: dict[str, Any] = {}
+    if person and min_think_seconds() > 0:
+        extra["not_before"] = time.time() + min_think_seconds()
+        options["countdown"] = min_think_seconds()
     # The message's readable copy of the arguments (its header, and the worker's logs) leaves
     # the observation out: a message holds it once.
     shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra
-    play_move_task.apply_async((match_id, seat, seq), extra, kwargsrepr=repr(shown))
+    options["kwargsrepr"] = repr(shown)
+    return (match_id, seat, seq), extra, options
 
 
 def send_chunks(chunk_ids: list[int]) -> None:

@@ -41,6 +41,7 @@ from db.models import (
     FORFEIT_ILLEGAL,
     FORFEIT_TIMEOUT,
     HOUSE,
+    RESIGNED,
     RUNNING,
     ActionLog,
     Match,
@@ -497,6 +498,33 @@ def abort_match(match_id: int, reason: str, *,
             session.commit()
             drop(key)
             m.rated = False
+            site = site_of(bound_engine(sessions))
+    after_commit(site, m)
+    return m
+
+
+def resign_match(match_id: int, seat: int, detail: str, *,
+                 sessions: sessionmaker[Session] | None = None) -> Match:
+    """`seat` resigns running match `match_id` (a person's casual game: the caller checks):
+    the other seat wins, end reason 'resigned', counters as they stood. FailedPrecondition
+    (R9.1) if the match is not running."""
+    factory = factory_of(sessions)
+    with factory() as session:
+        key = session_key(session, match_id)
+        with match_lock(key), writing(session):
+            m = locked(session, match_id)
+            if m is None:
+                raise NotFound(f"no match with id {match_id}")
+            if m.state != RUNNING:
+                raise FailedPrecondition(
+                    f"match {match_id} is {m.state}, not running: nothing to resign",
+                    rule="R9.1")
+            read_seq = m.seq
+            forfeit(m, seat, RESIGNED, f"seat {seat} resigned at seq {m.seq}: {detail}",
+                    utcnow())
+            save(session, m, read_seq)
+            session.commit()
+            drop(key)
             site = site_of(bound_engine(sessions))
     after_commit(site, m)
     return m

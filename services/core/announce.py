@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from db.base import aware
-from db.models import FINISHED, HOUSE, RUNNING, Match
+from db.models import FINISHED, HOUSE, PERSON, RUNNING, Match
 from services.core import cache, dispatch, hooks, metrics
 from services.core.connections import binds_of
 from services.core.values import Change, MatchState
@@ -77,4 +77,5 @@ def house_turn(site: str, m: Match) -> hooks.HouseTurn:
                 break
     except Exception:  # noqa: BLE001  (never fail the committed change: the worker asks)
         log.exception("the observation of house turn %s/%s was not at hand", m.id, m.seq)
-    return hooks.HouseTurn(m.bot(seat).house_strategy or "", m.seq, obs, aware(m.deadline_at))
+    return hooks.HouseTurn(m.bot(seat).house_strategy or "", m.seq, obs, aware(m.deadline_at),
+                           m.bot(1 - seat).kind == PERSON)

@@ -6,6 +6,8 @@
 | `BUMMERL_OPERATOR_TOKEN_SHA256` | or: the hex SHA-256 of the operator's token | none |
 | `BUMMERL_HOUSE_TOKEN` | the house token: acts for house bots' seats only (SHA-256 kept) | none |
 | `BUMMERL_HOUSE_TOKEN_SHA256` | or: the hex SHA-256 of the house token | none |
+| `BUMMERL_WEB_TOKEN` | the web's credential for PeopleService (SHA-256 kept) | none |
+| `BUMMERL_WEB_TOKEN_SHA256` | or: the hex SHA-256 of the web token | none |
 | `BUMMERL_OPEN_REGISTRATION` | `1`: anyone may register a bot | `0` |
 | `BUMMERL_MOVE_MS` | per-move time of a new match | 5000 |
 | `BUMMERL_BANK_MS` | time bank of each seat of a new match | 30000 |
@@ -43,6 +45,7 @@ def sha256(token: str) -> str:
 class Settings:
     operator_token_sha256: str | None = None
     house_token_sha256: str | None = None
+    web_token_sha256: str | None = None
     open_registration: bool = False
     move_ms: int = 5000
     bank_ms: int = 30000
@@ -72,9 +75,13 @@ class Settings:
         house = env.get("BUMMERL_HOUSE_TOKEN_SHA256") or None
         if env.get("BUMMERL_HOUSE_TOKEN"):
             house = sha256(env["BUMMERL_HOUSE_TOKEN"])
+        web = env.get("BUMMERL_WEB_TOKEN_SHA256") or None
+        if env.get("BUMMERL_WEB_TOKEN"):
+            web = sha256(env["BUMMERL_WEB_TOKEN"])
         return Settings(
             operator_token_sha256=digest,
             house_token_sha256=house,
+            web_token_sha256=web,
             open_registration=env.get("BUMMERL_OPEN_REGISTRATION", "0") == "1",
             move_ms=int(env.get("BUMMERL_MOVE_MS", "5000")),
             bank_ms=int(env.get("BUMMERL_BANK_MS", "30000")),

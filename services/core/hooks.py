@@ -41,6 +41,7 @@ class HouseTurn:
     seq: int
     observation: engine.Observation | None  # the seat's, at `seq` (None: not at hand)
     deadline: datetime | None  # when the seat must have acted
+    opponent_person: bool = False  # a person plays the other seat (PeopleService)
 
     def encoded(self) -> str | None:
         """The observation as the service would answer GetObservation for it (a serialized

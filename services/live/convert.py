@@ -15,7 +15,9 @@ from db.models import (
     HOUSE,
     ORIGIN_TEST,
     ORIGIN_TOURNAMENT,
+    PERSON,
     PLAYED,
+    RESIGNED,
     RUNNING,
     ActionLog,
     Bot,
@@ -27,11 +29,13 @@ from services.core.values import MatchState
 STATES = {RUNNING: match_pb2.MATCH_STATE_RUNNING, FINISHED: match_pb2.MATCH_STATE_FINISHED,
           ABORTED: match_pb2.MATCH_STATE_ABORTED}
 STATE_NAMES = {v: k for k, v in STATES.items()}
+BOT_KINDS = {HOUSE: bot_pb2.BOT_KIND_HOUSE, PERSON: bot_pb2.BOT_KIND_PERSON}
 END_REASONS = {
     PLAYED: match_pb2.END_REASON_PLAYED,
     FORFEIT_TIMEOUT: match_pb2.END_REASON_FORFEIT_TIMEOUT,
     FORFEIT_ILLEGAL: match_pb2.END_REASON_FORFEIT_ILLEGAL,
     ABORTED_BY_OPERATOR: match_pb2.END_REASON_ABORTED,
+    RESIGNED: match_pb2.END_REASON_RESIGNED,
 }
 
 
@@ -60,7 +64,7 @@ def bot_to_pb(bot: Bot) -> bot_pb2.Bot:
     return bot_pb2.Bot(
         bot_id=bot.id,
         name=bot.name,
-        kind=bot_pb2.BOT_KIND_HOUSE if bot.kind == HOUSE else bot_pb2.BOT_KIND_REMOTE,
+        kind=BOT_KINDS.get(bot.kind, bot_pb2.BOT_KIND_REMOTE),
         house_strategy=bot.house_strategy or "",
         created_at=wire.timestamp(bot.created_at),
     )

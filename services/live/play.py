@@ -62,7 +62,7 @@ from services.core.errors import (
     RefusedRequest,
     ServiceError,
 )
-from services.live import bus, convert, notify
+from services.live import bus, convert, notify, people_presence
 from services.live.batches import Connects
 from services.live.presence import Presence
 
@@ -102,6 +102,7 @@ class PlaySession:
         self.told_down = False  # the bot was told the database is down (once per outage)
         self.stale = False  # a read was skipped or failed in an outage: read when it is back
         self.challenges_only = False  # the Hello said so
+        self.accepts_people = 0  # Hello.accepts_people (an AcceptsPeople value)
         # The version the bot's first Hello said this stream runs ("" if none): in a version
         # test's match, a seat with a version is this stream's only if it is this one.
         self.version = ""
@@ -196,6 +197,10 @@ class PlaySession:
     async def hello(self, hello: bot_pb2.Hello) -> None:
         first = not self.greeted.is_set()
         self.challenges_only = hello.challenges_only
+        if hello.accepts_people or (first and self.bot.accepts_people):  # (else no write)
+            self.accepts_people = await self.run(people_presence.record_accepts, self.bot,
+                                                 first, hello.accepts_people,
+                                                 sessions=self.sessions)
         if first:
             self.version = hello.version  # routing: a later Hello's version changes nothing
         self.hello_version = hello.version
@@ -412,7 +417,7 @@ class PlaySession:
                                      sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running),
-            challenges_only=self.challenges_only))
+            challenges_only=self.challenges_only, accepts_people=self.accepts_people))
         for response in await self.run(self.step, running) if running else ():
             yield response
         while True:

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import utcnow
 from db.event_state import EventState, list_tournaments, load
 from db.events import T_CANCELLED, T_RUNNING, Tournament, TournamentEntry
-from db.models import RUNNING, Bot, Match
+from db.models import PERSON, RUNNING, Bot, Match
 from db.pairs import (
     FORFEIT_A,
     FORFEIT_B,
@@ -107,13 +107,16 @@ def _field(new: NewTournament, session: Session,
     """The field's bot ids, in order, each a known bot (NotFound naming the first unknown)."""
     if new.bot_ids and new.bot_names:
         raise InvalidArgument("give the field as bot_ids or as bot_names, not both")
-    if new.bot_names:
-        return bot_ids_named(list(new.bot_names), sessions=sessions)
-    ids = list(new.bot_ids)
-    known = set(session.scalars(select(Bot.id).where(Bot.id.in_(ids))))
+    ids = bot_ids_named(list(new.bot_names), sessions=sessions) if new.bot_names \
+        else list(new.bot_ids)
+    known = {bot_id: kind for bot_id, kind in
+             session.execute(select(Bot.id, Bot.kind).where(Bot.id.in_(ids)))}
     for bot_id in ids:
         if bot_id not in known:
             raise NotFound(f"no bot with id {bot_id}: give registered bots' ids or names")
+        if known[bot_id] == PERSON:  # people play from the browser, never in events
+            raise InvalidArgument(f"bot {bot_id} is a person's seat: people do not play "
+                                  "tournaments")
     return ids
 
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017_analysis"
-down_revision = "0014_origins"
+down_revision = "0016_people"
 branch_labels = None
 depends_on = None
 

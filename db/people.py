@@ -1,0 +1,79 @@
+"""Tables of people at the table (issue 30, owned by services/ops/people.py and workers/people.py).
+
+- `people`: a person (a name, a password hash or none for a guest). Each person has a seat
+  holder, a `bots` row of kind `person` (`PERSON`), so matches, hands, actions, records,
+  replays, exports and spectators work unchanged. Its name is `@name` (`@name~guest-xxxx` for a
+  guest). A suspension is the seat holder's (`bots.suspended_at`, `bummerl admin suspend`).
+- `person_invites`: "play a friend" links; the first other person to accept gets the other seat.
+- `people_ratings`: the people's rating pool (openskill, as the ladder's), one row per seat
+  holder: people, and the bots that play them (their rating against people). The ladder's
+  `ratings` never see a game with a person.
+- `people_rated`: each rated game with a person counted once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from db.base import Base, utcnow
+
+# `matches.origin` of a game with a person (PeopleService); the same value as the origins
+# branch's db.models.ORIGIN_PEOPLE.
+ORIGIN_PEOPLE = "people"
+
+
+class Person(Base):
+    """A person who plays from the browser (through the web, a client of PeopleService)."""
+
+    __tablename__ = "people"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(20))
+    # The name in lower case: unique among signed-up people (guests: None, names may repeat).
+    name_key: Mapped[str | None] = mapped_column(String(20), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))  # None for a guest
+    guest: Mapped[bool] = mapped_column(Boolean, default=False)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PersonInvite(Base):
+    """A link that seats whoever opens it first against the person who made it."""
+
+    __tablename__ = "person_invites"
+
+    code: Mapped[str] = mapped_column(String(40), primary_key=True)
+    person_id: Mapped[int] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"))
+    profile: Mapped[str] = mapped_column(String(10))
+    move_ms: Mapped[int | None] = mapped_column(Integer)
+    bank_ms: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    accepted_by: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id", ondelete="SET NULL"))
+
+
+class PeopleRating(Base):
+    """A seat holder's rating in the people's pool (a person's, or a bot's against people)."""
+
+    __tablename__ = "people_ratings"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PeopleRated(Base):
+    """A rated game with a person, counted in the people's pool (once)."""
+
+    __tablename__ = "people_rated"
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"),
+                                          primary_key=True)
+    rated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

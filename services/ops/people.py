@@ -1,0 +1,441 @@
+"""People at the table (issue 30; docs/people.md): plain functions under the gRPC
+PeopleService (`services.api.people_servicer`), whose one client is the web server.
+
+- The web's credential (`BUMMERL_WEB_TOKEN`) opens every call (`require_web`); a call that acts
+  for a person names its `person_id`, and the person must hold the seat (PermissionDenied) and
+  not be suspended (FailedPrecondition: the suspension is its seat holder's, so `bummerl admin
+  suspend` works for a person as for a bot).
+- A person is a `people` row with a seat holder, a `bots` row of kind 'person' named `@name`
+  (guests `@name~guest-xxxxxx`): matches, records, exports and spectators work unchanged.
+  Passwords are hashed with werkzeug.security (scrypt); a guest has none and plays casual only.
+- Games: origin 'people'; `rated` only for a signed-up person who asked and an opponent that
+  takes rated games (house bots do; a remote bot says so in its Hello). Rated games of one
+  person against one bot alternate the person's seat (the count of their rated games so far,
+  even: seat 0), each with a fresh secret seed. The table shows the commitment
+  sha256(str(seed)) from the start and the seed once the match is over.
+- The table (`table`) is built from the engine's observation of the person's seat only
+  (`services.core.matches.get_observation`, as for a bot), plus public facts of the match.
+- An action goes through `services.core.actions.submit_action`, the path of SubmitAction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+from werkzeug.security import check_password_hash, generate_password_hash
+
+import engine
+from db.models import (
+    HOUSE,
+    PEOPLE_RATED,
+    PERSON,
+    REMOTE,
+    RUNNING,
+    Bot,
+    Hand,
+    Match,
+)
+from db.people import ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
+from db.presence import CHALLENGE
+from services.core import actions, matches
+from services.core.config import Settings, settings, sha256
+from services.core.connections import factory_of, writing
+from services.core.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+    quote,
+)
+from services.live.presence import is_connected
+
+NAME = re.compile(r"[A-Za-z0-9_-]{2,20}")
+MIN_PASSWORD, MAX_PASSWORD = 8, 200
+MAX_OPEN_TABLES = 5  # running games of one person at once
+WRONG_LOGIN = "wrong name or password"
+PROFILES = ("soft", "sharp")
+
+
+def commitment(seed: int) -> str:
+    """The commitment to a match's deal: the hex SHA-256 of the seed's decimal text."""
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
+# --- the web's credential ----------------------------------------------------------------------
+def require_web(token: str | None, config: Settings | None = None, what: str = "") -> None:
+    """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the web's."""
+    config = config or settings()
+    if not token:
+        raise Unauthenticated(f"{what} needs the web token: send metadata "
+                              "'authorization: Bearer <BUMMERL_WEB_TOKEN>'")
+    if not config.web_token_sha256 or not hmac.compare_digest(sha256(token),
+                                                              config.web_token_sha256):
+        raise PermissionDenied(f"{what} needs the web token (BUMMERL_WEB_TOKEN); this token is "
+                               "not it" + ("" if config.web_token_sha256 else
+                                           ": this service has no web token set"))
+
+
+# --- people --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PersonView:
+    person: Person
+    bot: Bot
+    rating: PeopleRating | None
+
+
+def _name(name: str) -> str:
+    name = (name or "").strip()
+    if not NAME.fullmatch(name):
+        raise InvalidArgument(f"bad name {quote(name)}: 2-20 letters, digits, '_' or '-'",
+                              field="name")
+    return name
+
+
+def _view(s: Session, person: Person) -> PersonView:
+    bot = s.get(Bot, person.bot_id)
+    assert bot is not None
+    return PersonView(person, bot, s.get(PeopleRating, bot.id))
+
+
+def _new_person(s: Session, name: str, password_hash: str | None, display: str) -> Person:
+    bot = Bot(name=display, kind=PERSON)
+    s.add(bot)
+    s.flush()
+    person = Person(name=name, name_key=None if password_hash is None else name.lower(),
+                    password_hash=password_hash, guest=password_hash is None, bot_id=bot.id)
+    s.add(person)
+    s.flush()
+    return person
+
+
+def register_person(name: str, password: str, *,
+                    sessions: sessionmaker[Session] | None = None) -> PersonView:
+    """A new signed-up person `name` (unique case-insensitively) with `password`."""
+    name = _name(name)
+    if not MIN_PASSWORD <= len(password or "") <= MAX_PASSWORD:
+        raise InvalidArgument(f"the password must be {MIN_PASSWORD}-{MAX_PASSWORD} characters",
+                              field="password")
+    hashed = generate_password_hash(password)
+    taken = AlreadyExists(f"the name {name!r} is taken: choose another")
+    with factory_of(sessions)() as s, writing(s):
+        try:
+            with s.begin():
+                if s.scalar(select(Person.id).where(Person.name_key == name.lower())):
+                    raise taken
+                person = _new_person(s, name, hashed, f"@{name}")
+        except IntegrityError:  # taken meanwhile
+            raise taken from None
+        return _view(s, person)
+
+
+def login(name: str, password: str, *, sessions: sessionmaker[Session] | None = None
+          ) -> PersonView:
+    """The signed-up person `name` if `password` is theirs; Unauthenticated otherwise (the same
+    message for an unknown name)."""
+    key = (name or "").strip().lower()
+    with factory_of(sessions)() as s:
+        person = s.scalar(select(Person).where(Person.name_key == key)) if key else None
+        if person is None or person.password_hash is None:
+            check_password_hash(generate_password_hash("x"), password or "")  # the same time
+            raise Unauthenticated(WRONG_LOGIN)
+        if not check_password_hash(person.password_hash, password or ""):
+            raise Unauthenticated(WRONG_LOGIN)
+        return _view(s, person)
+
+
+def start_guest(name: str, *, sessions: sessionmaker[Session] | None = None) -> PersonView:
+    """A new guest named `name` (seat holder `@name~guest-xxxxxx`)."""
+    name = _name(name)
+    with factory_of(sessions)() as s, writing(s):
+        for _ in range(5):
+            try:
+                with s.begin():
+                    person = _new_person(s, name, None,
+                                         f"@{name}~guest-{secrets.token_hex(3)}")
+                return _view(s, person)
+            except IntegrityError:  # the same suffix twice: another
+                continue
+    raise FailedPrecondition("no free guest name; try again")
+
+
+def get_person(person_id: int, *, sessions: sessionmaker[Session] | None = None) -> PersonView:
+    with factory_of(sessions)() as s:
+        return _view(s, _person(s, person_id))
+
+
+def _person(s: Session, person_id: int) -> Person:
+    person = s.get(Person, person_id)
+    if person is None:
+        raise NotFound(f"no person with id {person_id}")
+    return person
+
+
+def _may_play(bot: Bot) -> None:
+    if bot.suspended_at is not None:
+        raise FailedPrecondition(
+            f"{bot.name} is suspended: {bot.suspended_reason or 'no reason given'}; ask the "
+            "operator to reinstate you")
+
+
+# --- opponents ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OpponentView:
+    bot: Bot
+    rating: PeopleRating | None
+    accepts: str  # PEOPLE_CASUAL or PEOPLE_RATED
+    won: int
+    lost: int
+
+
+def _record_against_people(s: Session, bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """(won, lost) of each bot in finished games with people."""
+    out: dict[int, tuple[int, int]] = {}
+    if not bot_ids:
+        return out
+    rows = s.execute(select(Match.bot0_id, Match.bot1_id, Match.winner).where(
+        Match.origin == ORIGIN_PEOPLE, Match.winner.is_not(None),
+        or_(Match.bot0_id.in_(bot_ids), Match.bot1_id.in_(bot_ids))))
+    for bot0, bot1, winner in rows:
+        for seat, bot_id in enumerate((bot0, bot1)):
+            if bot_id in bot_ids:
+                won, lost = out.get(bot_id, (0, 0))
+                out[bot_id] = (won + (winner == seat), lost + (winner != seat))
+    return out
+
+
+def accepts_of(bot: Bot, config: Settings) -> str | None:
+    """What `bot` takes of people now: house bots casual and rated; a remote bot what its
+    Hello said, while connected; nothing else."""
+    if bot.suspended_at is not None:
+        return None
+    if bot.kind == HOUSE:
+        return PEOPLE_RATED
+    if bot.kind == REMOTE and bot.accepts_people and is_connected(bot, config.heartbeat_s):
+        return bot.accepts_people
+    return None
+
+
+def list_opponents(*, sessions: sessionmaker[Session] | None = None,
+                   config: Settings | None = None) -> list[OpponentView]:
+    """House bots strongest first (rating against people, then name), then the connected
+    remote bots that accept people, by name."""
+    config = config or settings()
+    with factory_of(sessions)() as s:
+        bots = list(s.scalars(select(Bot).where(
+            Bot.suspended_at.is_(None),
+            or_(Bot.kind == HOUSE, Bot.accepts_people.is_not(None))).order_by(Bot.name)))
+        bots = [b for b in bots if accepts_of(b, config)]
+        ratings = {r.bot_id: r for r in s.scalars(select(PeopleRating).where(
+            PeopleRating.bot_id.in_([b.id for b in bots])))} if bots else {}
+        record = _record_against_people(s, [b.id for b in bots])
+    views = [OpponentView(b, ratings.get(b.id), accepts_of(b, config) or "",
+                          *record.get(b.id, (0, 0))) for b in bots]
+
+    def strength(v: OpponentView) -> tuple[int, float, str]:
+        r = v.rating
+        return (0 if v.bot.kind == HOUSE else 1,
+                -(r.mu - 3 * r.sigma) if r else 0.0, v.bot.name)
+
+    return sorted(views, key=strength)
+
+
+# --- games ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Started:
+    match: Match
+    seat: int
+    commitment: str
+
+
+def _profile(profile: str | None) -> str:
+    profile = profile or "soft"
+    if profile not in PROFILES:
+        raise InvalidArgument(f"unknown profile {quote(profile)}: 'soft' or 'sharp' (R9)")
+    return profile
+
+
+def _open_tables(s: Session, bot_id: int) -> int:
+    return s.scalar(select(func.count()).select_from(Match).where(
+        Match.state == RUNNING, or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id))) or 0
+
+
+def start_game(person_id: int, opponent: str, *, profile: str | None = "soft",
+               move_ms: int | None = None, bank_ms: int | None = None,
+               max_illegal: int | None = None, rated: bool = False,
+               sessions: sessionmaker[Session] | None = None,
+               config: Settings | None = None) -> Started:
+    """A new game of person `person_id` against the bot named `opponent`."""
+    config = config or settings()
+    profile = _profile(profile)
+    name = (opponent or "").strip()
+    if not name:
+        raise InvalidArgument("name the opponent (ListOpponents)", field="opponent")
+    with factory_of(sessions)() as s:
+        view = _view(s, _person(s, person_id))
+        _may_play(view.bot)
+        if rated and view.person.guest:
+            raise FailedPrecondition("guests play casual games only: sign up to play rated")
+        other = s.scalar(select(Bot).where(Bot.name == name))
+        if other is None or other.kind == PERSON:
+            raise NotFound(f"no bot named {name[:100]!r} to play: see ListOpponents")
+        accepts = accepts_of(other, config)
+        if accepts is None:
+            raise FailedPrecondition(
+                f"bot {other.name} does not play people now (suspended, not connected, or its "
+                "kit does not run with --people)")
+        if rated and accepts != PEOPLE_RATED:
+            raise FailedPrecondition(f"bot {other.name} plays casual games with people only")
+        if _open_tables(s, view.bot.id) >= MAX_OPEN_TABLES:
+            raise FailedPrecondition(f"you have {MAX_OPEN_TABLES} games running: finish one "
+                                     "first")
+        seat = 0
+        if rated:  # alternate seats against this bot
+            before = s.scalar(select(func.count()).select_from(Match).where(
+                Match.origin == ORIGIN_PEOPLE, Match.rated.is_(True),
+                or_((Match.bot0_id == view.bot.id) & (Match.bot1_id == other.id),
+                    (Match.bot1_id == view.bot.id) & (Match.bot0_id == other.id)))) or 0
+            seat = before % 2
+        else:
+            seat = secrets.randbelow(2)
+    seed = secrets.randbits(63)  # fresh and secret: only its commitment is shown
+    seating = [view.bot.id, other.id] if seat == 0 else [other.id, view.bot.id]
+    m = matches.create_match(
+        seating, profile=profile, seed=seed, move_ms=move_ms, bank_ms=bank_ms,
+        max_illegal=max_illegal, origin=ORIGIN_PEOPLE, rated=rated,
+        must_take=None if other.kind == HOUSE else {other.id: CHALLENGE},
+        sessions=sessions, config=config)
+    return Started(m, seat, commitment(seed))
+
+
+def create_invite(person_id: int, *, profile: str | None = "soft", move_ms: int | None = None,
+                  bank_ms: int | None = None,
+                  sessions: sessionmaker[Session] | None = None) -> str:
+    """A new invite code of person `person_id` (a casual game against whoever accepts)."""
+    profile = _profile(profile)
+    code = secrets.token_urlsafe(18)
+    with factory_of(sessions)() as s, writing(s), s.begin():
+        view = _view(s, _person(s, person_id))
+        _may_play(view.bot)
+        s.add(PersonInvite(code=code, person_id=person_id, profile=profile,
+                           move_ms=move_ms or None, bank_ms=bank_ms or None))
+    return code
+
+
+def accept_invite(person_id: int, code: str, *, sessions: sessionmaker[Session] | None = None,
+                  config: Settings | None = None) -> Started:
+    """Seat person `person_id` against the invite's maker: the first to accept wins it."""
+    config = config or settings()
+    factory = factory_of(sessions)
+    with factory() as s:
+        invite = s.get(PersonInvite, (code or "")[:40])
+        if invite is None:
+            raise NotFound("no such invite: check the link")
+        if invite.person_id == person_id:
+            raise FailedPrecondition("this is your own invite: send the link to a friend")
+        guest = _view(s, _person(s, person_id))
+        host = _view(s, _person(s, invite.person_id))
+        _may_play(guest.bot)
+        _may_play(host.bot)
+    with factory() as s, writing(s), s.begin():  # claim it: one person only
+        claimed = s.execute(update(PersonInvite).where(
+            PersonInvite.code == invite.code, PersonInvite.accepted_by.is_(None))
+            .values(accepted_by=person_id))
+        if claimed.rowcount == 0:  # type: ignore[attr-defined]
+            raise FailedPrecondition("this invite was accepted already")
+    seat = secrets.randbelow(2)
+    seed = secrets.randbits(63)
+    seating = [guest.bot.id, host.bot.id] if seat == 0 else [host.bot.id, guest.bot.id]
+    m = matches.create_match(seating, profile=invite.profile, seed=seed, move_ms=invite.move_ms,
+                             bank_ms=invite.bank_ms, origin=ORIGIN_PEOPLE, rated=False,
+                             sessions=sessions, config=config)
+    with factory() as s, writing(s), s.begin():
+        s.execute(update(PersonInvite).where(PersonInvite.code == invite.code)
+                  .values(match_id=m.id))
+    return Started(m, seat, commitment(seed))
+
+
+# --- the table -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableView:
+    match: Match
+    seat: int
+    observation: engine.Observation
+    hands: list[Hand]
+    commitment: str
+    opponent_connected: bool
+
+    @property
+    def claim_hint(self) -> bool:
+        """The service says whether a claim is good in the soft profile only (in the sharp
+        profile the person counts)."""
+        return self.match.profile == "soft"
+
+    @property
+    def claim_good(self) -> bool:
+        """A claim is legal now and correct (R7.2: 66 or more, effective marriages counted)."""
+        obs = self.observation
+        return self.claim_hint and obs.points >= 66 and any(
+            a.kind == engine.ActionKind.CLAIM for a in obs.legal_actions)
+
+
+def _seat_of(s: Session, person_id: int, match_id: int) -> tuple[Person, Bot, Match, int]:
+    person = _person(s, person_id)
+    m = s.get(Match, match_id)
+    if m is None:
+        raise NotFound(f"no match with id {match_id}")
+    seat = m.seat_of(person.bot_id)
+    if seat is None:
+        raise PermissionDenied(f"person {person_id} plays no seat of match {match_id}")
+    bot = s.get(Bot, person.bot_id)
+    assert bot is not None
+    return person, bot, m, seat
+
+
+def table(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | None = None,
+          config: Settings | None = None) -> TableView:
+    """Match `match_id` as person `person_id`'s seat sees it (PermissionDenied for another)."""
+    config = config or settings()
+    with factory_of(sessions)() as s:
+        _, bot, _, seat = _seat_of(s, person_id, match_id)
+        obs, m = matches.get_observation(match_id, seat, bot_id=bot.id, sessions=sessions)
+        hands = list(s.scalars(select(Hand).where(Hand.match_id == match_id,
+                                                  Hand.winner.is_not(None))
+                               .order_by(Hand.number)))
+        other = m.bot(1 - seat)
+        connected = other.kind != REMOTE or is_connected(other, config.heartbeat_s)
+        return TableView(m, seat, obs, hands, commitment(m.seed), connected)
+
+
+def act(person_id: int, match_id: int, expected_seq: int, action: str,
+        request_id: str | None = None, *, sessions: sessionmaker[Session] | None = None,
+        config: Settings | None = None) -> tuple[actions.SubmitResult, TableView]:
+    """Submit `action` (engine text) for person `person_id`'s seat: SubmitAction's path."""
+    with factory_of(sessions)() as s:
+        _, bot, _, seat = _seat_of(s, person_id, match_id)
+    _may_play(bot)
+    result = actions.submit_action(match_id, seat, action, expected_seq=expected_seq,
+                                   request_id=request_id or None, bot_id=bot.id,
+                                   sessions=sessions, config=config)
+    return result, table(person_id, match_id, sessions=sessions, config=config)
+
+
+def resign(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | None = None,
+           config: Settings | None = None) -> TableView:
+    """Person `person_id` resigns casual match `match_id`: their seat forfeits it."""
+    with factory_of(sessions)() as s:
+        _, bot, m, seat = _seat_of(s, person_id, match_id)
+        if m.rated:
+            raise FailedPrecondition("a rated game cannot be resigned: play it out (or let "
+                                     "your clock run out)")
+    actions.resign_match(match_id, seat, f"{bot.name} resigned", sessions=sessions)
+    return table(person_id, match_id, sessions=sessions, config=config)

@@ -1,0 +1,431 @@
+"""PeopleService (issue 30) on a real service, SQLite and PostgreSQL: people sign up, log in or
+play as guests; a person plays a whole Bummerl against house-random through GetTable/Act only;
+illegal actions are refused with the rule and change nothing; nobody reads or acts at another
+person's seat; the table holds exactly what the seat's observation holds; rated games alternate
+seats; the deal's commitment is sha256(seed) and the seed is shown only after the end."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import grpc
+import pytest
+from bummerl import wire
+from bummerl.v1 import common_pb2, match_pb2, people_pb2
+from peoplekit import WEB, code_of, house_bot, people_service
+from servicekit import OPERATOR, auth
+from sqlalchemy import select
+
+import engine
+from cli.main import main as bummerl
+from db.models import ActionLog, Hand, Match
+from db.ratings import LadderMatch, Rating
+from services.core.errors import InvalidArgument
+from services.ops import tournaments
+from workers import ladder
+from workers.people import rate_people_match
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def people(database, monkeypatch):
+    with people_service(database, monkeypatch) as p:
+        yield p
+
+
+def start(people, person_id: int, opponent: str = "house-random", rated: bool = False,
+          profile=common_pb2.PROFILE_SOFT) -> people_pb2.StartGameResponse:  # type: ignore[no-untyped-def]
+    return people.stub.StartGame(people_pb2.StartGameRequest(
+        person_id=person_id, opponent=opponent, rated=rated, profile=profile), metadata=WEB)
+
+
+def engine_observation(sessions, match_id: int, seat: int) -> engine.Observation:  # type: ignore[no-untyped-def]
+    """The seat's observation rebuilt with the engine alone from the row's seed and log."""
+    with sessions() as s:
+        m = s.get(Match, match_id)
+        first = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == 0))
+        log = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id)
+                             .order_by(ActionLog.seq)))
+    game = engine.Match.replay(m.seed, m.profile,
+                               [(a.seat, engine.Action.from_text(a.action)) for a in log],
+                               first_dealer=first.dealer)
+    return game.observe(seat)
+
+
+def test_register_login_and_guest(people):
+    alice = people.register("alice")
+    assert alice.display_name == "@alice" and not alice.guest and alice.bot_id
+    logged = people.stub.Login(people_pb2.LoginRequest(name="ALICE", password="correct horse"),
+                               metadata=WEB).person
+    assert logged.person_id == alice.person_id
+    wrong = people_pb2.LoginRequest(name="alice", password="wrong password")
+    unknown = people_pb2.LoginRequest(name="nobody", password="correct horse")
+    for request in (wrong, unknown):
+        with pytest.raises(grpc.RpcError) as caught:
+            people.stub.Login(request, metadata=WEB)
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert caught.value.details() == "wrong name or password"
+    assert code_of(lambda: people.register("Alice")) == grpc.StatusCode.ALREADY_EXISTS
+    assert code_of(lambda: people.register("a b")) == grpc.StatusCode.INVALID_ARGUMENT
+    assert code_of(lambda: people.register("bob", "short")) == grpc.StatusCode.INVALID_ARGUMENT
+    guest = people.guest("alice")  # guests may share a name: their seat holders differ
+    assert guest.guest and guest.display_name.startswith("@alice~guest-")
+    # the web's token only
+    request = people_pb2.StartGuestRequest(name="carol")
+    assert code_of(lambda: people.stub.StartGuest(request)) == grpc.StatusCode.UNAUTHENTICATED
+    assert code_of(lambda: people.stub.StartGuest(request, metadata=auth(OPERATOR))) == \
+        grpc.StatusCode.PERMISSION_DENIED
+    # a guest plays casual only
+    house_bot(people.service.sessions)
+    assert code_of(lambda: start(people, guest.person_id, rated=True)) == \
+        grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_person_plays_a_whole_match_against_house_random(people):
+    house_bot(people.service.sessions)
+    guest = people.guest("gus")
+    opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
+                                          metadata=WEB).opponents
+    assert [o.name for o in opponents] == ["house-random"]
+    started = start(people, guest.person_id)
+    match_id, seat = started.match.match_id, started.seat
+    rng = random.Random(7)
+    acts = 0
+    table = people.my_turn(guest.person_id, match_id)
+    while table.match.state == match_pb2.MATCH_STATE_RUNNING:
+        assert table.on_clock == seat, "the house bot did not answer"
+        # the table is exactly the seat's observation (nothing more), built by the engine
+        expected = engine_observation(people.service.sessions, match_id, seat)
+        assert table.observation == wire.observation_to_pb(expected)
+        assert table.commitment == started.commitment and table.seed == 0
+        legal = [str(a) for a in expected.legal_actions]
+        claim = "claim" in legal and expected.points >= 66
+        assert table.claim_good == claim
+        if table.observation.tricks:
+            assert table.last_trick == table.observation.tricks[-1]
+        action = "claim" if claim else rng.choice([a for a in legal if a != "claim"] or legal)
+        reply = people.act(guest.person_id, table, action)
+        assert reply.seq == table.seq and not reply.duplicate
+        acts += 1
+        table = people.my_turn(guest.person_id, match_id)
+    assert table.match.state == match_pb2.MATCH_STATE_FINISHED
+    assert table.match.end_reason == match_pb2.END_REASON_PLAYED, table.match.end_detail
+    assert min(table.game_points_needed) <= 0 and acts > 5 and table.hands
+    assert table.seed_revealed and table.seed != 0
+    assert hashlib.sha256(str(table.seed).encode()).hexdigest() == started.commitment
+    with people.service.sessions() as s:
+        m = s.get(Match, match_id)
+        assert (m.origin, m.rated, m.seed) == ("people", False, table.seed)
+        assert m.bot(seat).name == guest.display_name
+
+
+def test_an_illegal_action_is_refused_with_the_rule_and_changes_nothing(people):
+    house_bot(people.service.sessions)
+    alice = people.register("alice")
+    started = start(people, alice.person_id)
+    table = people.my_turn(alice.person_id, started.match.match_id)
+    obs = table.observation
+    # a card the seat does not hold
+    foreign = next(str(c) for c in engine.ALL_CARDS if str(c) not in obs.hand)
+    with pytest.raises(grpc.RpcError) as caught:
+        people.act(alice.person_id, table, f"play {foreign}")
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    rule = dict(caught.value.trailing_metadata()).get("bummerl-rule")
+    assert rule and rule.startswith("R"), caught.value.details()
+    assert caught.value.details().startswith(rule)  # the message names the rule first
+    after = people.table(alice.person_id, started.match.match_id)
+    assert after.seq == table.seq and after.observation == table.observation
+    # a stale seq is ABORTED, nonsense INVALID_ARGUMENT
+    legal = str(wire.action_from_pb(obs.legal_actions[0]))
+    stale = people_pb2.ActRequest(person_id=alice.person_id, match_id=started.match.match_id,
+                                  expected_seq=table.seq + 5, action=legal, request_id="x")
+    assert code_of(lambda: people.stub.Act(stale, metadata=WEB)) == grpc.StatusCode.ABORTED
+    assert code_of(lambda: people.act(alice.person_id, table, "dance")) == \
+        grpc.StatusCode.INVALID_ARGUMENT
+    assert people.table(alice.person_id, started.match.match_id).seq == table.seq
+
+
+def test_a_second_person_can_neither_read_nor_act_at_the_first_ones_table(people):
+    house_bot(people.service.sessions)
+    alice, mallory = people.register("alice"), people.guest("mallory")
+    started = start(people, alice.person_id)
+    table = people.my_turn(alice.person_id, started.match.match_id)
+    assert code_of(lambda: people.table(mallory.person_id, started.match.match_id)) == \
+        grpc.StatusCode.PERMISSION_DENIED
+    legal = str(wire.action_from_pb(table.observation.legal_actions[0]))
+    assert code_of(lambda: people.act(mallory.person_id, table, legal)) == \
+        grpc.StatusCode.PERMISSION_DENIED
+    assert code_of(lambda: people.stub.Resign(people_pb2.ResignRequest(
+        person_id=mallory.person_id, match_id=started.match.match_id), metadata=WEB)) == \
+        grpc.StatusCode.PERMISSION_DENIED
+    assert people.table(alice.person_id, started.match.match_id).seq == table.seq
+
+
+def test_rated_games_alternate_seats_with_fresh_seeds(people):
+    house_bot(people.service.sessions)
+    alice = people.register("alice")
+    seats, commitments = [], set()
+    for _ in range(4):
+        started = people.stub.StartGame(people_pb2.StartGameRequest(
+            person_id=alice.person_id, opponent="house-random", rated=True,
+            time_control=match_pb2.TimeControl(max_illegal=1)), metadata=WEB)
+        seats.append(started.seat)
+        commitments.add(started.commitment)
+        assert started.match.seed == 0  # secret while running
+        resign = people_pb2.ResignRequest(person_id=alice.person_id,
+                                          match_id=started.match.match_id)
+        with pytest.raises(grpc.RpcError) as refused:  # rated: no resigning
+            people.stub.Resign(resign, metadata=WEB)
+        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        # end it: one illegal action forfeits (max_illegal 1)
+        table = people.my_turn(alice.person_id, started.match.match_id)
+        foreign = next(str(c) for c in engine.ALL_CARDS if str(c) not in table.observation.hand)
+        with pytest.raises(grpc.RpcError) as illegal:
+            people.act(alice.person_id, table, f"play {foreign}")
+        assert illegal.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        over = people.table(alice.person_id, started.match.match_id)
+        assert over.match.end_reason == match_pb2.END_REASON_FORFEIT_ILLEGAL
+        assert hashlib.sha256(str(over.seed).encode()).hexdigest() == started.commitment
+    assert seats == [0, 1, 0, 1] and len(commitments) == 4
+
+
+def test_a_casual_game_can_be_resigned_and_shows_its_seed(people):
+    house_bot(people.service.sessions)
+    gus = people.guest("gus")
+    started = start(people, gus.person_id)
+    resigned = people.stub.Resign(people_pb2.ResignRequest(
+        person_id=gus.person_id, match_id=started.match.match_id), metadata=WEB).table
+    assert resigned.match.state == match_pb2.MATCH_STATE_FINISHED
+    assert resigned.match.end_reason == match_pb2.END_REASON_RESIGNED
+    assert resigned.match.winner == 1 - started.seat and resigned.on_clock == -1
+    assert hashlib.sha256(str(resigned.seed).encode()).hexdigest() == started.commitment
+
+
+def test_a_suspended_person_is_refused(people, capsys):
+    house_bot(people.service.sessions)
+    alice = people.register("alice")
+    started = start(people, alice.person_id)
+    table = people.my_turn(alice.person_id, started.match.match_id)
+    common = ["--server", people.service.server.address, "--operator-token", OPERATOR]
+    assert bummerl(["admin", "suspend", "@alice", "abusive names", *common]) == 0
+    assert f"suspended bot {alice.bot_id} (@alice)" in capsys.readouterr().out
+    assert bummerl(["admin", "bots", "--suspended", *common]) == 0
+    assert "person" in capsys.readouterr().out
+    assert people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=alice.person_id),
+                                 metadata=WEB).person.suspended
+    assert code_of(lambda: start(people, alice.person_id)) == grpc.StatusCode.FAILED_PRECONDITION
+    legal = str(wire.action_from_pb(table.observation.legal_actions[0]))
+    with pytest.raises(grpc.RpcError) as caught:
+        people.act(alice.person_id, table, legal)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "abusive names" in caught.value.details()
+    assert bummerl(["admin", "reinstate", "@alice", *common]) == 0
+    assert people.act(alice.person_id, table, legal).seq == table.seq
+
+
+def test_an_invite_seats_the_first_person_who_accepts_it(people):
+    host, friend, late = people.register("host"), people.guest("friend"), people.guest("late")
+    code = people.stub.CreateInvite(people_pb2.CreateInviteRequest(person_id=host.person_id),
+                                    metadata=WEB).code
+    own = people_pb2.AcceptInviteRequest(person_id=host.person_id, code=code)
+    assert code_of(lambda: people.stub.AcceptInvite(own, metadata=WEB)) == \
+        grpc.StatusCode.FAILED_PRECONDITION
+    accepted = people.stub.AcceptInvite(people_pb2.AcceptInviteRequest(
+        person_id=friend.person_id, code=code), metadata=WEB)
+    second = people_pb2.AcceptInviteRequest(person_id=late.person_id, code=code)
+    assert code_of(lambda: people.stub.AcceptInvite(second, metadata=WEB)) == \
+        grpc.StatusCode.FAILED_PRECONDITION
+    match_id = accepted.match.match_id
+    names = set(accepted.match.bot_names)
+    assert names == {host.display_name, friend.display_name}
+    host_table = people.table(host.person_id, match_id)
+    friend_table = people.table(friend.person_id, match_id)
+    assert {host_table.seat, friend_table.seat} == {0, 1}
+    assert friend_table.seat == accepted.seat
+    assert not set(host_table.observation.hand) & set(friend_table.observation.hand)
+    assert code_of(lambda: people.table(late.person_id, match_id)) == \
+        grpc.StatusCode.PERMISSION_DENIED
+    # whoever is to act plays; the other is refused (R3.1: not their turn)
+    to_act = host_table if host_table.on_clock == host_table.seat else friend_table
+    waiting = friend_table if to_act is host_table else host_table
+    ids = {host_table.seat: host.person_id, friend_table.seat: friend.person_id}
+    legal = str(wire.action_from_pb(to_act.observation.legal_actions[0]))
+    with pytest.raises(grpc.RpcError) as caught:
+        people.act(ids[waiting.seat], waiting, legal)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert people.act(ids[to_act.seat], to_act, legal).seq == to_act.seq
+
+
+def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2.Table:  # type: ignore[no-untyped-def]
+    """The person plays random legal actions (claims when good) to the end of the match."""
+    rng = random.Random(seed)
+    table = people.my_turn(person_id, match_id)
+    while table.match.state == match_pb2.MATCH_STATE_RUNNING:
+        assert table.on_clock == table.seat, "the opponent did not answer"
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        action = "claim" if table.claim_good else rng.choice(
+            [a for a in legal if a != "claim"] or legal)
+        people.act(person_id, table, action)
+        table = people.my_turn(person_id, match_id)
+    return table
+
+
+def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(people):
+    """`bummerl bot run ... --people rated`, as a process: offered to people, plays one rated."""
+    svc = people.service
+    _, shy_token = svc.register("shy")
+    _, kit_token = svc.register("kitbot")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    kits = [subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "bot", "run", "examples/random_bot.py:RandomBot",
+         "--server", svc.server.address, "--token", token, "--matches", "1", *more],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]))]
+    try:
+        deadline = time.monotonic() + 30
+        names: list[str] = []
+        while time.monotonic() < deadline:
+            opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
+                                                  metadata=WEB).opponents
+            names = [o.name for o in opponents]
+            if "kitbot" in names:
+                break
+            time.sleep(0.1)
+        assert names == ["kitbot"]  # the bot without --people is never offered
+        assert opponents[0].accepts == common_pb2.ACCEPTS_PEOPLE_RATED
+        alice = people.register("alice")
+        assert code_of(lambda: start(people, alice.person_id, "shy")) == \
+            grpc.StatusCode.FAILED_PRECONDITION
+        started = start(people, alice.person_id, "kitbot", rated=True)
+        table = people.table(alice.person_id, started.match.match_id)
+        assert table.rated and table.opponent_connected
+        over = play_out(people, alice.person_id, started.match.match_id)
+        assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
+        output = kits[1].communicate(timeout=30)[0]  # --matches 1: it played alice, and ends
+        assert kits[1].returncode == 0, output
+    finally:
+        for kit in kits:
+            kit.terminate()
+            kit.communicate(timeout=30)
+
+
+def test_a_house_bot_answering_a_person_takes_at_least_its_minimum_think_time(people,
+                                                                              monkeypatch):
+    monkeypatch.setenv("BUMMERL_HOUSE_MIN_THINK_MS", "400")
+    house_bot(people.service.sessions)
+    gus = people.guest("gus")
+    started = start(people, gus.person_id)
+    rng = random.Random(1)
+    for _ in range(8):
+        table = people.my_turn(gus.person_id, started.match.match_id)
+        if table.match.state != match_pb2.MATCH_STATE_RUNNING:
+            break
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        people.act(gus.person_id, table, rng.choice([a for a in legal if a != "claim"]))
+    people.my_turn(gus.person_id, started.match.match_id)
+    with people.service.sessions() as s:
+        log = list(s.scalars(select(ActionLog).where(
+            ActionLog.match_id == started.match.match_id).order_by(ActionLog.seq)))
+    house_seat = 1 - started.seat
+    # each house answer to a person's action: its think time (from the person's action)
+    answers = [a.think_ms for before, a in zip(log, log[1:], strict=False)
+               if a.seat == house_seat and before.seat != house_seat]
+    assert len(answers) >= 3 and all(ms is not None and ms >= 400 for ms in answers), answers
+
+
+def test_rated_games_move_the_peoples_pool_and_never_the_bots_ladder_rating(people):
+    sessions = people.service.sessions
+    bot_id = house_bot(sessions)
+    with sessions.begin() as s:  # the bot's ladder rating, as the ladder left it
+        s.add(Rating(bot_id=bot_id, profile="soft", mu=31.0, sigma=2.5, matches=40, wins=30))
+    alice = people.register("alice")
+    started = people.stub.StartGame(people_pb2.StartGameRequest(
+        person_id=alice.person_id, opponent="house-random", rated=True,
+        time_control=match_pb2.TimeControl(max_illegal=1)), metadata=WEB)
+    table = people.my_turn(alice.person_id, started.match.match_id)
+    foreign = next(str(c) for c in engine.ALL_CARDS if str(c) not in table.observation.hand)
+    assert code_of(lambda: people.act(alice.person_id, table, f"play {foreign}")) == \
+        grpc.StatusCode.FAILED_PRECONDITION  # she forfeits: the bot wins
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        person = people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=alice.person_id),
+                                       metadata=WEB).person
+        if person.HasField("rating"):
+            break
+        time.sleep(0.05)
+    assert person.rating.games == 1 and person.rating.mu < 25.0  # openskill starts at 25
+    [house] = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
+                                        metadata=WEB).opponents
+    assert house.rating.games == 1 and house.rating.mu > 25.0 and (house.won, house.lost) == (1, 0)
+    with sessions() as s:
+        ladder = s.scalar(select(Rating).where(Rating.bot_id == bot_id))
+        assert (ladder.mu, ladder.sigma, ladder.matches) == (31.0, 2.5, 40)
+        assert s.scalar(select(Rating).where(Rating.bot_id == alice.bot_id)) is None
+    assert not rate_people_match(started.match.match_id, sessions)  # once
+    # a casual game is never rated
+    gus = people.guest("gus")
+    casual = start(people, gus.person_id)
+    people.stub.Resign(people_pb2.ResignRequest(person_id=gus.person_id,
+                                                match_id=casual.match.match_id), metadata=WEB)
+    assert not rate_people_match(casual.match.match_id, sessions)
+    assert not people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=gus.person_id),
+                                     metadata=WEB).person.HasField("rating")
+
+
+def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(people):
+    sessions = people.service.sessions
+    house_bot(sessions)
+    house_bot(sessions, "house-bully", "bully")
+    alice = people.register("alice")
+    with sessions() as s:
+        eligible = {b.name for b in ladder.eligible_bots(s, "soft")}
+    assert eligible == {"house-random", "house-bully"}
+    # a rated game with a person: no ladder row, so the ladder's standings never list a person
+    started = start(people, alice.person_id, rated=True)
+    with sessions() as s:
+        assert s.get(LadderMatch, started.match.match_id) is None
+    assert "@alice" not in {row.name for row in ladder.standings("soft", sessions)}
+    with pytest.raises(InvalidArgument, match="people do not play tournaments"):
+        tournaments.create_tournament(tournaments.NewTournament(
+            format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
+
+
+def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitment(
+        people, tmp_path, capsys):
+    house_bot(people.service.sessions)
+    alice, gus = people.register("alice"), people.guest("gus")
+    played = start(people, alice.person_id)
+    over = play_out(people, alice.person_id, played.match.match_id)
+    resigned = start(people, gus.person_id)
+    people.stub.Resign(people_pb2.ResignRequest(person_id=gus.person_id,
+                                                match_id=resigned.match.match_id), metadata=WEB)
+    path = tmp_path / "games.jsonl"
+    common = ["--server", people.service.server.address]
+    with path.open("w") as out, redirect_stdout(out):  # bummerl games export --match ID
+        for match_id in (played.match.match_id, resigned.match.match_id):
+            assert bummerl(["games", "export", "--match", str(match_id), *common]) == 0
+    records = {r["match_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert set(records) == {played.match.match_id, resigned.match.match_id}
+    for started in (played, resigned):
+        record = records[started.match.match_id]
+        assert record["origin"] == "people"
+        # anyone can check the deal: the commitment shown before the game is sha256(seed)
+        assert hashlib.sha256(str(record["seed"]).encode()).hexdigest() == started.commitment
+        names = {b["name"] for b in record["bots"]}  # display names only: no private data
+        assert names in ({"@alice", "house-random"}, {gus.display_name, "house-random"})
+        assert "password" not in json.dumps(record) and "scrypt" not in json.dumps(record)
+    assert records[resigned.match.match_id]["result"]["end_reason"] == "resigned"
+    assert over.seed == records[played.match.match_id]["seed"]
+    capsys.readouterr()
+    assert bummerl(["replay", str(path)]) == 0
+    checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(checked) == 2 and all(c["verified"] for c in checked), checked
