@@ -15,6 +15,11 @@ against the rules of the architecture (docs/architecture.md).
 - analysis/ (valuing a finished match's decisions) is pure computation: the engine and, of
   workers/, only the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task) and cli/
   use it.
+- web/ reads the database and is a client of the engine service, never a part of it: of the
+  contracts (bummerl) it uses only the generated stubs (`bummerl.v1.*_pb2`, `*_pb2_grpc`), of
+  those only the client side (`...Stub`, never a `...Servicer` or `add_...Servicer_to_server`),
+  and of grpc only channels (never `grpc.server` or `grpc.aio`): every action of a person
+  enters through the service's gRPC API (PeopleService), as a bot's does.
 - No import circle anywhere: between packages, between modules of one package, or through a
   package's `__init__`.
 """
@@ -49,6 +54,7 @@ WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core
 WEB_MAY_USE = {"services.core.config"}
 # analysis/ is pure computation: of workers/ it uses only the endgame solver (no I/O).
 ANALYSIS_MAY_USE = {"workers.bots.endgame"}
+WEB_CONTRACTS = ("_pb2", "_pb2_grpc")  # of bummerl, the web uses only the generated stubs
 
 
 def project_packages() -> set[str]:
@@ -263,6 +269,50 @@ def test_analysis_is_pure_computation_over_the_engine_and_the_solver():
     assert used and all(any(i == m or i.startswith(m + ".") for m in ANALYSIS_MAY_USE)
                         for i in used), used
     assert offenders("analysis", {"services", "db", "web", "cli", "client", "bummerl"}) == {}
+def web_server_side_uses(source: str) -> list[str]:
+    """What `source` uses of gRPC's or the stubs' server side: `grpc.server`, `grpc.aio`, a
+    `...Servicer` or `add_...Servicer_to_server`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        name = node.attr if isinstance(node, ast.Attribute) else \
+            node.id if isinstance(node, ast.Name) else None
+        if name is None:
+            continue
+        if name.endswith("Servicer") or (name.startswith("add_") and name.endswith("_to_server")):
+            found.append(name)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == "grpc" and node.attr in ("server", "aio"):
+            found.append(f"grpc.{node.attr}")
+    for base, names in statements(source, "web.x"):
+        found += [m for m in (base, *names) if m == "grpc.aio" or m.startswith("grpc.aio.")]
+    return found
+
+
+def test_web_is_a_client_of_the_service_through_the_stubs_only():
+    contracts = {}
+    for module, imported in imports_in("web").items():
+        wrong = sorted(i for i in imported if i.split(".")[0] == "bummerl"
+                       and i not in ("bummerl", "bummerl.v1")
+                       and not (i.startswith("bummerl.v1.") and i.endswith(WEB_CONTRACTS)))
+        if wrong:
+            contracts[module] = wrong
+    assert contracts == {}, "web/ may use only the generated stubs of bummerl"
+    server_side = {str(path.relative_to(ROOT)): found for path in sources("web")
+                   if (found := web_server_side_uses(path.read_text()))}
+    assert server_side == {}, "web/ is a gRPC client, never a server"
+    uses_stubs = [m for m, imported in imports_in("web").items()
+                  if any(i.endswith("_pb2_grpc") for i in imported)]
+    assert uses_stubs, "the web reaches the service through the stubs (web.service_client)"
+
+
+def test_the_web_checker_sees_the_server_side():
+    assert web_server_side_uses("import grpc\ns = grpc.server(None)\n") == ["grpc.server"]
+    assert web_server_side_uses("from grpc import aio\n") == ["grpc.aio"]
+    assert "grpc.aio" in web_server_side_uses("import grpc.aio\n")
+    assert web_server_side_uses("from bummerl.v1 import people_pb2_grpc as g\n"
+                                "g.add_PeopleServiceServicer_to_server(x, s)\n") == [
+        "add_PeopleServiceServicer_to_server"]
+    assert web_server_side_uses("import grpc\nc = grpc.insecure_channel('a')\n") == []
 
 
 def test_services_do_not_import_the_kit():

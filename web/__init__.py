@@ -1,5 +1,7 @@
-"""The operators' web dashboard: ladder standings, live matches, simulations, tournaments
-(read-only).
+"""The web: the operators' dashboard (ladder standings, live matches, simulations, tournaments;
+read-only) and the people's table (play a bot or a friend from the browser: web.play,
+web.accounts, web.people), where every action of a person enters through the engine service's
+PeopleService (web.service_client) and the web still writes nothing itself.
 
 `create_app(config)` builds the Flask app (the database URL comes from `config["DATABASE_URL"]`,
 else the environment's `DATABASE_URL`, else the SQLite file under var/). It only reads the
@@ -23,6 +25,13 @@ DEFAULTS: dict[str, Any] = {
     "BROKER_URL": None,  # Celery broker for /health: BUMMERL_BROKER_URL or REDIS_URL (if Redis)
     "PAGE_SIZE": 25,  # matches per page
     "STANDINGS_ROWS": 200,  # rows per profile the standings page shows (?all=1: every one)
+    # People at the table (web.play, web.accounts): the service's PeopleService is the door.
+    "WEB_TOKEN": None,  # the web's credential for PeopleService: BUMMERL_WEB_TOKEN
+    "SECRET_KEY": None,  # signs the session cookie: BUMMERL_WEB_SECRET, else random per process
+    "LOGIN_LIMIT": "10 per minute;50 per hour",  # log-in and sign-up attempts per address
+    "GUEST_LIMIT": "30 per minute",  # guests started per address
+    "TABLE_POLL_SECONDS": 0.05,  # how often the table poller reads the open tables' seqs
+    "TABLE_STREAMS": 256,  # table event streams open at once (past it: the page polls)
 }
 
 
@@ -30,6 +39,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     """A new dashboard app; `config` overrides `DEFAULTS` (and any Flask setting)."""
     from db.base import make_session_factory
     from web import (
+        accounts,
         bots,
         errors,
         exports,
@@ -37,7 +47,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         health,
         live,
         matches,
+        people,
+        play,
         ratings,
+        security,
         simulations,
         tournaments,
         versiontests,
@@ -53,11 +66,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.jinja_env.filters.update(filters.FILTERS)
     app.jinja_env.globals.update(filters.GLOBALS)
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
-                      tournaments.bp, versiontests.bp):
+                      tournaments.bp, versiontests.bp, accounts.bp, play.bp, people.bp):
         app.register_blueprint(blueprint)
     from web import analyses
 
     app.register_blueprint(analyses.bp)
+    security.install(app)
+    accounts.install_context(app)
     live.install(app)
+    play.install(app)
     errors.install(app)
     return app

@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template
 
-from web import analyses, charts, queries
+from web import analyses, charts, people_queries, queries
 from web.db import sessions
 from web.params import int_arg, page_arg, whole_number
 
@@ -25,6 +25,7 @@ def show(bot_id: str) -> str:
     chart_of = {p: charts.rating_chart(points, f"{bot['name']}: rating in {p} over time")
                 for p, points in history.items()}
     return render_template("bot.html", bot=bot, charts=chart_of,
+                           people=people_queries.bot_against_people(bot["id"]),
                            opponents=queries.opponents(sessions_, bot["id"]),
                            versions=queries.versions(sessions_, bot["id"]),
                            forfeits=queries.forfeits(sessions_, bot["id"]),
@@ -41,4 +42,5 @@ def api_show(bot_id: str) -> Any:
     bot["forfeits"] = queries.forfeits(sessions(), bot["id"])
     bot["move_times"] = queries.move_times(sessions(), bot["id"])
     bot["analysis_losses"] = analyses.losses(sessions(), bot["id"])
+    bot["against_people"] = people_queries.bot_against_people(bot["id"])
     return jsonify(bot)

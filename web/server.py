@@ -20,14 +20,20 @@ from werkzeug.serving import BaseWSGIServer, make_server
 def waitress_server(host: str = "127.0.0.1", port: int = 8000,
                     config: dict[str, Any] | None = None, threads: int = 8) -> Any:
     """A bound waitress server of a new dashboard app; `.run()` serves until interrupted.
-    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`)."""
+    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`) and per
+    table stream (`TABLE_STREAMS`)."""
     from waitress import create_server
 
     from web import create_app
 
     app = create_app(config)
-    server = create_server(app, host=host, port=port,
-                           threads=threads + int(app.config["MAX_STREAMS"]), ident="bummerl")
+    streams = int(app.config["MAX_STREAMS"]) + int(app.config["TABLE_STREAMS"])
+    # Each open table or live page keeps its stream's connection and, in a browser, one more
+    # for its requests: waitress's default limit (100 connections) would refuse the 51st table.
+    # poll(), not select(): select() fails on a descriptor past 1024 (some 500 open tables).
+    server = create_server(app, host=host, port=port, threads=threads + streams,
+                           connection_limit=100 + 2 * streams, asyncore_use_poll=True,
+                           ident="bummerl")
     server.dashboard = app  # for `shutdown`
     return server
 
@@ -36,6 +42,7 @@ def shutdown(server: Any) -> None:
     """Stop a waitress server of `waitress_server`: end its live streams (they would hold
     their threads), wait for its threads (a few seconds at most), stop listening."""
     server.dashboard.extensions["bummerl.hub"].close()
+    server.dashboard.extensions["bummerl.tables"].close()
     server.task_dispatcher.shutdown(timeout=5)  # the streams end, their threads return
     server.close()
 
@@ -67,5 +74,6 @@ class Dashboard:
 
     def stop(self) -> None:
         self.app.extensions["bummerl.hub"].close()
+        self.app.extensions["bummerl.tables"].close()
         self.server.shutdown()
         self.server.server_close()

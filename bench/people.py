@@ -1,0 +1,505 @@
+"""Benchmark: N people playing house bots through the web at once.
+
+A whole site in processes of its own, on a fresh SQLite database (or `--database-url`): the
+engine service (`bummerl serve`), a Celery worker (`--concurrency`) playing the house seats, and
+the web (waitress, `--table-streams` table streams). In this process:
+
+- `--people` simulated people, each an HTTP client doing what the table page does (a guest
+  session, the play form, the table's event stream, its JSON, actions POSTed with the CSRF
+  token), each playing house-random at one table, all at once;
+- `--remote` remote gRPC bots (the client kit) playing house-random, the same house turn without
+  a person (no minimum think time).
+
+Figures:
+- person: from the person's action (the POST sent) to the house bot's answer being visible (the
+  event of the stream, then the table's JSON showing it, as the page does), for each action
+  after which the house is to act; beside it, the house's minimum think time
+  (`--min-think-ms`, BUMMERL_HOUSE_MIN_THINK_MS of the worker), and the same answer's commit
+  (the action log's times);
+- remote bot: from its action (its answer sent) to its next turn arriving, where the house
+  acted exactly once in between (the action log tells);
+- the web's cost per open table: threads, memory (RSS) and CPU of the web process, idle and
+  with every table open, divided by the tables; and whether the operators' pages still answer
+  (`/standings` and `/matches` timed while the tables are open).
+
+Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
+--broker-url redis://127.0.0.1:6379/9]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+HOUSE = "house-random"
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def proc_stats(pid: int) -> dict[str, float]:
+    """Threads, RSS (MB) and CPU seconds (user + system) of process `pid` (Linux /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    threads = int(re.search(r"Threads:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+    rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024  # type: ignore[union-attr]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    return {"threads": threads, "rss_mb": rss, "cpu_s": cpu}
+
+
+# --- a simulated person ---------------------------------------------------------------------
+@dataclass
+class Person:
+    host: str
+    port: int
+    name: str
+    cookies: dict[str, str] = field(default_factory=dict)
+    csrf: str = ""
+    latencies: list[float] = field(default_factory=list)
+    # (seq after the person's action, wall-clock time the house's answer was visible)
+    seen: list[tuple[int, float]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    match_id: int | None = None
+    actions: int = 0
+
+    def connection(self, timeout: float = 60) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, conn: http.client.HTTPConnection, method: str, path: str,
+                body: bytes | None = None, headers: dict[str, str] | None = None
+                ) -> tuple[int, bytes, Any]:
+        all_headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()),
+                       **(headers or {})}
+        conn.request(method, path, body=body, headers=all_headers)
+        r = conn.getresponse()
+        data = r.read()
+        for value in r.headers.get_all("Set-Cookie") or []:
+            k, _, rest = value.partition("=")
+            self.cookies[k] = rest.split(";", 1)[0]
+        found = re.search(rb'name="csrf_token" value="([^"]+)"', data) or re.search(
+            rb'data-csrf="([^"]+)"', data)
+        if found:
+            self.csrf = found.group(1).decode()
+        return r.status, data, r.headers
+
+    def form(self, conn: http.client.HTTPConnection, path: str, data: dict[str, str]) -> Any:
+        body = urllib.parse.urlencode({**data, "csrf_token": self.csrf}).encode()
+        return self.request(conn, "POST", path, body,
+                            {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def start(self) -> None:
+        conn = self.connection()
+        self.request(conn, "GET", "/play")
+        status, _, headers = self.form(conn, "/guest", {"name": self.name})
+        assert status == 302, f"guest: {status}"
+        self.request(conn, "GET", "/play")
+        status, data, headers = self.form(conn, "/play", {"opponent": HOUSE, "time": "relaxed"})
+        assert status == 302, f"play: {status} {data[:200]!r}"
+        self.match_id = int(headers["Location"].rsplit("/", 1)[1])
+        self.request(conn, "GET", f"/table/{self.match_id}")  # the page: its CSRF token
+        conn.close()
+
+    def play(self, times: dict[str, float], ready: threading.Barrier) -> None:
+        try:
+            self.start()
+        except Exception as e:  # noqa: BLE001
+            self.errors.append(f"start: {e}")
+            ready.wait()
+            return
+        ready.wait()  # every table open before anyone plays
+        until = times["until"]
+        api = self.connection()
+        events = self.connection(timeout=120)
+        events.request("GET", f"/events/table/{self.match_id}", headers={
+            "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()),
+            "Accept": "text/event-stream"})
+        stream = events.getresponse()
+        if stream.status != 200:
+            self.errors.append(f"stream refused: {stream.status}")
+            return
+        try:
+            table = self.table(api)
+            while time.monotonic() < until and table["state"] == "running":
+                if table["to_act"] != table["seat"]:
+                    table = self.wait_change(stream, api, table["seq"])
+                    continue
+                sent = time.monotonic()
+                body = json.dumps({"action": table["legal"][0], "seq": table["seq"]}).encode()
+                status, data, _ = self.request(api, "POST", f"/api/table/{self.match_id}/act",
+                                               body, {"Content-Type": "application/json",
+                                                      "X-CSRFToken": self.csrf})
+                if status != 200:
+                    self.errors.append(f"act: {status} {data[:200]!r}")
+                    table = self.table(api)
+                    continue
+                self.actions += 1
+                table = json.loads(data)
+                if table["state"] == "running" and table["to_act"] != table["seat"]:
+                    after = table["seq"]
+                    table = self.wait_change(stream, api, after)
+                    self.latencies.append(time.monotonic() - sent)
+                    self.seen.append((after, time.time()))
+        except Exception as e:  # noqa: BLE001
+            self.errors.append(f"play: {e!r}")
+        finally:
+            events.close()
+            api.close()
+
+    def table(self, conn: http.client.HTTPConnection) -> dict[str, Any]:
+        status, data, _ = self.request(conn, "GET", f"/api/table/{self.match_id}")
+        assert status == 200, f"table: {status}"
+        result: dict[str, Any] = json.loads(data)
+        return result
+
+    def wait_change(self, stream: Any, conn: http.client.HTTPConnection,
+                    seq: int) -> dict[str, Any]:
+        """Read the event stream until an event shows a newer seq; then the table's JSON."""
+        while True:
+            line = stream.readline()
+            if not line:
+                raise RuntimeError("the event stream ended")
+            if line.startswith(b"data: "):
+                event = json.loads(line[6:])
+                if event["seq"] > seq or event.get("final"):
+                    return self.table(conn)
+
+
+# --- the site ---------------------------------------------------------------------------------
+def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    service_port, web_port = free_port(), free_port()
+    url = args.database_url or f"sqlite:///{tmp / 'people.sqlite3'}"
+    tokens = {"BUMMERL_OPERATOR_TOKEN": secrets.token_urlsafe(16),
+              "BUMMERL_HOUSE_TOKEN": secrets.token_urlsafe(16),
+              "BUMMERL_WEB_TOKEN": secrets.token_urlsafe(16)}
+    env = {**os.environ, "DATABASE_URL": url, "BUMMERL_BROKER_DIR": str(tmp / "broker"),
+           "BUMMERL_BEAT_SCHEDULE": str(tmp / "beat"),
+           "BUMMERL_SERVICE_ADDRESS": f"127.0.0.1:{service_port}",
+           "BUMMERL_HOUSE_MIN_THINK_MS": str(args.min_think_ms), **tokens}
+    env.pop("REDIS_URL", None)
+    env.pop("BUMMERL_BROKER_URL", None)
+    if args.broker_url:
+        env["BUMMERL_BROKER_URL"] = args.broker_url
+    bummerl = str(ROOT / ".venv" / "bin" / "bummerl")
+    logs = tmp / "logs"
+    logs.mkdir()
+    with open(logs / "service.log", "w") as out:
+        procs = {"service": subprocess.Popen(
+            [bummerl, "serve", "--address", f"127.0.0.1:{service_port}"], env=env,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)}
+    deadline = time.monotonic() + 60
+    while subprocess.run([bummerl, "serve", "--check", "--address",
+                          f"127.0.0.1:{service_port}"], env=env, capture_output=True
+                         ).returncode != 0:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the service did not start: see {logs / 'service.log'}")
+        time.sleep(0.5)
+    os.environ["DATABASE_URL"] = url
+    from db.models import HOUSE as HOUSE_KIND
+    from services.ops import bots
+
+    bots.register_bot(HOUSE, kind=HOUSE_KIND, house_strategy="random")
+    from workers import procs as worker_procs
+
+    procs["worker"] = worker_procs.start_worker(env, queues="moves", concurrency=args.concurrency,
+                                                logfile=logs / "worker.log", loglevel="WARNING")
+    web_config = {"DATABASE_URL": url, "TABLE_STREAMS": args.table_streams,
+                  "GUEST_LIMIT": "100000 per minute", "MAX_STREAMS": 16}
+    code = ("import sys, json; from web.server import waitress_server; "
+            f"s = waitress_server('127.0.0.1', {web_port}, json.loads(sys.argv[1]), threads=16); "
+            "s.run()")
+    with open(logs / "web.log", "w") as out:
+        procs["web"] = subprocess.Popen(
+            [sys.executable, "-c", code, json.dumps(web_config)], env=env, cwd=ROOT,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", web_port, timeout=5)
+            c.request("GET", "/play")
+            if c.getresponse().status == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the web did not start: see {logs / 'web.log'}")
+        time.sleep(0.3)
+    return {"procs": procs, "service": f"127.0.0.1:{service_port}", "web_port": web_port,
+            "env": env, "tokens": tokens, "url": url, "logs": logs}
+
+
+def stop_site(site: dict[str, Any]) -> None:
+    for name in ("web", "worker", "service"):
+        proc = site["procs"][name]
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in site["procs"].values():
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+# --- remote bots --------------------------------------------------------------------------------
+class Timed:
+    """A random bot that notes when each of its turns came and when it answered."""
+
+    def __init__(self, seed: int) -> None:
+        from examples.random_bot import RandomBot
+
+        self.inner = RandomBot(seed)
+        self.times: dict[int, list[tuple[float, float]]] = {}
+        self.current: int | None = None
+
+    def act(self, observation: Any) -> Any:
+        came = time.monotonic()
+        answer = self.inner.act(observation)
+        self.times.setdefault(self.current or 0, []).append((came, time.monotonic()))
+        return answer
+
+
+def run_remote(site: dict[str, Any], count: int, until: float) -> list[tuple[Any, Any, int]]:
+    """`count` remote bots, each playing house-random through the kit until `until`."""
+    import grpc
+    from bummerl.v1 import match_pb2, match_pb2_grpc
+
+    from client import Bot, Runner
+    from services.ops import bots
+
+    house_id = None
+    from db.base import session_factory
+    from db.models import Bot as BotRow
+
+    with session_factory()() as s:
+        house_id = s.query(BotRow.id).filter(BotRow.name == HOUSE).scalar()
+    started = []
+    channel = grpc.insecure_channel(site["service"])
+    stub = match_pb2_grpc.MatchServiceStub(channel)
+    auth = (("authorization", f"Bearer {site['tokens']['BUMMERL_OPERATOR_TOKEN']}"),)
+    for i in range(count):
+        row, token = bots.register_bot(f"remote-{i}")
+        assert token is not None
+        timed = Timed(i)
+
+        class Adapter(Bot):
+            def __init__(self, inner: Timed) -> None:
+                self.inner = inner
+
+            def act(self, observation: Any) -> Any:
+                return self.inner.act(observation)
+
+        runner = Runner(Adapter(timed), site["service"], token, max_matches=None)
+        thread = threading.Thread(target=runner.run, daemon=True)
+        thread.start()
+        started.append((runner, timed, row.id, thread))
+    time.sleep(2)
+    for _runner, timed, bot_id, _ in started:
+        reply = stub.CreateMatch(match_pb2.CreateMatchRequest(
+            bot_ids=[bot_id, house_id], time_control=match_pb2.TimeControl(
+                move_ms=60_000, bank_ms=60_000)), metadata=auth)
+        timed.current = reply.match.match_id
+    while time.monotonic() < until:
+        time.sleep(0.5)
+    for runner, *_ in started:
+        runner.stop()
+    channel.close()
+    return [(r, t, b) for r, t, b, _ in started]
+
+
+def remote_latencies(site: dict[str, Any], remote: list[tuple[Any, Any, int]]) -> list[float]:
+    """Per remote bot: its answer → its next turn, where the house acted exactly once between
+    (the action log tells)."""
+    from db.base import session_factory
+    from db.models import ActionLog, Match
+
+    found = []
+    with session_factory()() as s:
+        for _, timed, bot_id in remote:
+            for match_id, times in timed.times.items():
+                m = s.get(Match, match_id)
+                if m is None:
+                    continue
+                seat = 0 if m.bot0_id == bot_id else 1
+                seqs = [a.seat for a in s.query(ActionLog).filter(
+                    ActionLog.match_id == match_id).order_by(ActionLog.seq)]
+                mine = [i for i, who in enumerate(seqs) if who == seat]
+                for k in range(min(len(mine), len(times)) - 1):
+                    if mine[k + 1] - mine[k] == 2:  # exactly one house action between
+                        found.append(times[k + 1][0] - times[k][1])
+    return found
+
+
+def split_latencies(people: list[Person]) -> tuple[list[float], list[float]]:
+    """Per answer of the house to a person, from the action log's commit times: the person's
+    action's commit → the house's answer's commit (the service, the queue and the worker,
+    with the minimum think), and that commit → the answer visible to the person (the web:
+    its poller, the event, the table's JSON)."""
+    from db.base import session_factory
+    from db.models import ActionLog
+
+    house, web = [], []
+    with session_factory()() as s:
+        for p in people:
+            if p.match_id is None or not p.seen:
+                continue
+            times = dict(s.query(ActionLog.seq, ActionLog.created_at)
+                         .filter(ActionLog.match_id == p.match_id))
+            for after, visible in p.seen:
+                if after - 1 in times and after in times:
+                    answered = times[after].timestamp() if times[after].tzinfo else \
+                        times[after].replace(tzinfo=UTC).timestamp()
+                    acted = times[after - 1].timestamp() if times[after - 1].tzinfo else \
+                        times[after - 1].replace(tzinfo=UTC).timestamp()
+                    house.append(answered - acted)
+                    web.append(visible - answered)
+    return house, web
+
+
+def operator_pages(port: int) -> dict[str, float]:
+    """How long the operators' pages take while the tables are open (seconds)."""
+    result = {}
+    for path in ("/standings", "/matches"):
+        began = time.monotonic()
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            result[path] = time.monotonic() - began if r.status == 200 else float("nan")
+        except OSError:
+            result[path] = float("nan")  # not answered (printed as nan)
+        finally:
+            c.close()
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--people", type=int, default=50)
+    parser.add_argument("--remote", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--concurrency", type=int, default=8, help="worker processes")
+    parser.add_argument("--min-think-ms", type=int, default=700)
+    parser.add_argument("--table-streams", type=int, default=0,
+                        help="table streams the web holds open (default: people + 16)")
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--broker-url", default=None,
+                        help="Celery broker (e.g. redis://127.0.0.1:6379/9; default: the "
+                             "embedded filesystem broker)")
+    args = parser.parse_args()
+    args.table_streams = args.table_streams or args.people + 16
+    tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-people-"))
+    site = start_site(args, tmp)
+    web_pid = site["procs"]["web"].pid
+    try:
+        idle = proc_stats(web_pid)
+        people = [Person("127.0.0.1", site["web_port"], f"p{i}") for i in range(args.people)]
+        holder = {"until": 0.0}  # set once every table is open
+        began = 0.0
+
+        def go() -> None:  # the barrier's action: every table is open, the clock starts
+            nonlocal began
+            began = time.monotonic()
+            holder["until"] = began + args.seconds
+
+        ready = threading.Barrier(args.people + 1, action=go)
+        threads = [threading.Thread(target=p.play, args=(holder, ready), daemon=True)
+                   for p in people]
+        opened = time.monotonic()
+        for t in threads:
+            t.start()
+        ready.wait()
+        print(f"{args.people} tables open in {began - opened:.1f} s", flush=True)
+        remote_result: list[Any] = []
+        remote_thread = threading.Thread(target=lambda: remote_result.extend(
+            run_remote(site, args.remote, began + args.seconds)), daemon=True)
+        remote_thread.start()
+        time.sleep(min(5.0, args.seconds / 3))
+        busy = proc_stats(web_pid)
+        cpu_began = busy["cpu_s"]
+        pages = operator_pages(site["web_port"])
+        time.sleep(max(0.0, began + args.seconds - time.monotonic()))
+        end = proc_stats(web_pid)
+        for t in threads:
+            t.join(30)
+        remote_thread.join(30)
+        latencies = [x for p in people for x in p.latencies]
+        errors = [e for p in people for e in p.errors]
+        remote = remote_latencies(site, remote_result)
+        elapsed = time.monotonic() - began
+        print(f"people: {args.people} at once against {HOUSE} through the web, "
+              f"{sum(p.actions for p in people)} actions in {elapsed:.0f} s; "
+              f"worker concurrency {args.concurrency}; minimum think {args.min_think_ms} ms")
+        if latencies:
+            ms = [x * 1000 for x in latencies]
+            print(f"  person's action -> house answer visible: p50 {quantile(ms, .5):.0f} ms, "
+                  f"p99 {quantile(ms, .99):.0f} ms, max {max(ms):.0f} ms (n={len(ms)}); "
+                  f"over the minimum think: p50 +{quantile(ms, .5) - args.min_think_ms:.0f} ms, "
+                  f"p99 +{quantile(ms, .99) - args.min_think_ms:.0f} ms")
+        house, web = split_latencies(people)
+        if house:
+            h, w = [x * 1000 for x in house], [x * 1000 for x in web]
+            print(f"    of which the house (action's commit -> answer's commit): p50 "
+                  f"{quantile(h, .5):.0f} ms, p99 {quantile(h, .99):.0f} ms; the web (answer's "
+                  f"commit -> visible): p50 {quantile(w, .5):.0f} ms, p99 "
+                  f"{quantile(w, .99):.0f} ms")
+        if remote:
+            ms = [x * 1000 for x in remote]
+            print(f"  remote gRPC bot's answer -> next turn (one house move between): p50 "
+                  f"{quantile(ms, .5):.0f} ms, p99 {quantile(ms, .99):.0f} ms (n={len(ms)}, "
+                  f"{args.remote} bots, no minimum think)")
+        per = max(1, args.people)
+        cpu = (end["cpu_s"] - cpu_began) / max(0.001, elapsed - min(5.0, args.seconds / 3))
+        pool = 16 + 16 + args.table_streams
+        print(f"  web process: waitress pool {pool} threads made at start (16 requests + 16 "
+              f"live pages + {args.table_streams} table streams: an open table holds one while "
+              "its stream is open)")
+        print(f"  web process: idle {idle['threads']} threads, {idle['rss_mb']:.0f} MB; "
+              f"{args.people} tables open {busy['threads']} threads, {busy['rss_mb']:.0f} MB, "
+              f"CPU {cpu * 100:.0f}% of a core")
+        print(f"  per open table: {(busy['threads'] - idle['threads']) / per:.2f} threads, "
+              f"{(busy['rss_mb'] - idle['rss_mb']) * 1024 / per:.0f} kB, "
+              f"{cpu * 1000 / per:.1f} ms CPU a second")
+        print("  operators' pages with every table open: " + ", ".join(
+            f"{k} {v * 1000:.0f} ms" for k, v in pages.items()))
+        refused = [e for e in errors if "refused" in e or "start" in e]
+        print(f"  errors: {len(errors)} ({len(refused)} refused or not started)"
+              + (f"; first: {errors[0]}" if errors else ""))
+        if latencies:
+            print(f"  stdev {statistics.pstdev(latencies) * 1000:.0f} ms")
+    finally:
+        stop_site(site)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,109 @@
+"""The web as a client of the engine service's PeopleService (gRPC): the one door through which a
+person's every action enters, exactly as a bot's does.
+
+The web holds its own credential (`BUMMERL_WEB_TOKEN`, sent as `authorization: Bearer ...`),
+server-side only: the browser never sees it. Each call that acts for a person names the
+`person_id` of the browser's session; the service checks that the person owns the seat. The web
+never writes a match itself.
+
+One gRPC channel per app (thread-safe, shared by every request). A refused call becomes a
+`Refused` with the HTTP status it maps to and the service's message (which names the rule of
+an illegal action, e.g. "R3.4 must follow suit").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from flask import Flask, current_app
+
+# gRPC status → HTTP status of the web's answer.
+HTTP_OF = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
+
+
+@dataclass
+class Refused(Exception):
+    """The service refused a call (or could not be reached): `status` is the HTTP status,
+    `code` the gRPC status's name, `message` the service's own words."""
+
+    status: int
+    code: str
+    message: str
+    rule: str | None = None  # the rule an illegal action breaks (`bummerl-rule` metadata)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def service_address(app: Flask) -> str:
+    return (app.config.get("SERVICE_ADDRESS") or os.environ.get("BUMMERL_SERVICE_ADDRESS")
+            or "127.0.0.1:50051")
+
+
+def web_token(app: Flask) -> str | None:
+    return app.config.get("WEB_TOKEN") or os.environ.get("BUMMERL_WEB_TOKEN") or None
+
+
+class Client:
+    """The PeopleService stub of one app, with its credential."""
+
+    def __init__(self, app: Flask) -> None:
+        from bummerl.v1 import people_pb2_grpc
+
+        self.address = service_address(app)
+        self.token = web_token(app)
+        self.timeout = float(app.config.get("SERVICE_TIMEOUT_SECONDS", 10))
+        self.channel = grpc.insecure_channel(self.address)
+        self.stub = people_pb2_grpc.PeopleServiceStub(self.channel)
+
+    def call(self, method: str, request: Any) -> Any:
+        if not self.token:
+            raise Refused(503, "UNAVAILABLE", "this web server has no credential for the engine "
+                          "service (BUMMERL_WEB_TOKEN is not set): people cannot play here; "
+                          "`bummerl up` sets it")
+        try:
+            return getattr(self.stub, method)(
+                request, timeout=self.timeout,
+                metadata=(("authorization", f"Bearer {self.token}"),))
+        except grpc.RpcError as e:
+            call: Any = e
+            code = call.code()
+            message = call.details() or code.name
+            if code == grpc.StatusCode.UNAVAILABLE:
+                message = f"the engine service at {self.address} does not answer ({message})"
+            rule = next((str(v) for k, v in (call.trailing_metadata() or ())
+                         if k == "bummerl-rule"), None)
+            raise Refused(HTTP_OF.get(code, 502), code.name, message, rule) from None
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+_lock = threading.Lock()
+
+
+def client() -> Client:
+    """The current app's client (made on first use)."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    found: Client | None = app.extensions.get("bummerl.people")
+    if found is None:
+        with _lock:
+            found = app.extensions.get("bummerl.people")
+            if found is None:
+                found = app.extensions["bummerl.people"] = Client(app)
+    return found
