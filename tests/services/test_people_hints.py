@@ -7,26 +7,23 @@ service, a right answer counted once, a wrong one not, an illegal one refused.""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
+import time
 
 import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import common_pb2, match_pb2, people_pb2
+from exercisekit import with_exercises
 from peoplekit import WEB, code_of, house_bot, people_service
 from sqlalchemy import select
 
-from analysis import analyse_record
+import engine
 from analysis.position import hint
-from db import records
-from db.analyses import REQUESTED, Analysis, store
+from db.analyses import REQUESTED, Analysis
 from db.exercises import Exercise, ExerciseSolve
 from db.models import Match
 from services.core import analysts, hooks
 from workers.exercises import cut_match
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -106,34 +103,19 @@ def test_without_an_analyst_a_hint_is_unavailable_and_says_why(people, monkeypat
     assert "workers.hooks:install" in caught.value.details()
 
 
-def finished_matches(people, count: int = 3) -> list[int]:  # type: ignore[no-untyped-def]
-    """Finished matches of two house bots written as the service writes them (bench/export)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import export as bench_export
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return bench_export.fill(people.service.sessions.kw["bind"], count, seed=31)
-
-
-def analysed(people, match_ids: list[int]) -> int:  # type: ignore[no-untyped-def]
-    """Analyse these matches (a small sampling budget: only the exact decisions matter here)
-    and cut their exercises; how many were cut."""
+def analysed(people, count: int) -> int:  # type: ignore[no-untyped-def]
+    """Analysed matches and their exercises; cutting again adds nothing."""
     sessions = people.service.sessions
-    cut = 0
-    for match_id in match_ids:
-        record = records.finished_record(sessions.kw["bind"], match_id)
-        with sessions.begin() as s:
-            store(s, match_id, analyse_record(record, samples=2))
-        cut += cut_match(match_id, sessions)
-        assert cut_match(match_id, sessions) == 0  # cut again: nothing new
+    cut = with_exercises(sessions, count)
+    with sessions() as s:
+        ids = set(s.scalars(select(Exercise.match_id)))
+    assert all(cut_match(match_id, sessions) == 0 for match_id in ids)
     return cut
 
 
 def test_exercises_are_solved_through_the_service_and_counted_once(people):
     gus, ann = people.guest("gus"), people.guest("ann")
-    ids = finished_matches(people, 6)
-    assert analysed(people, ids) >= 1
+    assert analysed(people, 6) >= 1
     listed = people.stub.ListExercises(people_pb2.ListExercisesRequest(
         person_id=gus.person_id), metadata=WEB)
     assert listed.total >= 1 and listed.solved == 0
@@ -163,7 +145,7 @@ def test_exercises_are_solved_through_the_service_and_counted_once(people):
     again = solve(gus, answer)
     assert again.correct and not again.first_solve and again.solved == 1  # counted once
     assert solve(ann, answer).solved == 1  # another person's count is their own
-    foreign = next(str(c) for c in __import__("engine").ALL_CARDS
+    foreign = next(str(c) for c in engine.ALL_CARDS
                    if str(c) not in [str(h) for h in obs.hand])
     assert code_of(lambda: solve(gus, f"play {foreign}")) == grpc.StatusCode.INVALID_ARGUMENT
     with people.service.sessions() as s:
@@ -197,7 +179,7 @@ def test_a_review_asks_for_the_finished_matchs_analysis(people, monkeypatch):
     with people.service.sessions() as s:
         assert s.get(Analysis, match_id).state == REQUESTED
         assert s.get(Match, match_id).state == "finished"
-    deadline = __import__("time").monotonic() + 10
-    while not asked and __import__("time").monotonic() < deadline:
-        __import__("time").sleep(0.05)
+    deadline = time.monotonic() + 10
+    while not asked and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert asked == [match_id]  # the workers' hook: the dashboard button's path
