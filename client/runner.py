@@ -118,8 +118,10 @@ class Runner:
         self.max_matches = max_matches
         self.challenges_only = challenges_only
         # games with people (Hello.accepts_people): None, "casual" or "rated"
-        self.people = {None: 0, "casual": common_pb2.ACCEPTS_PEOPLE_CASUAL,
-                       "rated": common_pb2.ACCEPTS_PEOPLE_RATED}[people]
+        modes: dict[str | None, common_pb2.AcceptsPeople] = {
+            None: common_pb2.ACCEPTS_PEOPLE_UNSPECIFIED,
+            "casual": common_pb2.ACCEPTS_PEOPLE_CASUAL, "rated": common_pb2.ACCEPTS_PEOPLE_RATED}
+        self.people = modes[people]
         self.client_name = client_name
         self.backoff = backoff or Backoff()
         self.stats = Stats()

@@ -59,6 +59,16 @@ FIELD_LIMITS = {
     "bummerl.v1.CreateTournamentRequest.bot_names": 64,
     "bummerl.v1.WithdrawBotRequest.reason": 500,
     "bummerl.v1.CancelTournamentRequest.reason": 500,
+    # PeopleService (services/ops/people.py checks the meaning: names 2-20, passwords 8-200)
+    "bummerl.v1.RegisterPersonRequest.name": 20,
+    "bummerl.v1.RegisterPersonRequest.password": 200,
+    "bummerl.v1.LoginRequest.name": 20,
+    "bummerl.v1.LoginRequest.password": 200,
+    "bummerl.v1.StartGuestRequest.name": 20,
+    "bummerl.v1.StartGameRequest.opponent": 40,
+    "bummerl.v1.AcceptInviteRequest.code": 40,
+    "bummerl.v1.ActRequest.action": 20,
+    "bummerl.v1.ActRequest.request_id": 64,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

@@ -94,7 +94,10 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
     @unary
     def ListOpponents(self, request, context):  # type: ignore[no-untyped-def]
         self._web(context, "ListOpponents")
-        rows = people.list_opponents(sessions=self.sessions, config=self.config)
+        rows = people.list_opponents(
+            profile=wire.PROFILE_NAMES[request.profile].value
+            if request.profile in wire.PROFILE_NAMES else "soft",
+            sessions=self.sessions, config=self.config)
         return people_pb2.ListOpponentsResponse(opponents=[people_pb2.Opponent(
             bot_id=o.bot.id, name=o.bot.name, house=o.bot.kind == "house",
             house_strategy=o.bot.house_strategy or "", rating=rating_to_pb(o.rating),

@@ -11,12 +11,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.models import PEOPLE_CASUAL, PEOPLE_RATED, Bot
 from services.core.connections import factory_of, writing
 
-TAKES = {common_pb2.ACCEPTS_PEOPLE_CASUAL: PEOPLE_CASUAL,
-         common_pb2.ACCEPTS_PEOPLE_RATED: PEOPLE_RATED}
+Accepts = common_pb2.AcceptsPeople
+TAKES: dict[Accepts, str] = {common_pb2.ACCEPTS_PEOPLE_CASUAL: PEOPLE_CASUAL,
+                             common_pb2.ACCEPTS_PEOPLE_RATED: PEOPLE_RATED}
 
 
-def record_accepts(bot: Bot, first: bool, value: int, *,
-                   sessions: sessionmaker[Session] | None = None) -> int:
+def record_accepts(bot: Bot, first: bool, value: Accepts, *,
+                   sessions: sessionmaker[Session] | None = None) -> Accepts:
     """Record what the Hello of `bot`'s stream says of people (an AcceptsPeople value; an
     unknown one counts as none); the value the service took. Written when it says something,
     or on a stream's first Hello when the row still says something: a bot without a Hello

@@ -102,7 +102,9 @@ class PlaySession:
         self.told_down = False  # the bot was told the database is down (once per outage)
         self.stale = False  # a read was skipped or failed in an outage: read when it is back
         self.challenges_only = False  # the Hello said so
-        self.accepts_people = 0  # Hello.accepts_people (an AcceptsPeople value)
+        # Hello.accepts_people, as the service took it
+        self.accepts_people: common_pb2.AcceptsPeople = \
+            common_pb2.ACCEPTS_PEOPLE_UNSPECIFIED
         # The version the bot's first Hello said this stream runs ("" if none): in a version
         # test's match, a seat with a version is this stream's only if it is this one.
         self.version = ""

@@ -21,7 +21,7 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import HOUSE, ORIGIN_CHALLENGE, RUNNING, Bot, Match
+from db.models import HOUSE, ORIGIN_CHALLENGE, PERSON, RUNNING, Bot, Match
 from db.presence import CHALLENGE, refusal, takes_challenges
 from services.core import matches
 from services.core.config import Settings, settings
@@ -60,6 +60,9 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
             raise NotFound(f"no bot named {name[:100]!r}: " + _who_is_there(s, config))
         if other.id == challenger.id:
             raise InvalidArgument("a bot cannot challenge itself")
+        if other.kind == PERSON:
+            raise FailedPrecondition(f"{other.name} is a person: people choose their games at "
+                                     "the site's table (run your kit with --people)")
         if challenger.suspended_at is not None:
             raise FailedPrecondition(f"bot {challenger.name} is suspended: no challenges")
         if other.suspended_at is not None:

@@ -45,6 +45,7 @@ from db.models import (
 )
 from db.people import ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
 from db.presence import CHALLENGE
+from db.ratings import Rating
 from services.core import actions, matches
 from services.core.config import Settings, settings, sha256
 from services.core.connections import factory_of, writing
@@ -225,11 +226,15 @@ def accepts_of(bot: Bot, config: Settings) -> str | None:
     return None
 
 
-def list_opponents(*, sessions: sessionmaker[Session] | None = None,
+def list_opponents(*, profile: str | None = "soft",
+                   sessions: sessionmaker[Session] | None = None,
                    config: Settings | None = None) -> list[OpponentView]:
-    """House bots strongest first (rating against people, then name), then the connected
-    remote bots that accept people, by name."""
+    """House bots strongest first, then the connected remote bots that accept people, by name.
+    Strength: the conservative rating (mu - 3 sigma) against people once a bot has one, else
+    its ladder rating in `profile` (both openskill, the same scale), else openskill's start (0);
+    then the name."""
     config = config or settings()
+    profile = _profile(profile)
     with factory_of(sessions)() as s:
         bots = list(s.scalars(select(Bot).where(
             Bot.suspended_at.is_(None),
@@ -238,13 +243,15 @@ def list_opponents(*, sessions: sessionmaker[Session] | None = None,
         ratings = {r.bot_id: r for r in s.scalars(select(PeopleRating).where(
             PeopleRating.bot_id.in_([b.id for b in bots])))} if bots else {}
         record = _record_against_people(s, [b.id for b in bots])
+        ladder = {r.bot_id: r.mu - 3 * r.sigma for r in s.scalars(select(Rating).where(
+            Rating.profile == profile, Rating.bot_id.in_([b.id for b in bots])))} if bots else {}
     views = [OpponentView(b, ratings.get(b.id), accepts_of(b, config) or "",
                           *record.get(b.id, (0, 0))) for b in bots]
 
     def strength(v: OpponentView) -> tuple[int, float, str]:
         r = v.rating
-        return (0 if v.bot.kind == HOUSE else 1,
-                -(r.mu - 3 * r.sigma) if r else 0.0, v.bot.name)
+        ordinal = r.mu - 3 * r.sigma if r else ladder.get(v.bot.id, 0.0)
+        return (0 if v.bot.kind == HOUSE else 1, -ordinal, v.bot.name)
 
     return sorted(views, key=strength)
 
@@ -355,9 +362,16 @@ def accept_invite(person_id: int, code: str, *, sessions: sessionmaker[Session] 
     seat = secrets.randbelow(2)
     seed = secrets.randbits(63)
     seating = [guest.bot.id, host.bot.id] if seat == 0 else [host.bot.id, guest.bot.id]
-    m = matches.create_match(seating, profile=invite.profile, seed=seed, move_ms=invite.move_ms,
-                             bank_ms=invite.bank_ms, origin=ORIGIN_PEOPLE, rated=False,
-                             sessions=sessions, config=config)
+    try:
+        m = matches.create_match(seating, profile=invite.profile, seed=seed,
+                                 move_ms=invite.move_ms, bank_ms=invite.bank_ms,
+                                 origin=ORIGIN_PEOPLE, rated=False, sessions=sessions,
+                                 config=config)
+    except Exception:  # no match: the invite is open again
+        with factory() as s, writing(s), s.begin():
+            s.execute(update(PersonInvite).where(PersonInvite.code == invite.code)
+                      .values(accepted_by=None))
+        raise
     with factory() as s, writing(s), s.begin():
         s.execute(update(PersonInvite).where(PersonInvite.code == invite.code)
                   .values(match_id=m.id))

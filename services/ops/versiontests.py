@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.base import utcnow
-from db.models import HOUSE, Bot
+from db.models import HOUSE, PERSON, Bot
 from db.versiontests import (
     OPEN,
     STOPPED,
@@ -96,6 +96,9 @@ def _side(s: Session, field: str, text: str) -> SideSpec:
                               field=field)
     name, at, version = text.rpartition("@") if "@" in text else (text, "", "")
     bot = s.scalar(select(Bot).where(Bot.name == name))
+    if bot is None and text.startswith("@") or bot is not None and bot.kind == PERSON:
+        raise InvalidArgument(f"{field}: {quote(text)} is a person's seat: people do not play "
+                              "version tests", field=field)
     if bot is None:
         raise InvalidArgument(f"{field}: no bot named {quote(name)}", field=field)
     if bot.kind == HOUSE:

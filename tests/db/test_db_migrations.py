@@ -13,7 +13,8 @@ import db
 from db.migrate import downgrade, upgrade
 
 OWN_TABLES = {"bots", "matches", "hands", "actions", "duplicate_pairs", "tournaments",
-              "tournament_entries", "tournament_byes"}
+              "tournament_entries", "tournament_byes",
+              "people", "person_invites", "people_ratings", "people_rated"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

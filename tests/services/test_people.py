@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from bummerl import wire
-from bummerl.v1 import common_pb2, match_pb2, people_pb2
+from bummerl.v1 import bot_pb2, common_pb2, match_pb2, people_pb2
 from peoplekit import WEB, code_of, house_bot, people_service
 from servicekit import OPERATOR, auth
 from sqlalchemy import select
@@ -27,9 +27,10 @@ from sqlalchemy import select
 import engine
 from cli.main import main as bummerl
 from db.models import ActionLog, Hand, Match
+from db.people import PeopleRating
 from db.ratings import LadderMatch, Rating
 from services.core.errors import InvalidArgument
-from services.ops import tournaments
+from services.ops import tournaments, versiontests
 from workers import ladder
 from workers.people import rate_people_match
 
@@ -280,16 +281,19 @@ def play_out(people, person_id: int, match_id: int, seed: int = 3) -> people_pb2
 
 
 def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(people):
-    """`bummerl bot run ... --people rated`, as a process: offered to people, plays one rated."""
+    """`bummerl bot run ... --people rated|casual`, as processes: offered to people (for what
+    each accepts), and one plays a rated game with a person."""
     svc = people.service
     _, shy_token = svc.register("shy")
     _, kit_token = svc.register("kitbot")
+    _, casual_token = svc.register("casualbot")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     kits = [subprocess.Popen(
         [sys.executable, "-m", "cli.main", "bot", "run", "examples/random_bot.py:RandomBot",
          "--server", svc.server.address, "--token", token, "--matches", "1", *more],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]))]
+        for token, more in ((shy_token, []), (kit_token, ["--people", "rated"]),
+                            (casual_token, ["--people", "casual"]))]
     try:
         deadline = time.monotonic() + 30
         names: list[str] = []
@@ -297,14 +301,17 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
             opponents = people.stub.ListOpponents(people_pb2.ListOpponentsRequest(),
                                                   metadata=WEB).opponents
             names = [o.name for o in opponents]
-            if "kitbot" in names:
+            if {"kitbot", "casualbot"} <= set(names):
                 break
             time.sleep(0.1)
-        assert names == ["kitbot"]  # the bot without --people is never offered
-        assert opponents[0].accepts == common_pb2.ACCEPTS_PEOPLE_RATED
+        assert names == ["casualbot", "kitbot"]  # the bot without --people is never offered
+        assert [o.accepts for o in opponents] == [common_pb2.ACCEPTS_PEOPLE_CASUAL,
+                                                  common_pb2.ACCEPTS_PEOPLE_RATED]
         alice = people.register("alice")
         assert code_of(lambda: start(people, alice.person_id, "shy")) == \
             grpc.StatusCode.FAILED_PRECONDITION
+        assert code_of(lambda: start(people, alice.person_id, "casualbot", rated=True)) == \
+            grpc.StatusCode.FAILED_PRECONDITION  # casual only
         started = start(people, alice.person_id, "kitbot", rated=True)
         table = people.table(alice.person_id, started.match.match_id)
         assert table.rated and table.opponent_connected
@@ -312,6 +319,11 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
         assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
         output = kits[1].communicate(timeout=30)[0]  # --matches 1: it played alice, and ends
         assert kits[1].returncode == 0, output
+        # gone: the table says so, and it is no longer offered
+        after = people.table(alice.person_id, started.match.match_id)
+        assert not after.opponent_connected
+        assert [o.name for o in people.stub.ListOpponents(
+            people_pb2.ListOpponentsRequest(), metadata=WEB).opponents] == ["casualbot"]
     finally:
         for kit in kits:
             kit.terminate()
@@ -381,7 +393,7 @@ def test_rated_games_move_the_peoples_pool_and_never_the_bots_ladder_rating(peop
                                      metadata=WEB).person.HasField("rating")
 
 
-def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(people):
+def test_person_seats_are_left_out_of_the_ladder_standings_tournaments_and_tests(people):
     sessions = people.service.sessions
     house_bot(sessions)
     house_bot(sessions, "house-bully", "bully")
@@ -397,6 +409,10 @@ def test_person_seats_are_left_out_of_the_ladder_standings_and_tournaments(peopl
     with pytest.raises(InvalidArgument, match="people do not play tournaments"):
         tournaments.create_tournament(tournaments.NewTournament(
             format="round-robin", bot_names=["house-random", "@alice"]), sessions=sessions)
+    for candidate, baseline in (("@alice", "house-random"), ("house-bully", "@alice")):
+        with pytest.raises(InvalidArgument, match="people do not play version tests"):
+            versiontests.start_test(OPERATOR, candidate, baseline, sessions=sessions,
+                                    config=people.service.config)
 
 
 def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitment(
@@ -429,3 +445,52 @@ def test_games_with_people_export_and_replay_and_their_seed_checks_the_commitmen
     assert bummerl(["replay", str(path)]) == 0
     checked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(checked) == 2 and all(c["verified"] for c in checked), checked
+
+
+def test_a_bot_cannot_challenge_a_person(people):
+    _, token = people.service.register("pushy")
+    alice = people.register("alice")
+    with pytest.raises(grpc.RpcError) as caught:
+        people.service.bots.Challenge(bot_pb2.ChallengeRequest(opponent=alice.display_name),
+                                      metadata=auth(token))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "is a person" in caught.value.details()
+
+
+def test_oversized_fields_are_refused_naming_the_field(people):
+    for call, request, field in (
+            (people.stub.Login, people_pb2.LoginRequest(name="a" * 21, password="x"), "name"),
+            (people.stub.RegisterPerson,
+             people_pb2.RegisterPersonRequest(name="bob", password="p" * 201), "password")):
+        with pytest.raises(grpc.RpcError) as caught:
+            call(request, metadata=WEB)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert field in caught.value.details()
+    with pytest.raises(grpc.RpcError) as caught:
+        people.stub.Act(people_pb2.ActRequest(person_id=1, match_id=1, action="play " * 10),
+                        metadata=WEB)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "action" in caught.value.details()
+
+
+def test_house_bots_are_listed_strongest_first(people):
+    sessions = people.service.sessions
+    ids = {name: house_bot(sessions, name, strategy)
+           for name, strategy in (("house-random", "random"), ("house-bully", "bully"),
+                                  ("house-rdeep", "rdeep"))}
+    with sessions.begin() as s:  # ladder ratings only: the order before any game with people
+        s.add(Rating(bot_id=ids["house-rdeep"], profile="soft", mu=30.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-bully"], profile="soft", mu=26.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-random"], profile="soft", mu=20.0, sigma=1.0))
+        s.add(Rating(bot_id=ids["house-random"], profile="sharp", mu=40.0, sigma=1.0))
+
+    def names(profile=common_pb2.PROFILE_SOFT) -> list[str]:  # type: ignore[no-untyped-def]
+        return [o.name for o in people.stub.ListOpponents(
+            people_pb2.ListOpponentsRequest(profile=profile), metadata=WEB).opponents]
+
+    assert names() == ["house-rdeep", "house-bully", "house-random"]
+    assert names(common_pb2.PROFILE_SHARP)[0] == "house-random"
+    # a rating against people, once there is one, decides
+    with sessions.begin() as s:
+        s.add(PeopleRating(bot_id=ids["house-random"], mu=35.0, sigma=1.0, games=9, wins=9))
+    assert names() == ["house-random", "house-rdeep", "house-bully"]
