@@ -3,10 +3,12 @@ process (the approach of web/live.py, for the people's tables).
 
 Every `TABLE_POLL_SECONDS` (0.05 s) the poller reads `(id, seq, state)` of the matches that have
 an open table, in one query by primary key, however many tables are open; when a match's seq or
-state changed it queues `{"seq": N, "final": bool}` to that match's streams. The event carries
-no card: the browser then reloads the table from its JSON endpoint (`/api/table/<id>`), which
-asks the service for what the person's seat may know. So an open table costs one stream (a
-server thread while it waits, no CPU) and a row in one query; the poller's thread is shared.
+state changed it queues `{"seq": N, "final": bool}` to that match's streams (and to a stream
+just opened, once, whatever the seq: its page may have loaded the table just before a change).
+The event carries no card: the browser then reloads the table from its JSON endpoint
+(`/api/table/<id>`), which asks the service for what the person's seat may know. So an open
+table costs one stream (a server thread while it waits, no CPU) and a row in one query; the
+poller's thread is shared.
 
 At most `TABLE_STREAMS` table streams are open at once; past that a stream is refused with 503
 and the page polls the JSON endpoint instead (every 2 s), so nobody is turned away from a table.
@@ -43,6 +45,7 @@ class Feed:
         self.lock = threading.Lock()
         self.streams: dict[int, set[queue.Queue[str | None]]] = {}
         self.seen: dict[int, tuple[int, str]] = {}
+        self.fresh: set[queue.Queue[str | None]] = set()  # opened since the last poll
         self.open = 0
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
@@ -54,6 +57,7 @@ class Feed:
             self.open += 1
             stream: queue.Queue[str | None] = queue.Queue(maxsize=8)
             self.streams.setdefault(match_id, set()).add(stream)
+            self.fresh.add(stream)
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="web-tables", daemon=True)
                 self.thread.start()
@@ -63,6 +67,7 @@ class Feed:
         with self.lock:
             self.open -= 1
             streams = self.streams.get(match_id)
+            self.fresh.discard(stream)
             if streams is not None:
                 streams.discard(stream)
                 if not streams:
@@ -96,18 +101,19 @@ class Feed:
                 failing = True
                 continue
             failing = False
+            with self.lock:
+                fresh, self.fresh = self.fresh, set()
             for match_id, seq, state in rows:
                 now = (seq, state)
-                if self.seen.get(match_id) == now:
-                    continue
-                first = match_id not in self.seen
-                self.seen[match_id] = now
-                if first:
-                    continue  # the page loaded this state itself
                 payload = json.dumps({"seq": seq, "final": state != "running"})
                 with self.lock:
-                    streams = list(self.streams.get(match_id, ()))
-                for stream in streams:
+                    streams = self.streams.get(match_id, set())
+                    # a stream opened since the last poll gets the state now (the page may have
+                    # loaded it just before a change; it reloads only when the seq differs)
+                    targets = list(streams) if self.seen.get(match_id) != now else \
+                        [q for q in streams if q in fresh]
+                self.seen[match_id] = now
+                for stream in targets:
                     while True:  # a stalled client loses its oldest states, never the latest
                         try:
                             stream.put_nowait(payload)

@@ -170,10 +170,12 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     from web.server import shutdown, url_of, waitress_server
     from workers import procs
     from workers.app import make_app
+    from workers.tasks import move_message
 
     monkeypatch.delenv("BUMMERL_BROKER_URL", raising=False)
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.setenv("BUMMERL_BROKER_DIR", str(tmp_path / "broker"))
+    monkeypatch.setenv("BUMMERL_HOUSE_MIN_THINK_MS", str(min_think_ms))  # the service's side
     url = f"sqlite:///{tmp_path / 'people.sqlite3'}"
     sessions = make_session_factory(url)
     create_all(sessions)
@@ -182,9 +184,11 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     celery = make_app()
 
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
-        celery.send_task("bummerl.move", (match_id, seat, seq),
-                         {"strategy": turn.strategy, "observation": turn.encoded(),
-                          "person": turn.opponent_person}, queue="moves")
+        args, kwargs, options = move_message(  # as workers.hooks sends it on the site's broker
+            match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
+            person=turn.opponent_person)
+        celery.send_task("bummerl.move", args, kwargs, queue="moves",
+                         countdown=options.get("countdown"))
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")

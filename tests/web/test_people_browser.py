@@ -237,6 +237,13 @@ def test_a_person_plays_a_friend_through_the_link(browser, site):  # noqa: F811
 def test_the_phone_layout_keeps_the_hand_in_reach(browser, site, artifacts):  # noqa: F811
     browser.set_window_size(*PHONE)
     join_as_guest(browser, site, "phil")
+    # the play page: the opponents and their buttons fit the phone's width
+    width = browser.execute_script("return window.innerWidth;")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    button = browser.find_element("css selector", 'button.play-bot[data-bot="house-random"]')
+    r = browser.execute_script("return arguments[0].getBoundingClientRect().toJSON();", button)
+    assert r["left"] >= 0 and r["right"] <= width, r
+    shot(browser, artifacts, "play-phone", PHONE)
     start_game(browser, "house-random")
     my_turn_or_over(browser)
     viewport = browser.execute_script("return [window.innerWidth, window.innerHeight];")
@@ -398,3 +405,58 @@ def test_a_person_plays_a_rated_match_against_a_remote_kit_bot(browser, site, ar
     finally:
         runner.stop()
         thread.join(10)
+
+
+def test_a_remote_bot_that_drops_is_on_its_clock_and_the_page_says_so(browser, site):  # noqa: F811
+    """The kit bot (`bummerl bot run ... --people casual`, a process of its own) is killed
+    mid-match: the table tells the person that it is not connected, that it is on its clock,
+    and when it forfeits if it does not come back."""
+    import signal
+    import subprocess
+    import sys
+
+    from services.ops import bots
+
+    _, token = bots.register_bot("dropper", sessions=site.sessions)
+    root = Path(__file__).resolve().parents[2]
+    kit = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "bot", "run", "examples.random_bot:RandomBot",
+         "--server", site.service, "--token", token, "--people", "casual"],
+        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        join_as_guest(browser, site, "dora")
+
+        def offered():
+            browser.get(f"{site.web}/play")
+            return browser.find_elements("css selector", 'button.play-bot[data-bot="dropper"]')
+        wait_for(offered, 60, "the kit bot on the play page")[0].click()
+        wait_for(lambda: browser.find_elements("id", "table"), 15, "the table page")
+        s = my_turn_or_over(browser)
+        kit.send_signal(signal.SIGKILL)
+        kit.wait(10)
+        rng = random.Random(1)
+        for _ in range(10):  # act until the dead bot is to act
+            s = state_of(browser)
+            if s["to_act"] != s["seat"]:
+                break
+            before = s["seq"]
+            click_something(browser, s, rng)
+            wait_for(lambda b=before: state_of(browser)["seq"] != b, 20, "the action")
+
+        seen = {}
+
+        def told():
+            s = state_of(browser)
+            text = browser.find_element("id", "status").text
+            seen.update(to_act=s["to_act"], seat=s["seat"], connected=s["opponent_connected"],
+                        text=text, state=s["state"])
+            return s["to_act"] != s["seat"] and not s["opponent_connected"] and text
+        try:
+            text = wait_for(told, 40, "the page to say the bot is gone")
+        except AssertionError:
+            raise AssertionError(f"the page shows {seen}") from None
+        assert "not connected" in text and "forfeits" in text and "on the clock" in text, text
+    finally:
+        if kit.poll() is None:
+            kit.kill()
+            kit.wait(10)

@@ -87,11 +87,19 @@ def test_a_guest_plays_a_whole_bummerl_and_sees_only_its_seat(site):
         actions += 1
         assert actions < 400
     assert state["result"]["winner"] in (0, 1)
-    assert min(state["game_points_needed"]) == 0
+    assert min(state["game_points_needed"]) <= 0  # R9.1: at 0 or below
     assert state["hands"] and all(h["why"] for h in state["hands"])
     assert hashlib.sha256(state["seed"].encode()).hexdigest() == state["commitment"]
     with site.sessions() as s:
         assert str(s.get(Match, match_id).seed) == state["seed"]
+        from db.people import Person
+
+        person_id = s.query(Person.id).filter(Person.name == "anna").scalar()
+    # the person's page offers the game as a match record, as /api/export does
+    status, body, headers = anna.get(f"/people/{person_id}/games")
+    assert status == 200 and headers["X-Bummerl-Total"] == "1"
+    record = json.loads(body.splitlines()[0])
+    assert record["match_id"] == match_id and str(record["seed"]) == state["seed"]
 
 
 def test_a_post_without_csrf_is_refused_and_changes_nothing(site):

@@ -47,6 +47,7 @@
   // --- drawing ---------------------------------------------------------------------------
   function draw() {
     var s = state;
+    document.dispatchEvent(new CustomEvent("bummerl:table"));
     offset = Date.parse(s.now) - Date.now();
     var over = s.state !== "running";
     root.classList.toggle("over", over);
@@ -108,8 +109,9 @@
       if (!s.trump_face_up) { face.classList.add("remembered"); }
       trump.appendChild(face);
     }
-    trump.appendChild(el("span", "caption", "trump " + SUITS[s.trump_suit] + " " + SUIT_NAMES[s.trump_suit] +
-                         (s.trump_card && !s.trump_face_up ? " (card out of play)" : "")));
+    var where = !s.trump_card || s.trump_face_up ? ""
+      : s.closed_by !== null ? " (turned down: out of play, R6.2)" : " (taken on the last draw, R3.3)";
+    trump.appendChild(el("span", "caption", "trump " + SUITS[s.trump_suit] + " " + SUIT_NAMES[s.trump_suit] + where));
     stock.appendChild(trump);
     var pile = el("div", "ppile");
     if (s.stock_size > 0 && s.closed_by === null) {
@@ -366,6 +368,15 @@
       } else { badge.textContent = "● reconnecting"; badge.className = "live off"; }
     });
   }
+
+  // a safety net under the stream: while the other seat is to act, reload every 5 s of quiet
+  var quietSince = Date.now();
+  window.setInterval(function () {
+    if (state.state === "running" && state.to_act !== you() && Date.now() - quietSince > 5000) {
+      quietSince = Date.now(); load();
+    }
+  }, 1000);
+  document.addEventListener("bummerl:table", function () { quietSince = Date.now(); });
 
   draw();
   window.setInterval(tick, 100);
