@@ -1,4 +1,5 @@
-"""The position analyst the service asks for a person's hint (issue 31; docs/people.md "Hints").
+"""The position analyst the service asks for a person's hint (issue 31; docs/analysis.md
+"Hints and exercises for people").
 
 The service cannot import the analysis (analysis/ uses the workers' endgame solver, and the
 workers use the service: an import circle), so, like the post-commit hooks, the analyst is

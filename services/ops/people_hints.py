@@ -1,5 +1,5 @@
-"""Hints, reviews and exercises for people (issue 31; docs/people.md "Hints, reviews and
-exercises"): plain functions under PeopleService's Hint, RequestReview, ListExercises,
+"""Hints, reviews and exercises for people (issue 31; docs/analysis.md "Hints and exercises for
+people"): plain functions under PeopleService's Hint, RequestReview, ListExercises,
 GetExercise and SolveExercise (`services.api.people_hints_servicer`).
 
 - A hint is the analysis of the live position from the person's seat only: the seat's
@@ -30,7 +30,8 @@ from services.core.errors import FailedPrecondition, InvalidArgument, NotFound, 
 from services.ops import admin
 from services.ops.people import _person, _seat_of
 
-HINTS_RULE = "hints are for casual games only: a rated game is played unaided (docs/people.md)"
+HINTS_RULE = ("hints are for casual games only: a rated game is played unaided "
+              "(docs/analysis.md, hints and exercises for people)")
 LIMIT, MAX_LIMIT = 50, 200
 
 

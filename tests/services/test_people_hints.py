@@ -183,3 +183,14 @@ def test_a_review_asks_for_the_finished_matchs_analysis(people, monkeypatch):
     while not asked and time.monotonic() < deadline:
         time.sleep(0.05)
     assert asked == [match_id]  # the workers' hook: the dashboard button's path
+
+
+def test_the_workers_hooks_install_the_hints_analyst(monkeypatch):
+    from workers import hooks as workers_hooks
+
+    for name in ("on_turn", "on_match_end", "on_analysis_requested"):
+        monkeypatch.setattr(hooks, name, [])
+    monkeypatch.setattr(analysts, "position", [])
+    monkeypatch.setattr(workers_hooks, "_installed", False)
+    workers_hooks.install()  # what `bummerl serve` and `bummerl up` do (BUMMERL_HOOKS)
+    assert analysts.position == [hint]
