@@ -1,6 +1,7 @@
-"""Exercises cut from an analysed match (issue 31; docs/analysis.md "Exercises"): the decisions
-where exactly one action is right against every hand the opponent could hold, each solved
-exactly (`position.only_right`), with what they are about and how hard they are.
+"""Exercises cut from an analysed match (issue 31; docs/analysis.md, "Hints and exercises for
+people"): the decisions where exactly one action is right against every hand the opponent could
+hold, each solved exactly (`position.only_right`), with what they are about and how hard they
+are.
 
 Pure: a match record and its analysis in, exercises (JSON-ready dicts) out.
 

@@ -1,9 +1,9 @@
 """`bummerl exercises cut`: exercises for people cut from the analysed matches (no service
-needed; docs/analysis.md "Exercises").
+needed; docs/analysis.md, "Hints and exercises for people").
 
     bummerl exercises cut [--limit N] [--database-url URL]
 
-Looks at every analysed match none was cut from yet (at most N), keeps each position where
+Looks at every analysed match that has no exercise yet (at most N), keeps each position where
 exactly one action is best against every hand the opponent could hold (each solved exactly) in
 `exercises`, and prints one JSON line: the matches looked at, the exercises stored. The workers
 do the same after each analysis (`bummerl.analyse`) and as the `bummerl.cut_exercises` task.
@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
         description="Exercises for people: positions with exactly one right action.")
     commands = group.add_subparsers(dest="exercises_command", metavar="COMMAND", required=True)
     cut = commands.add_parser(
-        "cut", help="cut exercises from the analysed matches none was cut from yet",
+        "cut", help="cut exercises from the analysed matches that have none yet",
         description="Keep every position of the analysed matches where exactly one action is "
                     "best against every hand the opponent could hold (each solved exactly).")
     cut.add_argument("--limit", type=int, default=None, metavar="N",

@@ -1,6 +1,6 @@
-"""Exercises for people (issue 31; docs/analysis.md "Exercises"): positions cut from real finished
-matches where exactly one action is right against every hand the opponent could hold, each
-solved exactly, and the people who solved them.
+"""Exercises for people (issue 31; docs/analysis.md, "Hints and exercises for people"): positions
+cut from real finished matches where exactly one action is right against every hand the opponent
+could hold, each solved exactly, and the people who solved them.
 
 - `exercises`: one position (the deciding seat's observation, as JSON: only what that seat
   knew), its one right action (`answer`), what each other action loses (`losses`), a

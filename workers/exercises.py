@@ -1,11 +1,12 @@
-"""Cutting exercises for people from analysed matches (issue 31; docs/analysis.md "Exercises"):
-the I/O around `analysis.exercises.cut`.
+"""Cutting exercises for people from analysed matches (issue 31; docs/analysis.md, "Hints and
+exercises for people"): the I/O around `analysis.exercises.cut`.
 
 `cut_match(match_id)` reads a finished match's record and its done analysis and stores each
 position with exactly one right action in `exercises` (once per match and seq: cutting again
-adds nothing). `cut_all()` does it for every analysed match none was cut from yet. They run
-after each analysis (the `bummerl.analyse` task), as the `bummerl.cut_exercises` task on the
-`batch` queue, and from `bummerl exercises cut`.
+adds nothing). `cut_all()` does it for every analysed match that has no exercise yet (one
+that gave none is looked at again). They run after each analysis (the `bummerl.analyse`
+task), as the `bummerl.cut_exercises` task on the `batch` queue, and from `bummerl exercises
+cut`.
 """
 
 from __future__ import annotations

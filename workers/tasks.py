@@ -8,8 +8,8 @@ idempotent.
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
 - `bummerl.analyse` (queue `batch`): the analysis of one finished match (workers.analysis),
   then the exercises cut from it (workers.exercises).
-- `bummerl.cut_exercises` (queue `batch`): exercises from every analysed match none was cut
-  from yet (workers.exercises).
+- `bummerl.cut_exercises` (queue `batch`): exercises from every analysed match that has none
+  yet (workers.exercises).
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
 - `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
@@ -63,7 +63,12 @@ def analyse_match_task(match_id: int) -> str:
     if result == "done":  # exercises for people from its exact decisions (workers.exercises)
         from workers.exercises import cut_match
 
-        cut_match(match_id)
+        try:
+            cut_match(match_id)
+        except Exception:  # noqa: BLE001  (the analysis is kept; `bummerl exercises cut` retries)
+            import logging
+
+            logging.getLogger(__name__).exception("no exercises cut from match %s", match_id)
     return result
 
 
