@@ -70,10 +70,11 @@ def review(match_id: str) -> Any:
     mine = {"exact": 0.0, "estimate": 0.0}
     if found is not None and found["document"] is not None:
         doc = found["document"]
-        for h in table.hands:
+        numbers = sorted({h.number for h in table.hands} | {d["hand"] for d in doc["decisions"]})
+        for number_ in numbers:  # a resigned match's last hand too
             decisions = [{**d, "who": names[d["seat"]]} for d in doc["decisions"]
-                         if d["hand"] == h.number]
-            hands.append({"number": h.number, "analysis": {
+                         if d["hand"] == number_]
+            hands.append({"number": number_, "analysis": {
                 "state": found["state"], "error": None, "decisions": decisions,
                 "budget": doc["budget"]}})
         for part in ("exact", "estimate"):

@@ -19,6 +19,7 @@ from analysis.position import hint
 from db.analyses import Analysis
 from db.exercises import Exercise, ExerciseSolve
 from services.core import analysts
+from workers.analysis import analyse_match
 
 
 @pytest.fixture
@@ -61,9 +62,14 @@ def test_the_review_of_a_finished_game(site):
     gus = site.person()
     gus.guest("gus")
     match_id = gus.start("house-random")
-    my_turn(gus, match_id)
+    t = my_turn(gus, match_id)
     status, page, _ = gus.get(f"/review/{match_id}")
     assert status == 200 and "once the match is over" in page
+    for _ in range(4):  # a few decisions to review
+        if t["on_clock"] != t["seat"]:
+            break
+        gus.act(match_id, next(a for a in t["legal"] if a != "claim"), t["seq"])
+        t = my_turn(gus, match_id)
     gus.post_json(f"/api/table/{match_id}/resign", {})
     status, page, _ = gus.get(f"/review/{match_id}")
     assert 'id="review-form"' in page
@@ -77,6 +83,9 @@ def test_the_review_of_a_finished_game(site):
         assert s.get(Analysis, match_id).state == "requested"  # the workers' batch queue's
     status, page, _ = gus.get(f"/review/{match_id}")
     assert 'id="review-pending"' in page
+    assert analyse_match(match_id, site.sessions) == "done"  # what the batch worker does
+    status, page, _ = gus.get(f"/review/{match_id}")
+    assert 'id="review-total"' in page and "exact loss" in page and "better" in page
     other = site.person()
     other.guest("other")
     assert other.get(f"/review/{match_id}")[0] == 403
