@@ -10,8 +10,9 @@ against the rules of the architecture (docs/architecture.md).
 - Inside services/, the packages are layers, highest first: api → ops → live → core. A module
   imports its own package and the ones below it, never one above.
 - workers/ computes house moves and submits them over gRPC: of services/ it uses only the
-  settings, the post-commit hooks and the metrics' server (`WORKERS_MAY_USE`), none of the
-  write paths; web/ only the settings.
+  settings, the post-commit hooks, the metrics' server and the registry of the position
+  analyst for people's hints (`WORKERS_MAY_USE`), none of the write paths; web/ only the
+  settings.
 - analysis/ (valuing a finished match's decisions) is pure computation: the engine and, of
   workers/, only the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task) and cli/
   use it.
@@ -50,7 +51,8 @@ ALLOWED = {
             "analysis"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
-WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics"}
+WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics",
+                   "services.core.analysts"}
 WEB_MAY_USE = {"services.core.config"}
 # analysis/ is pure computation: of workers/ it uses only the endgame solver (no I/O).
 ANALYSIS_MAY_USE = {"workers.bots.endgame"}

@@ -68,9 +68,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
                       tournaments.bp, versiontests.bp, accounts.bp, play.bp, people.bp):
         app.register_blueprint(blueprint)
-    from web import analyses
+    from web import analyses, coach
 
     app.register_blueprint(analyses.bp)
+    app.register_blueprint(coach.bp)
     security.install(app)
     accounts.install_context(app)
     live.install(app)

@@ -5,7 +5,9 @@
 - `services.core.hooks.on_match_end(match_id)` → a `bummerl.rate` task (rates it if it is a ladder
   match), and with `BUMMERL_ANALYSE_ALL=1` a `bummerl.analyse` task on `batch` (its analysis);
 - `services.core.hooks.on_analysis_requested(match_id)` (AdminService.AnalyseMatch) → a
-  `bummerl.analyse` task on `batch`.
+  `bummerl.analyse` task on `batch`;
+- `services.core.analysts.position` ← `analysis.position.hint`: the values a person's hint
+  shows (PeopleService.Hint), worked out in the service process from the seat's observation.
 
 The hooks run after the service's commit, so a task never sees a state older than its trigger.
 Installed by the engine service (`bummerl serve`, `bummerl up`), the one process that commits
@@ -59,8 +61,10 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from services.core import hooks
+    from analysis.position import hint
+    from services.core import analysts, hooks
 
+    analysts.position.append(hint)  # a person's hint (services.core.analysts)
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(on_match_end)
     hooks.on_analysis_requested.append(on_analysis_requested)

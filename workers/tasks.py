@@ -6,7 +6,10 @@ idempotent.
   service over gRPC with the house token, the expected sequence number and a request id derived
   from (match, seq): a duplicate or late message never applies a second action (workers.moves).
 - `bummerl.chunk` (queue `batch`): one chunk of a batch simulation; counted once.
-- `bummerl.analyse` (queue `batch`): the analysis of one finished match (workers.analysis).
+- `bummerl.analyse` (queue `batch`): the analysis of one finished match (workers.analysis),
+  then the exercises cut from it (workers.exercises).
+- `bummerl.cut_exercises` (queue `batch`): exercises from every analysed match that has none
+  yet (workers.exercises).
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
 - `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
@@ -56,7 +59,25 @@ def run_chunk_task(chunk_id: int) -> None:
 def analyse_match_task(match_id: int) -> str:
     from workers.analysis import analyse_match
 
-    return analyse_match(match_id)
+    result = analyse_match(match_id)
+    if result == "done":  # exercises for people from its exact decisions (workers.exercises)
+        from workers.exercises import cut_match
+
+        try:
+            cut_match(match_id)
+        except Exception:  # noqa: BLE001  (the analysis is kept; `bummerl exercises cut` retries)
+            import logging
+
+            logging.getLogger(__name__).exception("no exercises cut from match %s", match_id)
+    return result
+
+
+@app.task(name="bummerl.cut_exercises", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+          soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
+def cut_exercises_task(limit: int | None = None) -> dict[str, int]:
+    from workers.exercises import cut_all
+
+    return cut_all(limit=limit)
 
 
 @app.task(name="bummerl.ladder_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import PEOPLE_CASUAL, PEOPLE_RATED
 from db.people import PeopleRating
+from services.api.people_hints_servicer import HintsMixin
 from services.api.servicers import token_of, unary
 from services.core.config import Settings
 from services.live import convert
@@ -58,7 +59,7 @@ def table_to_pb(view: people.TableView) -> people_pb2.Table:
     return table
 
 
-class PeopleServicer(people_pb2_grpc.PeopleServiceServicer):
+class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
     def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
         self.sessions = sessions
         self.config = config

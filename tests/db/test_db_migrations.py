@@ -14,7 +14,8 @@ from db.migrate import downgrade, upgrade
 
 OWN_TABLES = {"bots", "matches", "hands", "actions", "duplicate_pairs", "tournaments",
               "tournament_entries", "tournament_byes",
-              "people", "person_invites", "people_ratings", "people_rated"}
+              "people", "person_invites", "people_ratings", "people_rated",
+              "exercises", "exercise_solves"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
