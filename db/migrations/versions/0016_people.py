@@ -64,5 +64,6 @@ def downgrade() -> None:
     op.drop_table("people_ratings")
     op.drop_table("person_invites")
     op.drop_table("people")
-    with op.batch_alter_table("bots") as batch:
-        batch.drop_column("accepts_people")
+    # SQLite drops a plain column in place (3.35+): a batch rebuild of `bots` would DROP the
+    # table that every match's foreign keys point at, which fails once matches exist.
+    op.drop_column("bots", "accepts_people")
