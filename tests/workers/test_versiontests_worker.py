@@ -90,6 +90,13 @@ def test_a_side_not_connected_waits_then_times_out(site):
     test_id = ops.start_test(token, "mybot@2.0", "mybot@1.9", sessions=service.sessions,
                              config=CONFIG).test.id
     new.stop()
+
+    def gone() -> bool:  # the service has seen 2.0's stream close (a tick before it would pair)
+        with service.sessions() as s:
+            row = s.get(BotVersion, (runner_bot_id(service, token), "2.0"))
+            return row is None or row.open_streams == 0
+
+    wait_until(gone, 20, every=0.05, what="version 2.0 disconnected")
     wait_until(lambda: tick(service, client) == {test_id: WAITING}, 20, every=0.2,
                what="the test waits for mybot@2.0")
     waiting = row_of(service, test_id)
