@@ -29,6 +29,7 @@ RUN mkdir -p engine cli services workers web db client events proto/bummerl \
 # The code, installed in place (editable: /app is where it runs, so `bummerl` and the
 # `bummerl.v1` protobuf package resolve to /app).
 COPY engine engine
+COPY analysis analysis
 COPY cli cli
 COPY services services
 COPY workers workers
