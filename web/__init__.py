@@ -30,7 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "SECRET_KEY": None,  # signs the session cookie: BUMMERL_WEB_SECRET, else random per process
     "LOGIN_LIMIT": "10 per minute;50 per hour",  # log-in and sign-up attempts per address
     "GUEST_LIMIT": "30 per minute",  # guests started per address
-    "TABLE_POLL_SECONDS": 0.05,  # how often the table poller reads the open tables' seqs
+    "TABLE_POLL_SECONDS": 0.025,  # how often the table poller reads the open tables' seqs
     "TABLE_STREAMS": 256,  # table event streams open at once (past it: the page polls)
 }
 

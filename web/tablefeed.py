@@ -1,7 +1,7 @@
 """Live tables: one server-sent event stream per open table page, fed by one database poller per
 process (the approach of web/live.py, for the people's tables).
 
-Every `TABLE_POLL_SECONDS` (0.05 s) the poller reads `(id, seq, state)` of the matches that have
+Every `TABLE_POLL_SECONDS` (0.025 s) the poller reads `(id, seq, state)` of the matches that have
 an open table, in one query by primary key, however many tables are open; when a match's seq or
 state changed it queues `{"seq": N, "final": bool}` to that match's streams (and to a stream
 just opened, once, whatever the seq: its page may have loaded the table just before a change).

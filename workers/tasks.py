@@ -137,19 +137,22 @@ def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None
     """Enqueue a house move (call after the commit that made it owed), with what the service
     knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`;
     `person`: a person plays the other seat: `move_message`)."""
+    from workers import pacing
+
     args, kwargs, options = move_message(match_id, seat, seq, strategy=strategy,
                                          observation=observation, person=person)
-    play_move_task.apply_async(args, kwargs, **options)
+    not_before = kwargs.get("not_before")
+    send_at = None if not_before is None else not_before - pacing.LEAD_S
+    pacing.at(send_at, lambda: play_move_task.apply_async(args, kwargs, **options))
 
 
 def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
                  observation: str | None = None, person: bool = False
                  ) -> tuple[tuple[int, int, int], dict[str, Any], dict[str, Any]]:
     """The arguments, keyword arguments and sending options of a `bummerl.move` message. A
-    house bot answering a person (`person`) keeps a believable pace: the message is due
-    `BUMMERL_HOUSE_MIN_THINK_MS` from now (Celery's countdown: the worker holds it in its
-    timer, taking no slot meanwhile), and says so (`not_before`, this clock's time), so the
-    task never submits earlier."""
+    house bot answering a person (`person`) keeps a believable pace: the message says when it
+    is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` from now, this clock's time), the
+    sender holds it until then (`workers.pacing.at`) and the task never submits earlier."""
     from workers.moves import min_think_seconds
 
     extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),
@@ -157,7 +160,6 @@ def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = N
     options: dict[str, Any] = {}
     if person and min_think_seconds() > 0:
         extra["not_before"] = time.time() + min_think_seconds()
-        options["countdown"] = min_think_seconds()
     # The message's readable copy of the arguments (its header, and the worker's logs) leaves
     # the observation out: a message holds it once.
     shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra

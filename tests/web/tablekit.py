@@ -168,7 +168,7 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     """The site (see the module docstring); house bots answering a person wait at least
     `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker)."""
     from web.server import shutdown, url_of, waitress_server
-    from workers import procs
+    from workers import pacing, procs
     from workers.app import make_app
     from workers.tasks import move_message
 
@@ -187,8 +187,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
         args, kwargs, options = move_message(  # as workers.hooks sends it on the site's broker
             match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
             person=turn.opponent_person)
-        celery.send_task("bummerl.move", args, kwargs, queue="moves",
-                         countdown=options.get("countdown"))
+        pacing.at(kwargs.get("not_before"),
+                  lambda: celery.send_task("bummerl.move", args, kwargs, queue="moves"))
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")

@@ -1,7 +1,7 @@
 """A house bot answering a person keeps its minimum think time with a real Celery worker on
-real Redis: the service's hook sends the move as `workers.tasks.move_message` makes it (due
-after BUMMERL_HOUSE_MIN_THINK_MS, held in the worker's timer meanwhile), the worker submits it
-over gRPC, and the person's table shows the answer soon after the minimum."""
+real Redis: the service's hook sends the move as `workers.tasks.send_move` does (the message
+`move_message` makes, held by `workers.pacing` until BUMMERL_HOUSE_MIN_THINK_MS after the
+commit), the worker submits it over gRPC, and the person's table shows the answer soon after the minimum."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from db.schema import create_all
 from services.core import hooks
 from services.core.config import sha256
 from services.ops import bots
-from workers import procs, tasks
+from workers import pacing, procs, tasks
 from workers.testing import redis_site
 
 WEB_TOKEN = "web-secret"
@@ -53,7 +53,8 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
         args, kwargs, options = tasks.move_message(
             match_id, seat, seq, strategy=turn.strategy, observation=turn.encoded(),
             person=turn.opponent_person)
-        app.send_task("bummerl.move", args, kwargs, queue="moves", **options)
+        pacing.at(kwargs.get("not_before"),
+                  lambda: app.send_task("bummerl.move", args, kwargs, queue="moves", **options))
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])

@@ -1,0 +1,52 @@
+"""`workers.pacing`: sends held until their time, in the order of their times, on one thread;
+a failing send does not stop the ones after it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from workers import pacing
+
+
+def test_sends_run_at_their_time_in_order_of_time():
+    done: list[tuple[str, float]] = []
+    finished = threading.Event()
+    now = time.time()
+
+    def send(name: str):
+        def call() -> None:
+            done.append((name, time.time()))
+            if len(done) == 3:
+                finished.set()
+        return call
+
+    pacing.at(now + 0.30, send("late"))
+    pacing.at(now + 0.10, send("early"))
+    pacing.at(now + 0.20, send("middle"))
+    assert pacing.held() == 3
+    assert finished.wait(5)
+    assert [name for name, _ in done] == ["early", "middle", "late"]
+    for (name, at), due in zip(done, (0.10, 0.20, 0.30), strict=True):
+        assert at >= now + due, (name, at - now)
+        assert at < now + due + 0.5, (name, at - now)  # a loaded machine's bound
+    assert pacing.held() == 0
+
+
+def test_no_time_sends_at_once_on_the_callers_thread():
+    threads: list[str] = []
+    pacing.at(None, lambda: threads.append(threading.current_thread().name))
+    assert threads == [threading.current_thread().name]
+
+
+def test_a_failing_send_is_logged_and_the_next_one_still_runs(caplog):
+    after = threading.Event()
+
+    def fail() -> None:
+        raise ConnectionError("broker gone")
+
+    now = time.time()
+    pacing.at(now + 0.05, fail)
+    pacing.at(now + 0.10, after.set)
+    assert after.wait(5)
+    assert "a held send failed" in caplog.text
