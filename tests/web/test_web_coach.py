@@ -65,11 +65,12 @@ def test_the_review_of_a_finished_game(site):
     t = my_turn(gus, match_id)
     status, page, _ = gus.get(f"/review/{match_id}")
     assert status == 200 and "once the match is over" in page
-    for _ in range(4):  # a few decisions to review
-        if t["on_clock"] != t["seat"]:
+    for _ in range(60):  # the first hand played out and a decision of the second: two hands
+        if t["on_clock"] != t["seat"] or t["hand_number"] > 1 and t["tricks"]:
             break
         gus.act(match_id, next(a for a in t["legal"] if a != "claim"), t["seq"])
         t = my_turn(gus, match_id)
+    assert t["hand_number"] > 1, t
     gus.post_json(f"/api/table/{match_id}/resign", {})
     status, page, _ = gus.get(f"/review/{match_id}")
     assert 'id="review-form"' in page
@@ -86,6 +87,8 @@ def test_the_review_of_a_finished_game(site):
     assert analyse_match(match_id, site.sessions) == "done"  # what the batch worker does
     status, page, _ = gus.get(f"/review/{match_id}")
     assert 'id="review-total"' in page and "exact loss" in page and "better" in page
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)  # one per hand
     other = site.person()
     other.guest("other")
     assert other.get(f"/review/{match_id}")[0] == 403
