@@ -92,3 +92,23 @@ def test_up_starts_the_dashboard_and_survives_a_busy_port(tmp_path, monkeypatch)
         assert any("dashboard not started" in str(line) for line in header_lines(header))
     finally:
         dashboard.stop()
+
+
+def test_bummerl_web_passes_its_stream_caps_and_refuses_negative_ones(monkeypatch, capsys):
+    import web.server
+    from cli.main import main
+
+    given: dict[str, object] = {}
+
+    def server(host: str, port: int, config: dict[str, object], threads: int) -> None:
+        given.update(config, threads=threads)
+        raise OSError(98, "taken")  # stop before serving
+
+    monkeypatch.setattr(web.server, "waitress_server", server)
+    assert main(["web", "--streams", "3", "--table-streams", "5", "--threads", "2"]) == 1
+    assert given == {"MAX_STREAMS": 3, "TABLE_STREAMS": 5, "threads": 2}
+    assert "cannot listen on 127.0.0.1:8000" in capsys.readouterr().err
+    given.clear()
+    assert main(["web", "--table-streams", "-1"]) == 1
+    assert given == {}  # refused before anything started
+    assert "error: --table-streams must be 0 or more, not -1" in capsys.readouterr().err
