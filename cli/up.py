@@ -4,7 +4,7 @@ Starts the gRPC engine service (in this process, with the workers' hooks), a Cel
 the beat scheduler (subprocesses), registers the house bots, and shows the standings as they
 change until Ctrl-C (without a terminal: a line per finished match, then the standings). The
 operator token is kept across restarts beside the database, unless one is given
-(cli/operatortoken.py). The worker submits the house bots' moves to the service over gRPC with a
+(cli/tokenfile.py). The worker submits the house bots' moves to the service over gRPC with a
 house token made for this run (`BUMMERL_HOUSE_TOKEN`, unless one is set) at the service's
 address (`BUMMERL_SERVICE_ADDRESS`), both passed to it by environment. With no `REDIS_URL` /
 `DATABASE_URL` it runs on the embedded defaults: kombu's filesystem broker and SQLite under var/.
@@ -74,10 +74,10 @@ def run(args: argparse.Namespace) -> int:
     if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
         os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
         os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
-    from cli import webtoken  # the web's credential for PeopleService, kept (cli/webtoken.py)
+    from cli.tokenfile import ensure_web_token  # the web's credential for PeopleService
     from db.base import database_url
 
-    webtoken.ensure(database_url(), var_dir())
+    ensure_web_token(database_url(), var_dir())
     logs = var_dir() / "log"
     logs.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
@@ -164,8 +164,8 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
 
 def operator_token(args: argparse.Namespace) -> tuple[str | None, str]:
     """The operator token to show (None: the person gave it, or gave only its SHA-256, or
-    registration is open) and a note on where it comes from (cli/operatortoken.py)."""
-    from cli import operatortoken
+    registration is open) and a note on where it comes from (cli/tokenfile.py)."""
+    from cli.tokenfile import OPERATOR
     from db.base import database_url, var_dir
 
     if args.operator_token:  # the person knows it: not shown
@@ -174,8 +174,8 @@ def operator_token(args: argparse.Namespace) -> tuple[str | None, str]:
     if os.environ.get("BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get(
             "BUMMERL_OPEN_REGISTRATION"):
         return None, ""
-    path = operatortoken.path_for(database_url(), var_dir())
-    token, made = operatortoken.keep(path)
+    path = OPERATOR.path_for(database_url(), var_dir())
+    token, made = OPERATOR.keep(path)
     os.environ["BUMMERL_OPERATOR_TOKEN"] = token
     return token, f"{'new, ' if made else ''}kept in {path}"
 
