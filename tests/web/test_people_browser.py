@@ -10,7 +10,9 @@ the web under waitress as the service's client).
 - the phone layout (390×844): the hand in reach, no sideways scrolling;
 - a claim button lit only when the claim is good (a position reached through the web);
 - an illegal card cannot be played: its button is disabled, and a forged POST of it from the
-  page is refused by the service with the rule named.
+  page is refused by the service with the rule named;
+- sharp rules: a legal claim is offered, never lit ("count yourself"); a casual game resigned
+  by clicking.
 
 Screenshots (desktop 1366×900, phone 390×844) go to $BUMMERL_ARTIFACTS, else to a temporary
 folder of the test run (never into the checkout).
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.support.ui import Select
 from tablekit import people_site, wait_for
 from test_web_browser import CHROMEDRIVER, CHROMIUM, LAPTOP, PHONE, browser  # noqa: F401
 from test_web_people import seat_hidden
@@ -460,3 +463,43 @@ def test_a_remote_bot_that_drops_is_on_its_clock_and_the_page_says_so(browser, s
         if kit.poll() is None:
             kit.kill()
             kit.wait(10)
+
+
+def test_sharp_rules_say_count_yourself_and_a_casual_game_is_resigned_by_clicking(
+        browser, site, artifacts):  # noqa: F811
+    """Sharp rules: a legal claim is offered but never lit (the person counts, docs/people.md);
+    then the person resigns the casual game by clicking, confirms, and the page shows who won
+    and why; the service's record says resigned."""
+    join_as_guest(browser, site, "sven")
+    Select(browser.find_element("id", "profile")).select_by_value("sharp")
+    match_id = start_game(browser, "house-random")
+    rng = random.Random(8)
+    s = my_turn_or_over(browser)
+    assert s["profile"] == "sharp" and not s["claim_hint"]
+    for _ in range(40):  # play (never claiming) until a claim is legal
+        if s["state"] != "running" or "claim" in s["legal"]:
+            break
+        before = s["seq"]
+        click_something(browser, s, rng)
+        wait_for(lambda b=before: state_of(browser)["seq"] != b, 20, "the action")
+        s = my_turn_or_over(browser)
+    assert s["state"] == "running" and "claim" in s["legal"], s
+    claim = browser.find_element("css selector", 'button[data-action="claim"]')
+    assert "count yourself" in claim.text and "lit" not in claim.get_attribute("class").split()
+    resign = browser.find_element("css selector", "#resign-row button")
+    assert resign.text == "Resign this casual game"
+    resign.click()
+    alert = browser.switch_to.alert
+    assert "Resign?" in alert.text and "house-random wins the match" in alert.text
+    alert.accept()
+    over = wait_for(lambda: (lambda t: t if t["state"] != "running" else None)(state_of(browser)),
+                    20, "the resigned game to end")
+    assert over["result"]["reason"] == "resigned" and over["result"]["winner"] != over["seat"]
+    status = browser.find_element("id", "status").text
+    assert status.startswith("house-random won the Bummerl") and "resigned" in status, status
+    assert not browser.find_elements("css selector", "#resign-row button")
+    shot(browser, artifacts, "table-resigned", LAPTOP)
+    with site.sessions() as db:
+        from db.models import Match
+
+        assert db.get(Match, match_id).end_reason == "resigned"
