@@ -25,12 +25,12 @@ import json
 import logging
 import queue
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, current_app, request
 from sqlalchemy import func, select
 
 from db.batch import Simulation
@@ -41,6 +41,7 @@ from db.ratings import Rating
 from db.versiontests import OPEN as TEST_OPEN
 from db.versiontests import WAITING as TEST_WAITING
 from db.versiontests import VersionTest
+from web import sse
 
 log = logging.getLogger(__name__)
 
@@ -218,31 +219,7 @@ def stream(key: str, render: Render) -> Any:
     live = hub()
     subscription = live.subscribe(key, in_request)
     if subscription is None:
-        answer = jsonify(error=f"too many live streams open (at most {live.max_streams}): this "
-                         "page is not live; reload it later", status=503)
-        answer.status_code = 503
-        answer.headers["Retry-After"] = "30"
-        return answer
-    keepalive = float(app.config["KEEPALIVE_SECONDS"])
-    lifetime = float(app.config["STREAM_SECONDS"])
-
-    def events(q: queue.Queue[str | None] = subscription) -> Iterator[str]:
-        ends = time.monotonic() + lifetime
-        try:
-            yield "retry: 1000\n\n"
-            while time.monotonic() < ends:
-                try:
-                    payload = q.get(timeout=keepalive)
-                except queue.Empty:
-                    yield ": keepalive\n\n"
-                    continue
-                if payload is None:
-                    return
-                yield f"event: update\ndata: {payload}\n\n"
-                if json.loads(payload).get("final"):
-                    return
-        finally:
-            live.unsubscribe(key, q)
-
-    return Response(events(), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return sse.refused(f"too many live streams open (at most {live.max_streams}): this "
+                           "page is not live; reload it later")
+    return sse.respond(subscription, "update",
+                       partial(live.unsubscribe, key, subscription))

@@ -23,14 +23,14 @@ import json
 import logging
 import queue
 import threading
-import time
-from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, current_app
 from sqlalchemy import select
 
 from db.models import Match
+from web import sse
 
 log = logging.getLogger(__name__)
 
@@ -133,31 +133,7 @@ def stream(match_id: int) -> Any:
     feed: Feed = app.extensions["bummerl.tables"]
     subscription = feed.subscribe(match_id)
     if subscription is None:
-        answer = jsonify(error=f"too many table streams open (at most {feed.max_streams}): "
-                         "this table reloads every 2 s instead", status=503)
-        answer.status_code = 503
-        answer.headers["Retry-After"] = "30"
-        return answer
-    keepalive = float(app.config["KEEPALIVE_SECONDS"])
-    lifetime = float(app.config["STREAM_SECONDS"])
-
-    def events(q: queue.Queue[str | None] = subscription) -> Iterator[str]:
-        ends = time.monotonic() + lifetime
-        try:
-            yield "retry: 1000\n\n"
-            while time.monotonic() < ends:
-                try:
-                    payload = q.get(timeout=keepalive)
-                except queue.Empty:
-                    yield ": keepalive\n\n"
-                    continue
-                if payload is None:
-                    return
-                yield f"event: table\ndata: {payload}\n\n"
-                if json.loads(payload).get("final"):
-                    return
-        finally:
-            feed.unsubscribe(match_id, q)
-
-    return Response(events(), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return sse.refused(f"too many table streams open (at most {feed.max_streams}): this "
+                           "table reloads every 2 s instead")
+    return sse.respond(subscription, "table",
+                       partial(feed.unsubscribe, match_id, subscription))
