@@ -12,6 +12,7 @@ thousands of streams, but the dashboard's audience is operators: tens of pages, 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
@@ -40,11 +41,24 @@ def waitress_server(host: str = "127.0.0.1", port: int = 8000,
 
 def shutdown(server: Any) -> None:
     """Stop a waitress server of `waitress_server`: end its live streams (they would hold
-    their threads), wait for its threads (a few seconds at most), stop listening."""
+    their threads), wait for its threads (a few seconds at most), stop listening, and close
+    the connections still open (a browser keeps its own alive), so `run()` returns."""
     server.dashboard.extensions["bummerl.hub"].close()
     server.dashboard.extensions["bummerl.tables"].close()
     server.task_dispatcher.shutdown(timeout=5)  # the streams end, their threads return
-    server.close()
+
+    def close_all() -> None:  # in the loop's thread, which ends once its socket map is empty
+        for channel in list(server._map.values()):  # kept-alive browser connections too
+            if channel is not server and channel is not server.trigger:
+                channel.close()
+        server.close()  # the listening socket and the trigger
+
+    server.trigger.pull_trigger(close_all)
+    end = time.monotonic() + 2
+    while server._map and time.monotonic() < end:
+        time.sleep(0.01)
+    if server._map:  # no loop ran it (a server never run): close here
+        close_all()
 
 
 def url_of(server: Any) -> str:

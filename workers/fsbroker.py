@@ -135,6 +135,14 @@ class Wake:
                 os.close(fd)
 
 
+def stopping() -> bool:
+    """Whether this process is a Celery worker told to stop (its signal handler sets it); the
+    worker's loop looks only between two drains, which wait up to 2 s each."""
+    from celery.worker import state
+
+    return bool(state.should_stop is not None or state.should_terminate is not None)
+
+
 class Transport(filesystem.Transport):
     Channel = Channel
     driver_name = "bummerlfs"
@@ -157,6 +165,8 @@ class Transport(filesystem.Transport):
                 self.cycle.get(self._deliver, timeout=timeout)
             except Empty:
                 if timeout is not None and time.monotonic() - started >= timeout:
+                    raise TimeoutError() from None
+                if stopping():  # end the wait now: the worker's loop checks it between drains
                     raise TimeoutError() from None
                 if interval is not None:
                     self.wake.wait(interval)

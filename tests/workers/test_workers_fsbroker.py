@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from kombu import Connection, Queue
 
 import workers.app  # noqa: F401  (registers the bummerlfs transport)
@@ -104,3 +105,24 @@ def test_a_waiting_consumer_wakes_on_a_message_not_on_its_poll(tmp_path):
     consumer.join(timeout=60)
     assert len(latencies) == 7, latencies
     assert statistics.median(latencies) < 0.05, latencies
+
+
+def test_a_worker_told_to_stop_ends_its_wait_for_messages(tmp_path, monkeypatch):
+    """A Celery worker's loop looks at its stop flag only between two drains, each waiting up
+    to 2 s for a message: once the flag is set (the worker's SIGTERM handler sets
+    `celery.worker.state.should_stop`) the embedded broker's wait ends at its next poll."""
+    from celery.worker import state
+
+    for sub in ("queue", "control"):
+        (tmp_path / sub).mkdir()
+    with Connection("bummerlfs://", transport_options=options(tmp_path, 0.05)) as conn:
+        conn.SimpleQueue(Queue("s", routing_key="s"))  # declared, empty
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            conn.drain_events(timeout=0.3)
+        assert time.monotonic() - started >= 0.3  # not told to stop: the whole timeout
+        monkeypatch.setattr(state, "should_stop", 0)
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            conn.drain_events(timeout=60)
+        assert time.monotonic() - started < 30  # told to stop: not the 60 s
