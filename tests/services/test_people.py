@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import secrets
 import subprocess
 import sys
 import time
@@ -494,3 +495,31 @@ def test_house_bots_are_listed_strongest_first(people):
     with sessions.begin() as s:
         s.add(PeopleRating(bot_id=ids["house-random"], mu=35.0, sigma=1.0, games=9, wins=9))
     assert names() == ["house-random", "house-rdeep", "house-bully"]
+
+
+def test_failed_log_ins_of_one_name_are_limited_from_anywhere(people):
+    """Past FAILED_LOGINS failures for a name (from any address: the service sees none) even
+    the right password is refused for it, with RESOURCE_EXHAUSTED saying why; other names are
+    not affected, and nothing about the person changes."""
+    from services.ops import people as people_ops
+
+    key = f"lock{secrets.token_hex(3)}"  # the limit lives in this process: a name of its own
+    me = people.register(key)
+    other = people.register(f"free{secrets.token_hex(3)}")
+    wrong = people_pb2.LoginRequest(name=key, password="wrong password")
+    try:
+        for _ in range(people_ops.FAILED_LOGINS.amount):
+            assert code_of(lambda: people.stub.Login(wrong, metadata=WEB)) == \
+                grpc.StatusCode.UNAUTHENTICATED
+        right = people_pb2.LoginRequest(name=key.upper(), password="correct horse")
+        with pytest.raises(grpc.RpcError) as caught:
+            people.stub.Login(right, metadata=WEB)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "too many failed log-ins for this name" in caught.value.details()
+        logged = people.stub.Login(people_pb2.LoginRequest(
+            name=other.display_name[1:], password="correct horse"), metadata=WEB).person
+        assert logged.person_id == other.person_id
+    finally:
+        people_ops._failed_logins.clear(people_ops.FAILED_LOGINS, key)
+    assert people.stub.Login(people_pb2.LoginRequest(name=key, password="correct horse"),
+                             metadata=WEB).person.person_id == me.person_id
