@@ -1,7 +1,8 @@
 """A house bot answering a person keeps its minimum think time with a real Celery worker on
 real Redis: the service's hook sends the move as `workers.tasks.send_move` does (the message
 `move_message` makes, held by `workers.pacing` until BUMMERL_HOUSE_MIN_THINK_MS after the
-commit), the worker submits it over gRPC, and the person's table shows the answer soon after the minimum."""
+commit), the worker submits it over gRPC, and the person's table shows the answer soon after
+the minimum."""
 
 from __future__ import annotations
 
