@@ -4,9 +4,12 @@ under BUMMERL_REQUIRE_SERVICES=1 (.ci/run), where they fail."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,9 +33,13 @@ def npm_ci(folder: Path, *then: str) -> None:
     npm = need_npm()
     lock = folder / "package-lock.json"
     stamp = folder / "node_modules" / ".bummerl-lock"
-    if not (stamp.exists() and stamp.read_text() == lock.read_text()):
-        run([npm, "ci", "--no-audit", "--no-fund"], folder)
-        stamp.write_text(lock.read_text())
+    # one `npm ci` of a folder at a time, across the test run's processes (scripts/test: two)
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"bummerl-npm-{key}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (stamp.exists() and stamp.read_text() == lock.read_text()):
+            run([npm, "ci", "--no-audit", "--no-fund"], folder)
+            stamp.write_text(lock.read_text())
     for script in then:
         run([npm, "run", "--silent", script], folder)
 
