@@ -155,13 +155,17 @@ def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action
 
 
 def solved_value(hand: Hand, me: int, deadline: float | None,
-                 clock: Callable[[], float] = time.monotonic) -> int:
-    """The exact value for `me` of a hand in its strict phase (or over)."""
+                 clock: Callable[[], float] = time.monotonic,
+                 solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
+    """The exact value for `me` of a hand in its strict phase (or over). `solvers`, if given,
+    keeps one solver (and its transposition table) per hand facts for the next calls."""
     result = hand.result
     if result is not None:
         return result.game_points if result.winner == me else -result.game_points
     pos = Position.from_hand(hand)
     solver = Solver.for_position(pos, deadline=deadline, clock=clock)
+    if solvers is not None:
+        solver = solvers.setdefault(solver.facts, solver)
     if pos.lead < 0 and pos.declared < 0:
         seat, other = pos.to_act, 1 - pos.to_act
         crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
@@ -176,24 +180,28 @@ def solved_value(hand: Hand, me: int, deadline: float | None,
 
 
 def playout_value(hand: Hand, me: int, rng: random.Random, epsilon: float,
-                  deadline: float | None, clock: Callable[[], float] = time.monotonic) -> int:
+                  deadline: float | None, clock: Callable[[], float] = time.monotonic,
+                  solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
     """Play the open-stock phase with the policy, then solve; game points for `me`."""
     while hand.to_act is not None and not hand.is_strict:
         seat = hand.to_act
         hand.apply(seat, _policy(hand, seat, rng, epsilon))
-    return solved_value(hand, me, deadline, clock)
+    return solved_value(hand, me, deadline, clock, solvers)
 
 
 class ChampionBot(Bot):
     name = "champion"
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
-                 epsilon: float = 0.25, clock: str = "wall"):
+                 epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
             raise ValueError("champion needs a time budget (ms > 0) or a sample budget")
         self.epsilon = epsilon  # share of random card choices in playouts
+        # Keep one transposition table per move, shared by every solve of that move.
+        self.share_tables = share_tables
+        self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
@@ -212,6 +220,8 @@ class ChampionBot(Bot):
         if deadline is not None and now is time.monotonic:
             hard = deadline if hard is None else min(hard, deadline)
         stop = None if hard is None else start + (hard - start) * STOP_FRACTION
+        # One solver (one transposition table) per hand facts for the whole move.
+        self._solvers = {} if self.share_tables else None
         collecting = gc.isenabled()
         gc.disable()  # the search makes no reference cycles; a collection would cost the clock
         try:
@@ -221,6 +231,7 @@ class ChampionBot(Bot):
         except SearchTimeout:
             return BullyBot().choose(observation, rng)
         finally:
+            self._solvers = None
             if collecting:
                 gc.enable()
 
@@ -251,7 +262,10 @@ class ChampionBot(Bot):
 
         def one_deal() -> None:
             pos = Position.from_hand(sample_hand(obs, rng, excluded))
-            values = Solver.for_position(pos, deadline=hard, clock=self.clock).action_values(pos)
+            solver = Solver.for_position(pos, deadline=hard, clock=self.clock)
+            if self._solvers is not None:
+                solver = self._solvers.setdefault(solver.facts, solver)
+            values = solver.action_values(pos)
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
 
@@ -288,4 +302,5 @@ class ChampionBot(Bot):
         if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
             return max(self._value(child, me, follow, seed, hard)
                        for follow in child.legal_actions())
-        return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock)
+        return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock,
+                             self._solvers)
