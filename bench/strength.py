@@ -1,7 +1,8 @@
 """Benchmark: the champion's strength over duplicate deals, and its time per move.
 
-For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant,
-gets the same budget and clock) it plays deals 0 .. n-1 of a seed as duplicate
+For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant, and
+`champion-v1`, the champion before its per-move table and pruning, get the same budget, clock
+and playouts) it plays deals 0 .. n-1 of a seed as duplicate
 pairs (`workers.batch.play_pair`: each deal twice, seats swapped), the champion thinking `--ms`
 milliseconds of wall time per move. It prints, per pairing, the net game points per deal
 (champion − opponent, both plays of a deal, as `bummerl simulate` counts them) with its 95 %
@@ -104,7 +105,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="processes")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
-    parser.add_argument("--opponents", default="rdeep,bully")
+    parser.add_argument("--opponents", default="rdeep,bully",
+                        help="comma-separated house strategies, e.g. rdeep,bully,ismcts,"
+                             "champion-v1")
     parser.add_argument("--every", type=int, default=50, help="deals between progress lines")
     parser.add_argument("--samples", type=int, default=0,
                         help="instead of --ms: a fixed number of deals per move (no clock: "

@@ -190,3 +190,37 @@ def test_bummerl_simulate_champion_rdeep(tmp_path, monkeypatch):
                   "--inline")
     assert out.returncode == 0, out.stderr
     assert "2 (4 hands)" in out.stdout and "champion" in out.stdout
+
+
+def test_clearly_worse_actions_are_dropped_and_the_rest_compared_on_more_deals():
+    """`prune`: after PRUNE_AFTER deals an action far below the best (on the same deals) is
+    no longer evaluated; close ones stay."""
+    from workers.bots.champion import PRUNE_AFTER
+    best = [3, 2, 3, 3, 2, 3, 3, 2, 3, 3, 2, 3]
+    close = [3, 3, 2, 3, 2, 2, 3, 3, 3, 2, 2, 3]
+    worse = [-2, -3, -1, -2, -2, -3, -1, -2, -2, -3, -1, -2]
+    assert len(best) == PRUNE_AFTER
+    values = [best, close, worse]
+    assert ChampionBot._contenders(values, [0, 1, 2]) == [0, 1]
+    assert ChampionBot._contenders([v[:-1] for v in values], [0, 1, 2]) == [0, 1, 2]
+
+
+def test_pruning_spends_the_deals_on_the_close_actions():
+    """On open-stock decisions of played hands the pruning champion evaluates fewer action-deals
+    for the same number of deals, and v1 (`champion-v1`, no pruning) every action on every deal."""
+    pruned = ChampionBot(ms=0, samples=24)
+    v1 = make_bot("champion-v1", ms=0, samples=24)
+    other = make_bot("rdeep", samples=2)
+    stopped = 0
+    for deal in range(3):
+        hand = Hand(deck_for(5, deal), deal % 2)
+        rng = random.Random(deal)
+        while hand.to_act is not None and not hand.is_strict:
+            obs = observe(hand, hand.to_act)
+            if len(obs.legal_actions) > 2:
+                pruned.choose(obs, random.Random(1))
+                v1.choose(obs, random.Random(1))
+                assert v1.last_samples == 24
+                stopped += pruned.last_samples < 24
+            hand.apply(hand.to_act, other.choose(obs, rng))
+    assert stopped >= 1  # some decisions were settled before the sample budget

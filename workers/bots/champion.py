@@ -59,6 +59,8 @@ DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
 STOP_FRACTION = 0.8  # start no new deal after this share of the budget
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
+PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
+PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
 
 
 def default_ms() -> float:
@@ -193,7 +195,8 @@ class ChampionBot(Bot):
     name = "champion"
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
-                 epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True):
+                 epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
+                 prune: bool = True):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -201,6 +204,9 @@ class ChampionBot(Bot):
         self.epsilon = epsilon  # share of random card choices in playouts
         # Keep one transposition table per move, shared by every solve of that move.
         self.share_tables = share_tables
+        # Stop evaluating actions that are clearly worse than the best (the budget goes to the
+        # close ones).
+        self.prune = prune
         self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         if clock not in CLOCKS:
@@ -235,21 +241,25 @@ class ChampionBot(Bot):
             if collecting:
                 gc.enable()
 
-    def _rounds(self, limit: int, stop: float | None, one_deal: Callable[[], None]) -> None:
+    def _rounds(self, limit: int, stop: float | None,
+                one_deal: Callable[[], bool | None]) -> None:
         """Evaluate sampled deals (`one_deal()` each) until `limit` of them or the `stop` time,
-        at least one; a SearchTimeout (the hard deadline) ends the search, and reaches the
-        caller only from the first deal (then there is nothing to choose from)."""
+        at least one, or until `one_deal()` returns False (nothing left to decide); a
+        SearchTimeout (the hard deadline) ends the search, and reaches the caller only from the
+        first deal (then there is nothing to choose from)."""
         done = 0
         while done < limit:
             if done and stop is not None and self.clock() >= stop:
                 break
             try:
-                one_deal()
+                more = one_deal()
             except SearchTimeout:
                 if not done:
                     raise
                 break
             done += 1
+            if more is False:
+                break
         self.last_samples = done
 
     # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
@@ -277,21 +287,42 @@ class ChampionBot(Bot):
               hard: float | None) -> Action:
         me = obs.seat
         actions = obs.legal_actions
-        totals = [0] * len(actions)
-        counts = [0] * len(actions)
+        values: list[list[int]] = [[] for _ in actions]  # per action, its value on each deal
+        active = list(range(len(actions)))
 
-        def one_deal() -> None:
+        def one_deal() -> bool:
             hand = sample_hand(obs, rng)
             seed = rng.getrandbits(64)
-            for i, action in enumerate(actions):
+            for i in active:
                 if hard is not None and self.clock() >= hard:
                     raise SearchTimeout
-                totals[i] += self._value(hand, me, action, seed, hard)
-                counts[i] += 1
+                values[i].append(self._value(hand, me, actions[i], seed, hard))
+            if self.prune:
+                active[:] = self._contenders(values, active)
+            return len(active) > 1  # one left: nothing more to compare
 
         self._rounds(self.samples or 10**9, stop, one_deal)
-        return best_action({a: totals[i] / counts[i] for i, a in enumerate(actions)
-                            if counts[i]})
+        return best_action({actions[i]: sum(values[i]) / len(values[i]) for i in active
+                            if values[i]})
+
+    @staticmethod
+    def _contenders(values: list[list[int]], active: list[int]) -> list[int]:
+        """The actions still worth evaluating: after `PRUNE_AFTER` deals, an action whose
+        values on the same deals (common random numbers) are below the best action's by more
+        than `PRUNE_Z` standard errors of the mean difference is dropped."""
+        n = min(len(values[i]) for i in active)
+        if n < PRUNE_AFTER:
+            return active
+        best = max(active, key=lambda i: sum(values[i][:n]))
+        top = values[best]
+        keep = []
+        for i in active:
+            diffs = [a - b for a, b in zip(top[:n], values[i][:n], strict=True)]
+            mean = sum(diffs) / n
+            var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+            if i == best or mean <= 0 or mean * mean * n <= PRUNE_Z * PRUNE_Z * var:
+                keep.append(i)
+        return keep
 
     def _value(self, hand: Hand, me: int, action: Action, seed: int,
                hard: float | None) -> int:
@@ -304,3 +335,16 @@ class ChampionBot(Bot):
                        for follow in child.legal_actions())
         return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock,
                              self._solvers)
+
+
+class ChampionV1Bot(ChampionBot):
+    """`champion-v1`: the champion's search as it was before its per-move table and its pruning
+    (every legal action on every deal, a fresh solver per solve), kept to measure the new one
+    against (`bench/strength.py --opponents champion-v1`). It shares the solver's code, so its
+    solves run as fast as the new one's."""
+
+    name = "champion-v1"
+
+    def __init__(self, ms: float | None = None, samples: int | None = None,
+                 epsilon: float = 0.25, clock: str = "wall"):
+        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False)
