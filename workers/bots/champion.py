@@ -57,7 +57,7 @@ from workers.bots.endgame import (
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
-STOP_FRACTION = 0.8  # start no new deal after this share of the budget
+STOP_FRACTION = 0.95  # start no new deal after this share of the time to the hard stop
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
 PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
@@ -207,6 +207,7 @@ class ChampionBot(Bot):
         # Stop evaluating actions that are clearly worse than the best (the budget goes to the
         # close ones).
         self.prune = prune
+        self.stop_fraction = STOP_FRACTION
         self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         if clock not in CLOCKS:
@@ -225,7 +226,7 @@ class ChampionBot(Bot):
         hard = start + HARD_FRACTION * self.ms / 1000 if self.ms > 0 else None
         if deadline is not None and now is time.monotonic:
             hard = deadline if hard is None else min(hard, deadline)
-        stop = None if hard is None else start + (hard - start) * STOP_FRACTION
+        stop = None if hard is None else start + (hard - start) * self.stop_fraction
         # One solver (one transposition table) per hand facts for the whole move.
         self._solvers = {} if self.share_tables else None
         collecting = gc.isenabled()
@@ -339,7 +340,8 @@ class ChampionBot(Bot):
 
 class ChampionV1Bot(ChampionBot):
     """`champion-v1`: the champion's search as it was before its per-move table and its pruning
-    (every legal action on every deal, a fresh solver per solve), kept to measure the new one
+    (every legal action on every deal, a fresh solver per solve, no new deal after 74 % of the
+    budget), kept to measure the new one
     against (`bench/strength.py --opponents champion-v1`). It shares the solver's code, so its
     solves run as fast as the new one's."""
 
@@ -348,3 +350,4 @@ class ChampionV1Bot(ChampionBot):
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall"):
         super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False)
+        self.stop_fraction = 0.8  # its last deal started by 74 % of the budget
