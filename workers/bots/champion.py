@@ -43,6 +43,7 @@ from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
 from workers.bots.endgame import (
     BEST,
+    HIGHER,
     KING,
     MARRIAGE,
     POINTS,
@@ -59,6 +60,9 @@ DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
 STOP_FRACTION = 0.95  # start no new deal after this share of the time to the hard stop
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
+ANSWERS_USED = 4  # the opponent's last open-stock answers weighed (`infer`)
+UNLIKELY = 0.35  # a deal's factor per answer the playout policy would not have made (`infer`)
+MAX_TRIES = 12  # draws per deal at most in the rejection sampling (`infer`)
 PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
 PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
 
@@ -112,6 +116,50 @@ def sample_hand(obs: Observation, rng: random.Random, excluded: int = 0) -> Hand
     hand._hands[other] = sum(c.bit for c in (*known, *allowed[:need]))
     if obs.stock_size:
         hand._stock = [obs.trump_card.index, *(c.index for c in rest)]
+    return hand
+
+
+# --- inference from how the opponent answered while the stock was open -------------------------
+def open_answers(obs: Observation) -> list[tuple[int, int]]:
+    """(lead, answer) of the last `ANSWERS_USED` tricks the opponent lost as the answering seat
+    while the stock was open: the evidence `plausibility` weighs."""
+    if obs.closed_by is not None:
+        end = obs.closed_after or 0
+    elif obs.stock_size == 0:
+        end = 5  # the stock runs out after the fifth trick (R3.3)
+    else:
+        end = len(obs.tricks)
+    return [(t.lead.index, t.follow.index) for t in obs.tricks[:end][-ANSWERS_USED:]
+            if t.leader == obs.seat and t.winner == obs.seat]
+
+
+def plausibility(answers: list[tuple[int, int]], held: int, trump: int) -> float:
+    """How plausible the opponent's lost answers are if it holds `held` now, under the playout
+    policy's answer (win in suit if it can; take a non-trump ace or ten with a trump): a factor
+    `UNLIKELY` for each answer it lost although a card of `held` would have won the policy's
+    way. (A card held now may have been drawn after that trick: the factor is soft.)"""
+    weight = 1.0
+    for lead, _answer in answers:
+        if held & HIGHER[lead] or (POINTS[lead] >= 10 and lead // 5 != trump
+                                   and held & SUIT_MASK[trump]):
+            weight *= UNLIKELY
+    return weight
+
+
+def sample_plausible(obs: Observation, rng: random.Random, excluded: int = 0,
+                     answers: list[tuple[int, int]] | None = None) -> Hand:
+    """`sample_hand`, kept with probability `plausibility` (rejection sampling, at most
+    `MAX_TRIES` draws: the last one is kept), so that deals in which the opponent's answers are
+    unlikely come up less often. Uses only `obs` and `rng`."""
+    hand = sample_hand(obs, rng, excluded)
+    if not answers:
+        return hand
+    other = 1 - obs.seat
+    trump = SUITS.index(obs.trump_suit)
+    for _ in range(MAX_TRIES - 1):
+        if rng.random() < plausibility(answers, hand._hands[other], trump):
+            break
+        hand = sample_hand(obs, rng, excluded)
     return hand
 
 
@@ -196,7 +244,7 @@ class ChampionBot(Bot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
-                 prune: bool = True):
+                 prune: bool = True, infer: bool = True):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -208,6 +256,8 @@ class ChampionBot(Bot):
         # close ones).
         self.prune = prune
         self.stop_fraction = STOP_FRACTION
+        # Draw deals in which the opponent's open-stock answers are plausible more often.
+        self.infer = infer
         self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         if clock not in CLOCKS:
@@ -270,9 +320,10 @@ class ChampionBot(Bot):
         known = obs.stock_size == 0  # exhausted: the opponent holds exactly the unseen cards
         limit = 1 if known else (self.samples or 10**9)
         totals: dict[Action, int] = {}
+        answers = open_answers(obs) if self.infer and not known else None
 
         def one_deal() -> None:
-            pos = Position.from_hand(sample_hand(obs, rng, excluded))
+            pos = Position.from_hand(sample_plausible(obs, rng, excluded, answers))
             solver = Solver.for_position(pos, deadline=hard, clock=self.clock)
             if self._solvers is not None:
                 solver = self._solvers.setdefault(solver.facts, solver)
@@ -291,8 +342,10 @@ class ChampionBot(Bot):
         values: list[list[int]] = [[] for _ in actions]  # per action, its value on each deal
         active = list(range(len(actions)))
 
+        answers = open_answers(obs) if self.infer else None
+
         def one_deal() -> bool:
-            hand = sample_hand(obs, rng)
+            hand = sample_plausible(obs, rng, 0, answers)
             seed = rng.getrandbits(64)
             for i in active:
                 if hard is not None and self.clock() >= hard:
@@ -349,5 +402,6 @@ class ChampionV1Bot(ChampionBot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall"):
-        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False)
+        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False,
+                         infer=False)
         self.stop_fraction = 0.8  # its last deal started by 74 % of the budget
