@@ -260,6 +260,7 @@ class ChampionBot(Bot):
         self.infer = infer
         self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
+        self.last_contenders = 0  # actions still compared at its end (stock open; benches)
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         # "wall" (live play) or "cpu": this process's CPU time, for benches on a shared machine
@@ -356,6 +357,7 @@ class ChampionBot(Bot):
             return len(active) > 1  # one left: nothing more to compare
 
         self._rounds(self.samples or 10**9, stop, one_deal)
+        self.last_contenders = len(active)
         return best_action({actions[i]: sum(values[i]) / len(values[i]) for i in active
                             if values[i]})
 
