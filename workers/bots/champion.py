@@ -7,7 +7,10 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   strict play says it cannot hold: an opponent who answered a lead in the strict phase with
   another suit has none of that suit (and, if it did not trump, no trump either); one who
   followed suit with a lower card has none of the higher ones (R3.4). With the stock exhausted
-  the opponent's hand is exactly the unseen cards: one deal, solved exactly.
+  the opponent's hand is exactly the unseen cards: one deal, solved exactly. With `infer` (the
+  default) deals are also weighed by how the opponent played (`sample_plausible`): each of its
+  last open-stock answers that lost a trick the playout policy would have won with a card the
+  deal gives it makes that deal `UNLIKELY` times as likely (rejection sampling).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
@@ -16,7 +19,12 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   closing, exchanging, declaring and claiming are all chosen by the same evaluation.
 - **Choice**: the action with the best mean over the deals; every action is evaluated on the same
   deals with the same playout randomness (common random numbers), round-robin, so a deadline
-  cuts all estimates fairly.
+  cuts all estimates fairly. With `prune` (the default) an action clearly below the best on the
+  same deals is dropped after `PRUNE_AFTER` deals, so the budget goes to the close ones, and the
+  move ends when one is left. With `share_tables` (the default) all solves of a move share one
+  solver (one transposition table) per hand facts.
+- `champion-v1` (`ChampionV1Bot`) is the search before those three options and the later start
+  cut-off (`stop_fraction`), kept for comparison (`bench/strength.py --opponents champion-v1`).
 
 Budget: `ms` milliseconds of wall time per move (default 100, or `BUMMERL_CHAMPION_MS`), and the
 deadline the caller passes, whichever is sooner; the clock is checked between evaluations and
