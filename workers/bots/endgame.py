@@ -37,7 +37,7 @@ HIGHER = tuple(((1 << (i % 5)) - 1) << (5 * (i // 5)) for i in range(20))
 KING, QUEEN = 2, 3
 MARRIAGE = tuple((1 << (5 * s + KING)) | (1 << (5 * s + QUEEN)) for s in range(4))
 KINGS = sum(1 << (5 * s + KING) for s in range(4))  # `h & (h >> 1) & KINGS`: the marriages held
-ANSWER_CACHE_MAX = 400_000  # entries per trump suit before the answer cache is cleared
+ANSWER_CACHE_MAX = 25_000  # entries per trump suit before the answer cache is cleared (~5 MB)
 INF = 99
 WORST, BEST = -3, 3  # game points of a hand lie in [-3, 3] (R8): search windows start here
 
