@@ -23,11 +23,13 @@ def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:
     return hand._hands[1 - seat], tuple(hand._stock)
 
 
-@pytest.mark.parametrize(("profile", "samples", "deals"),
-                         [(p, 4, 6) for p in Profile] + [(Profile.SOFT, 16, 3)])
-def test_the_decision_is_the_same_for_every_consistent_deal(profile, samples, deals):
-    """(16 samples: past `PRUNE_AFTER`, so the pruning of clearly worse actions is covered.)"""
-    champion = ChampionBot(ms=0, samples=samples)
+@pytest.mark.parametrize(("profile", "samples", "deals", "infer"),
+                         [(p, 4, 6, False) for p in Profile]
+                         + [(Profile.SOFT, 16, 3, False), (Profile.SOFT, 8, 3, True)])
+def test_the_decision_is_the_same_for_every_consistent_deal(profile, samples, deals, infer):
+    """(16 samples: past `PRUNE_AFTER`, so the pruning of clearly worse actions is covered;
+    `infer`: the inference from the opponent's answers reads only the observation.)"""
+    champion = ChampionBot(ms=0, samples=samples, infer=infer)
     other = make_bot("rdeep", samples=2)
     checked = {"open": 0, "strict": 0}
     differing = 0

@@ -7,10 +7,11 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   strict play says it cannot hold: an opponent who answered a lead in the strict phase with
   another suit has none of that suit (and, if it did not trump, no trump either); one who
   followed suit with a lower card has none of the higher ones (R3.4). With the stock exhausted
-  the opponent's hand is exactly the unseen cards: one deal, solved exactly. With `infer` (the
-  default) deals are also weighed by how the opponent played (`sample_plausible`): each of its
-  last open-stock answers that lost a trick the playout policy would have won with a card the
-  deal gives it makes that deal `UNLIKELY` times as likely (rejection sampling).
+  the opponent's hand is exactly the unseen cards: one deal, solved exactly. With `infer` (off by
+  default: it measured no better) deals are also weighed by how the opponent played
+  (`sample_plausible`): each of its last open-stock answers that lost a trick the playout policy
+  would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
+  (rejection sampling).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
@@ -252,7 +253,7 @@ class ChampionBot(Bot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
-                 prune: bool = True, infer: bool = True):
+                 prune: bool = True, infer: bool = False):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -264,7 +265,8 @@ class ChampionBot(Bot):
         # close ones).
         self.prune = prune
         self.stop_fraction = STOP_FRACTION
-        # Draw deals in which the opponent's open-stock answers are plausible more often.
+        # Draw deals in which the opponent's open-stock answers are plausible more often (off by
+        # default: it measured no better, see docs/workers.md).
         self.infer = infer
         self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
@@ -412,6 +414,5 @@ class ChampionV1Bot(ChampionBot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall"):
-        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False,
-                         infer=False)
+        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False)
         self.stop_fraction = 0.8  # its last deal started by 74 % of the budget
