@@ -122,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        for signum in (signal.SIGTERM, signal.SIGHUP):  # a kill now must not cut the cleanup
+            signal.signal(signum, signal.SIG_IGN)
         procs.stop_all(started)
         if dashboard is not None:
             dashboard.stop()

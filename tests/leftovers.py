@@ -30,6 +30,11 @@ class Leftovers:
         if not os.environ.get("BUMMERL_VAR"):  # (a parent run, e.g. xdist's, set it already)
             self.made = Path(tempfile.mkdtemp(prefix="bummerl-var-"))
             os.environ["BUMMERL_VAR"] = str(self.made)
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        if worker and Path(os.environ["BUMMERL_VAR"]).name != worker:  # a folder of its own
+            mine = Path(os.environ["BUMMERL_VAR"]) / worker  # (removed with its parent's)
+            mine.mkdir(parents=True, exist_ok=True)
+            os.environ["BUMMERL_VAR"] = str(mine)
         os.environ.setdefault("BUMMERL_ARTIFACTS", str(ARTIFACTS))
         # Hypothesis's folder (its example database, its constants cache), else .hypothesis/
         hypothesis = os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
