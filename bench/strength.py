@@ -1,12 +1,13 @@
 """Benchmark: the champion's strength over duplicate deals, and its time per move.
 
-For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant,
-gets the same budget and clock) it plays deals 0 .. n-1 of a seed as duplicate
-pairs (`workers.batch.play_pair`: each deal twice, seats swapped), the champion thinking `--ms`
-milliseconds of wall time per move. It prints, per pairing, the net game points per deal
-(champion − opponent, both plays of a deal, as `bummerl simulate` counts them) with its 95 %
-interval, the hands won, and the champion's median, p99 and maximum time per move beside the
-opponent's median time per move (the peer, measured in the same run) and the budget.
+For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant, and
+`champion-v1`, the champion before its per-move table and pruning, get the same budget, clock
+and playouts) it plays deals 0 .. n-1 of a seed as duplicate pairs (`workers.batch.play_pair`:
+each deal twice, seats swapped), the champion thinking `--ms` milliseconds of wall time per
+move. It prints, per pairing, the net game points per deal (champion − opponent, both plays of
+a deal, as `bummerl simulate` counts them) with its 95 % interval, the champion's share of the
+game points, the hands won, and the champion's median, p99 and maximum time per move beside
+the opponent's median time per move (the peer, measured in the same run) and the budget.
 Deals are split over `--procs` processes; progress lines come every `--every` deals.
 
 First it prints the house levels with their measured ratings (`events/levels.py`).
@@ -79,6 +80,14 @@ def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float]
     print(f"{head} champion vs {opponent}: {totals.pairs} deals ({2 * totals.pairs} hands), "
           f"net {s['net_per_deal']:+.3f} game points per deal, 95% {interval}; "
           f"hands won {s['win_rate_a']:.1%}; {elapsed:.0f} s", flush=True)
+    both = totals.points_a + totals.points_b
+    if both and lo is not None:
+        # The champion's share of the game points: 1/2 + net / (2 × game points per hand); the
+        # interval maps the net's through the same line (the points per hand taken as fixed).
+        per_hand = both / (2 * totals.pairs)
+        share = [0.5 + x / (2 * per_hand) for x in (s["net_per_deal"], lo, hi)]
+        print(f"  game points {totals.points_a}:{totals.points_b}, champion's share "
+              f"{share[0]:.1%}, 95% [{share[1]:.1%}, {share[2]:.1%}]", flush=True)
     if not (final and mine):
         return
     budget = f"budget {ms:.0f} ms" if ms else "no clock"
@@ -104,7 +113,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="processes")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--profile", default="soft", choices=["soft", "sharp"])
-    parser.add_argument("--opponents", default="rdeep,bully")
+    parser.add_argument("--opponents", default="rdeep,bully",
+                        help="comma-separated house strategies, e.g. rdeep,bully,ismcts,"
+                             "champion-v1")
     parser.add_argument("--every", type=int, default=50, help="deals between progress lines")
     parser.add_argument("--samples", type=int, default=0,
                         help="instead of --ms: a fixed number of deals per move (no clock: "

@@ -52,7 +52,8 @@ LEVELS: tuple[Level, ...] = (
     Level(4, "Club", "level-4", "rdeep", {"samples": 12},
           "Tries each legal action on 12 random deals of the unseen cards, played out with "
           "random cards, and keeps the best.", rating=606),
-    Level(5, "Expert", "level-5", "champion", {"ms": 0, "samples": 32},
+    # (no pruning: the level plays as when it was rated, before the champion's pruning)
+    Level(5, "Expert", "level-5", "champion", {"ms": 0, "samples": 32, "prune": False},
           "The champion's search on 32 sampled deals a move: playouts while the stock is open, "
           "the exact solver once it is closed or exhausted.", rating=697),
 )

@@ -32,6 +32,7 @@ class Spy:
 def test_plays_only_legal_actions_from_its_observation(strategy, profile):
     # (the levels, fixed configurations of these strategies: tests/workers/test_levels.py)
     options = {"rdeep": {"samples": 2}, "champion": {"ms": 0, "samples": 2},
+               "champion-v1": {"ms": 0, "samples": 2},
                "ismcts": {"ms": 0, "samples": 8}}
     spy = Spy(make_bot(strategy, **options.get(strategy, {})))
     other = Spy(make_bot("random"))

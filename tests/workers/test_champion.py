@@ -13,8 +13,15 @@ from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for,
 from engine.cards import parse_cards
 from workers.batch import play_deals, play_pair
 from workers.bots import STRATEGIES, ChampionBot, make_bot
-from workers.bots.champion import excluded_cards, sample_hand
-from workers.bots.endgame import Position, Solver, solve
+from workers.bots.champion import (
+    UNLIKELY,
+    excluded_cards,
+    open_answers,
+    plausibility,
+    sample_hand,
+    sample_plausible,
+)
+from workers.bots.endgame import SUIT_MASK, Position, Solver, solve
 
 
 def fixed(samples: int = 6) -> ChampionBot:
@@ -190,3 +197,75 @@ def test_bummerl_simulate_champion_rdeep(tmp_path, monkeypatch):
                   "--inline")
     assert out.returncode == 0, out.stderr
     assert "2 (4 hands)" in out.stdout and "champion" in out.stdout
+
+
+def test_clearly_worse_actions_are_dropped_and_the_rest_compared_on_more_deals():
+    """`prune`: after PRUNE_AFTER deals an action far below the best (on the same deals) is
+    no longer evaluated; close ones stay."""
+    from workers.bots.champion import PRUNE_AFTER
+    best = [3, 2, 3, 3, 2, 3, 3, 2, 3, 3, 2, 3]
+    close = [3, 3, 2, 3, 2, 2, 3, 3, 3, 2, 2, 3]
+    worse = [-2, -3, -1, -2, -2, -3, -1, -2, -2, -3, -1, -2]
+    assert len(best) == PRUNE_AFTER
+    values = [best, close, worse]
+    assert ChampionBot._contenders(values, [0, 1, 2]) == [0, 1]
+    assert ChampionBot._contenders([v[:-1] for v in values], [0, 1, 2]) == [0, 1, 2]
+
+
+def test_pruning_spends_the_deals_on_the_close_actions():
+    """On open-stock decisions of played hands the pruning champion evaluates fewer action-deals
+    for the same number of deals, and v1 (`champion-v1`, no pruning) every action on every deal."""
+    pruned = ChampionBot(ms=0, samples=24)
+    v1 = make_bot("champion-v1", ms=0, samples=24)
+    other = make_bot("rdeep", samples=2)
+    stopped = 0
+    for deal in range(3):
+        hand = Hand(deck_for(5, deal), deal % 2)
+        rng = random.Random(deal)
+        while hand.to_act is not None and not hand.is_strict:
+            obs = observe(hand, hand.to_act)
+            if len(obs.legal_actions) > 2:
+                pruned.choose(obs, random.Random(1))
+                v1.choose(obs, random.Random(1))
+                assert v1.last_samples == 24
+                stopped += pruned.last_samples < 24
+            hand.apply(hand.to_act, other.choose(obs, rng))
+    assert stopped >= 1  # some decisions were settled before the sample budget
+
+
+
+def test_inference_weighs_the_opponents_lost_answers():
+    """`infer`: the opponent lost our lead of a non-trump ten while the stock was open, throwing
+    a card of a third suit: deals in which it holds that suit's ace or a trump (the playout
+    policy would have won with either) are drawn less often."""
+    rng = random.Random(4)
+    found = 0
+    for deal in range(200):
+        hand = Hand(deck_for(77, deal), 0)  # seat 1 leads the first trick
+        trump = hand.trump_card.index // 5
+        ten = next((c.index for c in hand.holding(1) if c.index % 5 == 1 and c.index // 5 != trump),
+                   None)
+        if ten is None:
+            continue
+        throws = [c.index for c in hand.holding(0) if c.index // 5 not in (ten // 5, trump)]
+        if not throws:
+            continue
+        hand.apply(1, Action.play(ALL_CARDS[ten]))
+        hand.apply(0, Action.play(ALL_CARDS[throws[0]]))
+        obs = observe(hand, 1)
+        answers = open_answers(obs)
+        assert answers == [(ten, throws[0])]
+        ace = ten - 1
+        tell = 1 << ace | SUIT_MASK[trump]  # cards the policy would have won with
+        if not any(c.bit & tell for c in obs.unseen_cards()):
+            continue
+        assert plausibility(answers, 1 << ace, trump) == UNLIKELY
+        assert plausibility(answers, 0, trump) == 1
+        weighted = sum(bool(sample_plausible(obs, rng, 0, answers)._hands[0] & tell)
+                       for _ in range(300))
+        plain = sum(bool(sample_hand(obs, rng)._hands[0] & tell) for _ in range(300))
+        assert weighted < plain
+        found += 1
+        if found == 3:
+            break
+    assert found == 3

@@ -119,3 +119,25 @@ def test_node_limit_stops_the_search():
 def test_position_needs_the_strict_phase():
     with pytest.raises(ValueError, match="stock exhausted or closed"):
         Position.from_hand(Hand(deck_for(1, 0), 0))
+
+
+def test_a_solver_shared_across_positions_gives_the_fresh_values():
+    """The champion keeps one solver (one transposition table) per hand facts for a whole move:
+    values from the shared table equal a fresh solver's, and the brute force's."""
+    rng = random.Random("shared")
+    shared: dict[tuple[int, bool, int, int], Solver] = {}
+    checked = 0
+    for _ in range(150):
+        hand = random_strict_hand(rng, max_cards=4)
+        answer_randomly(hand, rng)
+        if hand.is_over:
+            continue
+        pos = Position.from_hand(hand)
+        fresh = Solver.for_position(pos)
+        solver = shared.setdefault(fresh.facts, fresh)
+        values = solver.action_values(pos)
+        assert values == fresh.action_values(pos) or solver is fresh
+        if checked < 40:
+            assert values == brute_force_actions(hand)
+        checked += 1
+    assert checked > 100 and len(shared) < checked

@@ -1,7 +1,8 @@
 """House bots: strategies the service plays itself. Each sees only an `Observation`.
 
 `make_bot(name)` builds one from its strategy name (`random`, `bully`, `rdeep`, `champion`, and
-`ismcts`, the champion with tree search instead of flat Monte Carlo, kept for comparison), and
+`ismcts`, the champion with tree search instead of flat Monte Carlo, and `champion-v1`, the
+champion's search before its per-move table and pruning, both kept for comparison), and
 the house opponents for every level, `level-1` … `level-5` (`workers.bots.levels`, their table
 with descriptions and ratings in `events.levels`).
 """
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
-from workers.bots.champion import ChampionBot
+from workers.bots.champion import ChampionBot, ChampionV1Bot
 from workers.bots.ismcts import IsmctsBot
 from workers.bots.levels import LEVEL_BOTS
 from workers.bots.random_bot import RandomBot
 from workers.bots.rdeep import RdeepBot
 
 STRATEGIES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot,
-                                     "champion": ChampionBot, "ismcts": IsmctsBot, **LEVEL_BOTS}
+                                     "champion": ChampionBot, "champion-v1": ChampionV1Bot,
+                                     "ismcts": IsmctsBot, **LEVEL_BOTS}
 
 
 def make_bot(name: str, **options: object) -> Bot:

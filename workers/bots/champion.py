@@ -7,7 +7,11 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   strict play says it cannot hold: an opponent who answered a lead in the strict phase with
   another suit has none of that suit (and, if it did not trump, no trump either); one who
   followed suit with a lower card has none of the higher ones (R3.4). With the stock exhausted
-  the opponent's hand is exactly the unseen cards: one deal, solved exactly.
+  the opponent's hand is exactly the unseen cards: one deal, solved exactly. With `infer` (off by
+  default: it measured no better) deals are also weighed by how the opponent played
+  (`sample_plausible`): each of its last open-stock answers that lost a trick the playout policy
+  would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
+  (rejection sampling).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
@@ -16,7 +20,12 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   closing, exchanging, declaring and claiming are all chosen by the same evaluation.
 - **Choice**: the action with the best mean over the deals; every action is evaluated on the same
   deals with the same playout randomness (common random numbers), round-robin, so a deadline
-  cuts all estimates fairly.
+  cuts all estimates fairly. With `prune` (the default) an action clearly below the best on the
+  same deals is dropped after `PRUNE_AFTER` deals, so the budget goes to the close ones, and the
+  move ends when one is left. With `share_tables` (the default) all solves of a move share one
+  solver (one transposition table) per hand facts.
+- `champion-v1` (`ChampionV1Bot`) is the search before those three options and the later start
+  cut-off (`stop_fraction`), kept for comparison (`bench/strength.py --opponents champion-v1`).
 
 Budget: `ms` milliseconds of wall time per move (default 100, or `BUMMERL_CHAMPION_MS`), and the
 deadline the caller passes, whichever is sooner; the clock is checked between evaluations and
@@ -43,6 +52,7 @@ from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
 from workers.bots.endgame import (
     BEST,
+    HIGHER,
     KING,
     MARRIAGE,
     POINTS,
@@ -57,8 +67,13 @@ from workers.bots.endgame import (
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
-STOP_FRACTION = 0.8  # start no new deal after this share of the budget
+STOP_FRACTION = 0.95  # start no new deal after this share of the time to the hard stop
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
+ANSWERS_USED = 4  # the opponent's last open-stock answers weighed (`infer`)
+UNLIKELY = 0.35  # a deal's factor per answer the playout policy would not have made (`infer`)
+MAX_TRIES = 12  # draws per deal at most in the rejection sampling (`infer`)
+PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
+PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
 
 
 def default_ms() -> float:
@@ -113,6 +128,50 @@ def sample_hand(obs: Observation, rng: random.Random, excluded: int = 0) -> Hand
     return hand
 
 
+# --- inference from how the opponent answered while the stock was open -------------------------
+def open_answers(obs: Observation) -> list[tuple[int, int]]:
+    """(lead, answer) of the last `ANSWERS_USED` tricks the opponent lost as the answering seat
+    while the stock was open: the evidence `plausibility` weighs."""
+    if obs.closed_by is not None:
+        end = obs.closed_after or 0
+    elif obs.stock_size == 0:
+        end = 5  # the stock runs out after the fifth trick (R3.3)
+    else:
+        end = len(obs.tricks)
+    return [(t.lead.index, t.follow.index) for t in obs.tricks[:end][-ANSWERS_USED:]
+            if t.leader == obs.seat and t.winner == obs.seat]
+
+
+def plausibility(answers: list[tuple[int, int]], held: int, trump: int) -> float:
+    """How plausible the opponent's lost answers are if it holds `held` now, under the playout
+    policy's answer (win in suit if it can; take a non-trump ace or ten with a trump): a factor
+    `UNLIKELY` for each answer it lost although a card of `held` would have won the policy's
+    way. (A card held now may have been drawn after that trick: the factor is soft.)"""
+    weight = 1.0
+    for lead, _answer in answers:
+        if held & HIGHER[lead] or (POINTS[lead] >= 10 and lead // 5 != trump
+                                   and held & SUIT_MASK[trump]):
+            weight *= UNLIKELY
+    return weight
+
+
+def sample_plausible(obs: Observation, rng: random.Random, excluded: int = 0,
+                     answers: list[tuple[int, int]] | None = None) -> Hand:
+    """`sample_hand`, kept with probability `plausibility` (rejection sampling, at most
+    `MAX_TRIES` draws: the last one is kept), so that deals in which the opponent's answers are
+    unlikely come up less often. Uses only `obs` and `rng`."""
+    hand = sample_hand(obs, rng, excluded)
+    if not answers:
+        return hand
+    other = 1 - obs.seat
+    trump = SUITS.index(obs.trump_suit)
+    for _ in range(MAX_TRIES - 1):
+        if rng.random() < plausibility(answers, hand._hands[other], trump):
+            break
+        hand = sample_hand(obs, rng, excluded)
+    return hand
+
+
 # --- the playout policy -------------------------------------------------------------------------
 def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action:
     legal = hand.legal_actions()
@@ -155,13 +214,17 @@ def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action
 
 
 def solved_value(hand: Hand, me: int, deadline: float | None,
-                 clock: Callable[[], float] = time.monotonic) -> int:
-    """The exact value for `me` of a hand in its strict phase (or over)."""
+                 clock: Callable[[], float] = time.monotonic,
+                 solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
+    """The exact value for `me` of a hand in its strict phase (or over). `solvers`, if given,
+    keeps one solver (and its transposition table) per hand facts for the next calls."""
     result = hand.result
     if result is not None:
         return result.game_points if result.winner == me else -result.game_points
     pos = Position.from_hand(hand)
     solver = Solver.for_position(pos, deadline=deadline, clock=clock)
+    if solvers is not None:
+        solver = solvers.setdefault(solver.facts, solver)
     if pos.lead < 0 and pos.declared < 0:
         seat, other = pos.to_act, 1 - pos.to_act
         crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
@@ -176,25 +239,38 @@ def solved_value(hand: Hand, me: int, deadline: float | None,
 
 
 def playout_value(hand: Hand, me: int, rng: random.Random, epsilon: float,
-                  deadline: float | None, clock: Callable[[], float] = time.monotonic) -> int:
+                  deadline: float | None, clock: Callable[[], float] = time.monotonic,
+                  solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
     """Play the open-stock phase with the policy, then solve; game points for `me`."""
     while hand.to_act is not None and not hand.is_strict:
         seat = hand.to_act
         hand.apply(seat, _policy(hand, seat, rng, epsilon))
-    return solved_value(hand, me, deadline, clock)
+    return solved_value(hand, me, deadline, clock, solvers)
 
 
 class ChampionBot(Bot):
     name = "champion"
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
-                 epsilon: float = 0.25, clock: str = "wall"):
+                 epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
+                 prune: bool = True, infer: bool = False):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
             raise ValueError("champion needs a time budget (ms > 0) or a sample budget")
         self.epsilon = epsilon  # share of random card choices in playouts
+        # Keep one transposition table per move, shared by every solve of that move.
+        self.share_tables = share_tables
+        # Stop evaluating actions that are clearly worse than the best (the budget goes to the
+        # close ones).
+        self.prune = prune
+        self.stop_fraction = STOP_FRACTION
+        # Draw deals in which the opponent's open-stock answers are plausible more often (off by
+        # default: it measured no better, see docs/workers.md).
+        self.infer = infer
+        self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
+        self.last_contenders = 0  # actions still compared at its end (stock open; benches)
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
         # "wall" (live play) or "cpu": this process's CPU time, for benches on a shared machine
@@ -211,7 +287,9 @@ class ChampionBot(Bot):
         hard = start + HARD_FRACTION * self.ms / 1000 if self.ms > 0 else None
         if deadline is not None and now is time.monotonic:
             hard = deadline if hard is None else min(hard, deadline)
-        stop = None if hard is None else start + (hard - start) * STOP_FRACTION
+        stop = None if hard is None else start + (hard - start) * self.stop_fraction
+        # One solver (one transposition table) per hand facts for the whole move.
+        self._solvers = {} if self.share_tables else None
         collecting = gc.isenabled()
         gc.disable()  # the search makes no reference cycles; a collection would cost the clock
         try:
@@ -221,24 +299,29 @@ class ChampionBot(Bot):
         except SearchTimeout:
             return BullyBot().choose(observation, rng)
         finally:
+            self._solvers = None
             if collecting:
                 gc.enable()
 
-    def _rounds(self, limit: int, stop: float | None, one_deal: Callable[[], None]) -> None:
+    def _rounds(self, limit: int, stop: float | None,
+                one_deal: Callable[[], bool | None]) -> None:
         """Evaluate sampled deals (`one_deal()` each) until `limit` of them or the `stop` time,
-        at least one; a SearchTimeout (the hard deadline) ends the search, and reaches the
-        caller only from the first deal (then there is nothing to choose from)."""
+        at least one, or until `one_deal()` returns False (nothing left to decide); a
+        SearchTimeout (the hard deadline) ends the search, and reaches the caller only from the
+        first deal (then there is nothing to choose from)."""
         done = 0
         while done < limit:
             if done and stop is not None and self.clock() >= stop:
                 break
             try:
-                one_deal()
+                more = one_deal()
             except SearchTimeout:
                 if not done:
                     raise
                 break
             done += 1
+            if more is False:
+                break
         self.last_samples = done
 
     # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
@@ -248,10 +331,14 @@ class ChampionBot(Bot):
         known = obs.stock_size == 0  # exhausted: the opponent holds exactly the unseen cards
         limit = 1 if known else (self.samples or 10**9)
         totals: dict[Action, int] = {}
+        answers = open_answers(obs) if self.infer and not known else None
 
         def one_deal() -> None:
-            pos = Position.from_hand(sample_hand(obs, rng, excluded))
-            values = Solver.for_position(pos, deadline=hard, clock=self.clock).action_values(pos)
+            pos = Position.from_hand(sample_plausible(obs, rng, excluded, answers))
+            solver = Solver.for_position(pos, deadline=hard, clock=self.clock)
+            if self._solvers is not None:
+                solver = self._solvers.setdefault(solver.facts, solver)
+            values = solver.action_values(pos)
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
 
@@ -263,21 +350,45 @@ class ChampionBot(Bot):
               hard: float | None) -> Action:
         me = obs.seat
         actions = obs.legal_actions
-        totals = [0] * len(actions)
-        counts = [0] * len(actions)
+        values: list[list[int]] = [[] for _ in actions]  # per action, its value on each deal
+        active = list(range(len(actions)))
 
-        def one_deal() -> None:
-            hand = sample_hand(obs, rng)
+        answers = open_answers(obs) if self.infer else None
+
+        def one_deal() -> bool:
+            hand = sample_plausible(obs, rng, 0, answers)
             seed = rng.getrandbits(64)
-            for i, action in enumerate(actions):
+            for i in active:
                 if hard is not None and self.clock() >= hard:
                     raise SearchTimeout
-                totals[i] += self._value(hand, me, action, seed, hard)
-                counts[i] += 1
+                values[i].append(self._value(hand, me, actions[i], seed, hard))
+            if self.prune:
+                active[:] = self._contenders(values, active)
+            return len(active) > 1  # one left: nothing more to compare
 
         self._rounds(self.samples or 10**9, stop, one_deal)
-        return best_action({a: totals[i] / counts[i] for i, a in enumerate(actions)
-                            if counts[i]})
+        self.last_contenders = len(active)
+        return best_action({actions[i]: sum(values[i]) / len(values[i]) for i in active
+                            if values[i]})
+
+    @staticmethod
+    def _contenders(values: list[list[int]], active: list[int]) -> list[int]:
+        """The actions still worth evaluating: after `PRUNE_AFTER` deals, an action whose
+        values on the same deals (common random numbers) are below the best action's by more
+        than `PRUNE_Z` standard errors of the mean difference is dropped."""
+        n = min(len(values[i]) for i in active)
+        if n < PRUNE_AFTER:
+            return active
+        best = max(active, key=lambda i: sum(values[i][:n]))
+        top = values[best]
+        keep = []
+        for i in active:
+            diffs = [a - b for a, b in zip(top[:n], values[i][:n], strict=True)]
+            mean = sum(diffs) / n
+            var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+            if i == best or mean <= 0 or mean * mean * n <= PRUNE_Z * PRUNE_Z * var:
+                keep.append(i)
+        return keep
 
     def _value(self, hand: Hand, me: int, action: Action, seed: int,
                hard: float | None) -> int:
@@ -288,4 +399,20 @@ class ChampionBot(Bot):
         if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
             return max(self._value(child, me, follow, seed, hard)
                        for follow in child.legal_actions())
-        return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock)
+        return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock,
+                             self._solvers)
+
+
+class ChampionV1Bot(ChampionBot):
+    """`champion-v1`: the champion's search as it was before its per-move table and its pruning
+    (every legal action on every deal, a fresh solver per solve, no new deal after 74 % of the
+    budget), kept to measure the new one
+    against (`bench/strength.py --opponents champion-v1`). It shares the solver's code, so its
+    solves run as fast as the new one's."""
+
+    name = "champion-v1"
+
+    def __init__(self, ms: float | None = None, samples: int | None = None,
+                 epsilon: float = 0.25, clock: str = "wall"):
+        super().__init__(ms, samples, epsilon, clock, share_tables=False, prune=False)
+        self.stop_fraction = 0.8  # its last deal started by 74 % of the budget

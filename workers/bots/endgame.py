@@ -36,6 +36,8 @@ SUIT_MASK = tuple(0b11111 << (5 * s) for s in range(4))
 HIGHER = tuple(((1 << (i % 5)) - 1) << (5 * (i // 5)) for i in range(20))
 KING, QUEEN = 2, 3
 MARRIAGE = tuple((1 << (5 * s + KING)) | (1 << (5 * s + QUEEN)) for s in range(4))
+KINGS = sum(1 << (5 * s + KING) for s in range(4))  # `h & (h >> 1) & KINGS`: the marriages held
+ANSWER_CACHE_MAX = 25_000  # entries per trump suit before the answer cache is cleared (~5 MB)
 INF = 99
 WORST, BEST = -3, 3  # game points of a hand lie in [-3, 3] (R8): search windows start here
 
@@ -138,6 +140,9 @@ class Solver:
         self.nodes = 0
         self._check_at = 128 if node_limit is None else min(128, node_limit)
         self.tt: dict[int, tuple[int, int, int]] = {}  # key -> (lower, upper, best lead)
+        # What the values depend on besides the position's key: solvers with the same facts
+        # can share one table (the champion keeps one per move).
+        self.facts = (trump, sharp, closer_success, closer_fail)
         self._wins = _WINS[trump]
         self._cards = _ORDERED[trump]
         self._answer_cache = _ANSWERS[trump]
@@ -216,15 +221,24 @@ class Solver:
         # Marriages the leader may declare (R5.1; sharp: only after winning a trick, R9.3).
         marriages = 0
         bonus = 0
-        if not self.sharp or wl:
+        held = hl & (hl >> 1) & KINGS
+        if held and (not self.sharp or wl):
             trump = self.trump
             for s in range(4):
-                if hl & MARRIAGE[s] == MARRIAGE[s]:
+                if held >> (5 * s + KING) & 1:
                     marriages |= MARRIAGE[s]
                     bonus = max(bonus, 40 if s == trump else 20)
         if started:
             pl = cl + ml + bonus if wl else cl
-            best = self.claim_value(pl, cf + mf if wf else cf, wl, wf, crel)
+            if pl >= WINNING_POINTS:
+                # A correct claim is the most this seat can get (the other seat's points and
+                # tricks only grow, the close's values are fixed): exact, no search.
+                best = self.claim_value(pl, cf + mf if wf else cf, wl, wf, crel)
+                self.tt[key] = (best, best, -1)
+                return best
+            best = -2 if wf else -3  # a false claim (R8.2), whatever the close (R8.4 is worse)
+            if crel == 1:
+                best = -self.closer_fail
             if best >= beta:
                 self._store(key, best, alpha0, beta, -1)
                 return best
@@ -253,13 +267,14 @@ class Solver:
                 crel: int, card: int, alpha: int, beta: int) -> int:
         """The value for the leader of `card` led (already out of `hl`): the follower's best
         answer (R3.4) and the play on."""
-        trump = self.trump
-        allowed = follow_mask(hf, card, trump)
+        answers = self._answer_cache.get(hf | card << 20)
+        if answers is None:
+            answers = self._answers(hf, card)
         worst = INF
         crel_swapped = (0, 2, 1)[crel]
         wins = self._wins
         base = card * 20
-        for f in self._answers(allowed, card, trump):
+        for f in answers:
             hf2 = hf ^ (1 << f)
             points = POINTS[card] + POINTS[f]
             if wins[base + f]:
@@ -285,18 +300,17 @@ class Solver:
                     break
         return worst
 
-    def _answers(self, allowed: int, card: int, trump: int) -> tuple[int, ...]:
-        """Answers in a good order: winning cards first, high to low, then discards, low
-        first."""
-        key = allowed | card << 20
-        cards = self._answer_cache.get(key)
-        if cards is None:
-            ordered = self._ordered(allowed)
-            wins = self._wins
-            win = [f for f in ordered if wins[card * 20 + f]]
-            lose = sorted((f for f in ordered if not wins[card * 20 + f]),
-                          key=POINTS.__getitem__)
-            cards = self._answer_cache[key] = (*win, *lose)
+    def _answers(self, hand: int, card: int) -> tuple[int, ...]:
+        """The cards of `hand` strict play allows in answer to `card` (R3.4), in a good order:
+        winning cards first, high to low, then discards, low first (cached per hand and lead)."""
+        cache = self._answer_cache
+        if len(cache) >= ANSWER_CACHE_MAX:
+            cache.clear()
+        ordered = self._ordered(follow_mask(hand, card, self.trump))
+        wins = self._wins
+        win = [f for f in ordered if wins[card * 20 + f]]
+        lose = sorted((f for f in ordered if not wins[card * 20 + f]), key=POINTS.__getitem__)
+        cards = cache[hand | card << 20] = (*win, *lose)
         return cards
 
     def _store(self, key: int, best: int, alpha0: int, beta: int, card: int) -> None:
