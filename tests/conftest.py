@@ -11,6 +11,7 @@ from pathlib import Path
 import needs
 import pytest
 from leftovers import Leftovers
+from needs import POSTGRES_URL, REDIS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -26,14 +27,6 @@ DATA = Path(__file__).resolve().parent / "data"
 for _folder in [ROOT, *sorted({p.parent for p in DATA.parent.glob("*/test_*.py")})]:
     if str(_folder) not in sys.path:
         sys.path.append(str(_folder))
-
-# Each pytest-xdist worker (scripts/test runs two) flushes a Redis database of its own: gw0 15,
-# gw1 14, ...; PostgreSQL tests each make a database or schema of their own already.
-WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
-REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - WORKER}")
-POSTGRES_URL = os.environ.get(
-    "BUMMERL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 
 
 def _answering(port: int) -> bool:

@@ -14,7 +14,17 @@ chaos suite's `need`), `check` fails a test without the marker, so the markers c
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The servers the tests reach. Each pytest-xdist worker (scripts/test runs two) flushes a Redis
+# database of its own: gw0 15, gw1 14, ...; PostgreSQL tests each make a database or schema of
+# their own.
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - WORKER}")
+POSTGRES_URL = os.environ.get(
+    "BUMMERL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 TOOLS = ("redis", "postgres", "browser", "node", "kubectl", "podman")
 # The fixtures that reach a server: tests/conftest.py and tests/chaos/conftest.py.

@@ -10,12 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from faultproxy import Proxy
-from needs import check
-
-WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)  # as tests/conftest.py
-REDIS_URL = os.environ.get("BUMMERL_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - WORKER}")
-POSTGRES_URL = os.environ.get(
-    "BUMMERL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+from needs import POSTGRES_URL, REDIS_URL, check
 
 
 def need(port: int, what: str) -> None:
