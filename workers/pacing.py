@@ -47,6 +47,12 @@ def at(when: float | None, send: Callable[[], object]) -> None:
         _wake.notify()
 
 
+def ahead_of(due: float | None, send: Callable[[], object]) -> None:
+    """Call `send()` `LEAD_S` before `due` (a `time.time()`; a message whose task waits until
+    then), on the pacer's thread; at once if `due` is None."""
+    at(None if due is None else due - LEAD_S, send)
+
+
 def held() -> int:
     """How many sends are waiting for their time."""
     with _wake:

@@ -141,9 +141,8 @@ def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None
 
     args, kwargs, options = move_message(match_id, seat, seq, strategy=strategy,
                                          observation=observation, person=person)
-    not_before = kwargs.get("not_before")
-    send_at = None if not_before is None else not_before - pacing.LEAD_S
-    pacing.at(send_at, lambda: play_move_task.apply_async(args, kwargs, **options))
+    pacing.ahead_of(kwargs.get("not_before"),
+                    lambda: play_move_task.apply_async(args, kwargs, **options))
 
 
 def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
@@ -152,7 +151,8 @@ def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = N
     """The arguments, keyword arguments and sending options of a `bummerl.move` message. A
     house bot answering a person (`person`) keeps a believable pace: the message says when it
     is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` from now, this clock's time), the
-    sender holds it until then (`workers.pacing.at`) and the task never submits earlier."""
+    sender holds it until just before (`workers.pacing.ahead_of`) and the task never submits
+    earlier."""
     from workers.moves import min_think_seconds
 
     extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),

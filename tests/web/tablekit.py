@@ -187,8 +187,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
         args, kwargs, options = move_message(  # as workers.hooks sends it on the site's broker
             match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
             person=turn.opponent_person)
-        pacing.at(kwargs.get("not_before"),
-                  lambda: celery.send_task("bummerl.move", args, kwargs, queue="moves"))
+        pacing.ahead_of(kwargs.get("not_before"),
+                        lambda: celery.send_task("bummerl.move", args, kwargs, queue="moves"))
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")

@@ -1,8 +1,8 @@
 """A house bot answering a person keeps its minimum think time with a real Celery worker on
 real Redis: the service's hook sends the move as `workers.tasks.send_move` does (the message
-`move_message` makes, held by `workers.pacing` until BUMMERL_HOUSE_MIN_THINK_MS after the
-commit), the worker submits it over gRPC, and the person's table shows the answer soon after
-the minimum."""
+`move_message` makes, held by `workers.pacing` until just before BUMMERL_HOUSE_MIN_THINK_MS
+after the commit), the worker submits it over gRPC, and the person's table shows the answer
+soon after the minimum."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
         args, kwargs, options = tasks.move_message(
             match_id, seat, seq, strategy=turn.strategy, observation=turn.encoded(),
             person=turn.opponent_person)
-        pacing.at(kwargs.get("not_before"),
-                  lambda: app.send_task("bummerl.move", args, kwargs, queue="moves", **options))
+        pacing.ahead_of(kwargs.get("not_before"), lambda: app.send_task(
+            "bummerl.move", args, kwargs, queue="moves", **options))
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])
