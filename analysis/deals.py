@@ -7,9 +7,10 @@ alone (`seed_of`), so every deal consistent with one observation gives the same 
 
 A deal agrees with the observation when the opponent holds every card it was shown to hold
 (`Observation.known_opponent_cards`: marriages, exchanges, the trump card on the last draw) and
-none strict play says it cannot hold (`excluded_cards`, R3.4); the other unseen cards are spread
-over its hand and the face-down stock in every way. With the stock closed or exhausted nobody
-draws again, so only the opponent's hand matters (the stock's order is not part of a deal).
+none strict play says it cannot hold (`Observation.ruled_out_cards`, R3.4); the other unseen
+cards are spread over its hand and the face-down stock in every way. With the stock closed or
+exhausted nobody draws again, so only the opponent's hand matters (the stock's order is not
+part of a deal).
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from itertools import combinations, islice, permutations
 from math import comb, factorial
 
 from engine import Card, Hand, Observation
-from engine.cards import SUITS
-
-SUIT_MASK = tuple(0b11111 << (5 * s) for s in range(4))
 
 
 def seed_of(obs: Observation) -> int:
@@ -38,33 +36,6 @@ def is_strict(obs: Observation) -> bool:
     return obs.closed_by is not None or obs.stock_size == 0
 
 
-def excluded_cards(obs: Observation) -> int:
-    """A mask of cards strict play shows the opponent cannot hold now (R3.4): after failing
-    to follow a suit it has none of it (and none of the trumps if it did not trump); after
-    following lower it has no higher card of the suit."""
-    if obs.closed_by is not None:
-        start = obs.closed_after or 0
-    elif obs.stock_size == 0:
-        start = 5  # the stock runs out after the fifth trick (R3.3)
-    else:
-        return 0
-    opponent = 1 - obs.seat
-    trump = SUITS.index(obs.trump_suit)
-    out = 0
-    for trick in obs.tricks[start:]:
-        if trick.leader == opponent:
-            continue
-        lead, follow = trick.lead.index, trick.follow.index
-        suit = lead // 5
-        if follow // 5 != suit:
-            out |= SUIT_MASK[suit]
-            if follow // 5 != trump:
-                out |= SUIT_MASK[trump]
-        elif follow > lead:  # followed with a lower card: none of the higher ones
-            out |= ((1 << (lead % 5)) - 1) << (5 * suit)
-    return out
-
-
 class Deals:
     """The consistent deals of one observation: `count` of them; `hands()` yields them all
     (when `count <= limit`) or `samples` drawn uniformly with the observation's seed."""
@@ -73,9 +44,9 @@ class Deals:
         self.obs = obs
         self.known = sorted(obs.known_opponent_cards())
         free = sorted(obs.unseen_cards() - set(self.known))
-        barred = excluded_cards(obs)
-        self.allowed = [c for c in free if not barred & c.bit]
-        self.barred = [c for c in free if barred & c.bit]
+        barred = obs.ruled_out_cards()
+        self.allowed = [c for c in free if c not in barred]
+        self.barred = [c for c in free if c in barred]
         self.need = obs.opponent_hand_size - len(self.known)
         self.face_down = obs.stock_size - 1 if obs.stock_size else 0
         if self.need < 0 or self.need > len(self.allowed) or (

@@ -85,6 +85,30 @@ class Observation(NamedTuple):
             known.add(self.trump_card)
         return known & self.unseen_cards()
 
+    def ruled_out_cards(self) -> set[Card]:
+        """Unseen cards strict play shows the opponent cannot hold now (R3.4): after failing to
+        follow a suit it has none of it (and no trump if it did not trump); after following
+        with a lower card, none of the higher ones of the suit."""
+        if self.closed_by is not None:
+            start = self.closed_after or 0
+        elif self.stock_size == 0:
+            start = 5  # the stock runs out after the fifth trick (R3.3)
+        else:
+            return set()
+        opponent = 1 - self.seat
+        out: set[Card] = set()
+        for trick in self.tricks[start:]:
+            if trick.leader == opponent:
+                continue
+            lead, follow = trick.lead, trick.follow
+            if follow.suit != lead.suit:
+                out |= {c for c in ALL_CARDS if c.suit == lead.suit}
+                if follow.suit != self.trump_suit:
+                    out |= {c for c in ALL_CARDS if c.suit == self.trump_suit}
+            elif follow.index > lead.index:  # a lower card: ranks are ordered high to low
+                out |= {c for c in ALL_CARDS if c.suit == lead.suit and c.index < lead.index}
+        return out & self.unseen_cards()
+
     # --- plain data -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (cards and actions as text)."""

@@ -11,7 +11,7 @@ import pytest
 from endgame_helpers import brute_force_actions, random_exhausted_hand, random_strict_hand
 
 from analysis import analyse
-from analysis.deals import Deals, excluded_cards
+from analysis.deals import Deals
 from engine import Action, ActionKind, Hand, Profile, deck_for, observe
 from engine.rules import WINNING_POINTS
 
@@ -138,7 +138,7 @@ def test_strict_play_shows_what_the_opponent_cannot_hold():
         hand = random_strict_hand(rng, max_cards=3, close_rate=0.6)
         seat = hand.to_act
         obs = observe(hand, seat)
-        barred = excluded_cards(obs)
+        barred = sum(c.bit for c in obs.ruled_out_cards())
         if not barred or hand.closed_by is None:
             continue
         for deal in islice(Deals(obs).all(), 50):

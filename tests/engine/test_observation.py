@@ -50,6 +50,22 @@ def test_determinized_hand_shows_the_same_observation(seed: int, profile: Profil
             assert sampled.result is not None
 
 
+def test_cards_ruled_out_by_strict_play_are_never_held() -> None:
+    """R3.4: what `ruled_out_cards` says the opponent cannot hold, it does not hold, and the
+    rule does tell something once strict play has shown a failed or a lower follow."""
+    told = 0
+    for hand in (h for seed in range(12) for h in _states(seed, Profile.SOFT)):
+        for seat in (0, 1):
+            obs = observe(hand, seat)
+            out = obs.ruled_out_cards()
+            assert out <= obs.unseen_cards()
+            assert not out & set(hand.holding(1 - seat)), (out, hand.holding(1 - seat))
+            told += bool(out)
+            if obs.closed_by is None and obs.stock_size:
+                assert out == set()  # while the stock is open any answer is legal
+    assert told
+
+
 def test_observation_never_holds_the_opponents_hand_or_the_stock() -> None:
     """R10.2: no field of the observation, nor its dict form, names a hidden card."""
     for hand in _states(3, Profile.SOFT):

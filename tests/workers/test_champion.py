@@ -15,7 +15,6 @@ from workers.batch import play_deals, play_pair
 from workers.bots import STRATEGIES, ChampionBot, make_bot
 from workers.bots.champion import (
     UNLIKELY,
-    excluded_cards,
     open_answers,
     plausibility,
     sample_hand,
@@ -97,7 +96,7 @@ def test_inferences_are_sound_and_samples_respect_them():
         hand = random_strict_hand(rng, max_cards=4, close_rate=0.3)
         seat = hand.to_act
         obs = observe(hand, seat)
-        excluded = excluded_cards(obs)
+        excluded = sum(c.bit for c in obs.ruled_out_cards())
         real = sum(c.bit for c in hand.holding(1 - seat))
         assert real & excluded == 0
         if excluded & sum(c.bit for c in obs.unseen_cards()):

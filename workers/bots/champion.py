@@ -81,31 +81,6 @@ def default_ms() -> float:
 
 
 # --- sampling ----------------------------------------------------------------------------------
-def excluded_cards(obs: Observation) -> int:
-    """A mask of the cards strict play shows the opponent cannot hold now (R3.4)."""
-    if obs.closed_by is not None:
-        start = obs.closed_after or 0
-    elif obs.stock_size == 0:
-        start = 5  # the stock runs out after the fifth trick (R3.3)
-    else:
-        return 0
-    opponent = 1 - obs.seat
-    trump = SUITS.index(obs.trump_suit)
-    out = 0
-    for trick in obs.tricks[start:]:
-        if trick.leader == opponent:
-            continue
-        lead, follow = trick.lead, trick.follow
-        suit = lead.index // 5
-        if follow.index // 5 != suit:
-            out |= SUIT_MASK[suit]
-            if follow.index // 5 != trump:
-                out |= SUIT_MASK[trump]
-        elif follow.index > lead.index:  # followed lower: no higher card of the suit
-            out |= ((1 << (lead.index % 5)) - 1) << (5 * suit)
-    return out
-
-
 def sample_hand(obs: Observation, rng: random.Random, excluded: int = 0) -> Hand:
     """A full hand consistent with `obs` and with the opponent holding no card of `excluded`."""
     hand = determinize(obs, rng)
@@ -327,7 +302,7 @@ class ChampionBot(Bot):
     # --- stock closed or exhausted: solve sampled deals exactly ---------------------------------
     def _strict(self, obs: Observation, rng: random.Random, stop: float | None,
                 hard: float | None) -> Action:
-        excluded = excluded_cards(obs)
+        excluded = sum(c.bit for c in obs.ruled_out_cards())
         known = obs.stock_size == 0  # exhausted: the opponent holds exactly the unseen cards
         limit = 1 if known else (self.samples or 10**9)
         totals: dict[Action, int] = {}
