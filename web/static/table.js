@@ -1,43 +1,25 @@
 // The people's table: the page draws the state the server sends (GET the table's JSON) and
 // nothing else; a click (or key, or tap) is an intent POSTed to the server, which the engine
 // service accepts or refuses. An event stream says when the table changed; the page then
-// reloads the state. Every name and text goes in with textContent (never as HTML).
+// reloads the state. Every name and text goes in with textContent (never as HTML). The cards and
+// the small DOM helpers are web/static/cards.js's, loaded before this.
 (function () {
   "use strict";
   var root = document.getElementById("table");
   if (!root) { return; }
-  var SUITS = {C: "♣", D: "♦", H: "♥", S: "♠"};
-  var SUIT_NAMES = {C: "clubs", D: "diamonds", H: "hearts", S: "spades"};
-  var RANKS = {A: "A", T: "10", K: "K", Q: "Q", J: "J"};
-  var RANK_NAMES = {A: "ace", T: "ten", K: "king", Q: "queen", J: "jack"};
+  var cards = window.bummerlCards;
+  var SUITS = cards.SUITS, SUIT_NAMES = cards.SUIT_NAMES, RANKS = cards.RANKS;
+  var el = cards.el, byId = cards.byId, clear = cards.clear, cardFace = cards.cardFace;
   var state = JSON.parse(document.getElementById("table-state").textContent);
   var offset = 0;       // server time minus this browser's time, ms
   var busy = false;     // an intent is on its way
   var lastTrickTimer = null, shownTricks = null;
   var badge = document.getElementById("table-live");
 
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined && text !== null) { e.textContent = text; }
-    return e;
-  }
-  function byId(id) { return document.getElementById(id); }
-  function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } return node; }
   function you() { return state.seat; }
   function them() { return 1 - state.seat; }
   function nameOf(seat) { return seat === you() ? "You" : state.names[seat]; }
-  function red(card) { return card[1] === "H" || card[1] === "D"; }
 
-  function cardFace(card, tag) {
-    var c = el(tag || "span", "pcard " + (red(card) ? "red" : "black"));
-    c.dataset.card = card;
-    c.title = RANK_NAMES[card[0]] + " of " + SUIT_NAMES[card[1]];
-    c.setAttribute("aria-label", c.title);
-    c.appendChild(el("span", "rank", RANKS[card[0]]));
-    c.appendChild(el("span", "suit", SUITS[card[1]]));
-    return c;
-  }
   function secs(ms) {
     ms = Math.max(0, ms);
     if (ms >= 60000) { return Math.floor(ms / 60000) + ":" + ("0" + Math.floor(ms % 60000 / 1000)).slice(-2); }
@@ -69,8 +51,7 @@
     line.appendChild(el("span", "meta", (s.rated ? "rated" : "casual") + " · " + s.profile +
                         " · hand " + (s.hand_number + 1) + (s.dealer === you() ? " (you dealt)" : "")));
     // opponent
-    var backs = clear(byId("them-hand"));
-    for (var i = 0; i < s.opponent_hand_size; i++) { backs.appendChild(el("span", "pcard back")); }
+    var backs = cards.backs(clear(byId("them-hand")), s.opponent_hand_size);
     backs.appendChild(el("span", "sr", s.opponent_hand_size + " cards"));
     byId("them-tally").textContent = s.opponent_tricks_won + " trick" + (s.opponent_tricks_won === 1 ? "" : "s");
     drawYouTally();
@@ -103,12 +84,7 @@
     var s = state, stock = clear(byId("stockarea"));
     // the trump card: upright, readable, labelled
     var trump = el("div", "trumpbox");
-    if (s.trump_card) {
-      var face = cardFace(s.trump_card);
-      face.classList.add("trumpcard");
-      if (!s.trump_face_up) { face.classList.add("remembered"); }
-      trump.appendChild(face);
-    }
+    if (s.trump_card) { trump.appendChild(cards.trumpFace(s.trump_card, s.trump_face_up)); }
     var where = !s.trump_card || s.trump_face_up ? ""
       : s.closed_by !== null ? " (turned down: out of play, R6.2)" : " (taken on the last draw, R3.3)";
     trump.appendChild(el("span", "caption", "trump " + SUITS[s.trump_suit] + " " + SUIT_NAMES[s.trump_suit] + where));
@@ -168,14 +144,11 @@
   function drawHand() {
     var hand = clear(byId("hand"));
     state.hand.forEach(function (card, i) {
-      var b = cardFace(card, "button");
-      b.type = "button";
       var ok = legal("play " + card);
-      b.disabled = !ok || busy;
-      b.classList.add(ok ? "playable" : "unplayable");
+      var b = cards.handCard(card, ok, function () { intend("play " + card); });
+      if (busy) { b.disabled = true; }
       b.dataset.key = String(i + 1);
       b.setAttribute("aria-label", b.title + (ok ? "" : " (not playable now)") + " — key " + (i + 1));
-      b.addEventListener("click", function () { intend("play " + card); });
       hand.appendChild(b);
     });
   }
