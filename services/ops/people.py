@@ -417,17 +417,21 @@ class TableView:
             a.kind == engine.ActionKind.CLAIM for a in obs.legal_actions)
 
 
-def _seat_of(s: Session, person_id: int, match_id: int) -> tuple[Person, Bot, Match, int]:
-    person = _person(s, person_id)
-    m = s.get(Match, match_id)
-    if m is None:
+def _seat_of(s: Session, person_id: int, match_id: int) -> tuple[Bot, Match, int]:
+    """The person's bot, the match (its bots loaded) and the seat the person plays in it; one
+    query (a table is read on every change of every open table)."""
+    person_bot = select(Person.bot_id).where(Person.id == person_id).scalar_subquery()
+    row = s.execute(select(Match, person_bot).where(Match.id == match_id)).first()
+    if row is None:
+        _person(s, person_id)  # a missing person is named first, as before
         raise NotFound(f"no match with id {match_id}")
-    seat = m.seat_of(person.bot_id)
+    m, bot_id = row
+    if bot_id is None:
+        raise NotFound(f"no person with id {person_id}")
+    seat = m.seat_of(bot_id)
     if seat is None:
         raise PermissionDenied(f"person {person_id} plays no seat of match {match_id}")
-    bot = s.get(Bot, person.bot_id)
-    assert bot is not None
-    return person, bot, m, seat
+    return m.bot(seat), m, seat
 
 
 def table(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | None = None,
@@ -435,11 +439,13 @@ def table(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | No
     """Match `match_id` as person `person_id`'s seat sees it (PermissionDenied for another)."""
     config = config or settings()
     with factory_of(sessions)() as s:
-        _, bot, _, seat = _seat_of(s, person_id, match_id)
-        obs, m = matches.get_observation(match_id, seat, bot_id=bot.id, sessions=sessions)
-        hands = list(s.scalars(select(Hand).where(Hand.match_id == match_id,
-                                                  Hand.winner.is_not(None))
-                               .order_by(Hand.number)))
+        _, m, seat = _seat_of(s, person_id, match_id)
+        obs = matches.observe_match(m, seat, sessions=sessions)
+        hands: list[Hand] = []
+        if m.hand_number or obs.to_act is None:  # else the first hand is under way
+            hands = list(s.scalars(select(Hand).where(Hand.match_id == match_id,
+                                                      Hand.winner.is_not(None))
+                                   .order_by(Hand.number)))
         other = m.bot(1 - seat)
         connected = other.kind != REMOTE or is_connected(other, config.heartbeat_s)
         return TableView(m, seat, obs, hands, commitment(m.seed), connected)
@@ -450,7 +456,7 @@ def act(person_id: int, match_id: int, expected_seq: int, action: str,
         config: Settings | None = None) -> tuple[actions.SubmitResult, TableView]:
     """Submit `action` (engine text) for person `person_id`'s seat: SubmitAction's path."""
     with factory_of(sessions)() as s:
-        _, bot, _, seat = _seat_of(s, person_id, match_id)
+        bot, _, seat = _seat_of(s, person_id, match_id)
     _may_play(bot)
     result = actions.submit_action(match_id, seat, action, expected_seq=expected_seq,
                                    request_id=request_id or None, bot_id=bot.id,
@@ -462,7 +468,7 @@ def resign(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | N
            config: Settings | None = None) -> TableView:
     """Person `person_id` resigns casual match `match_id`: their seat forfeits it."""
     with factory_of(sessions)() as s:
-        _, bot, m, seat = _seat_of(s, person_id, match_id)
+        bot, m, seat = _seat_of(s, person_id, match_id)
         if m.rated:
             raise FailedPrecondition("a rated game cannot be resigned: play it out (or let "
                                      "your clock run out)")

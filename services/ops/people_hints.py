@@ -45,7 +45,7 @@ def hint(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | Non
          ) -> Hint:
     """The values of the legal actions of person `person_id`'s seat in match `match_id` now."""
     with factory_of(sessions)() as s:
-        _, bot, m, seat = _seat_of(s, person_id, match_id)
+        bot, m, seat = _seat_of(s, person_id, match_id)
         if m.rated:
             raise FailedPrecondition(f"no hint in match {match_id}: it is rated, and {HINTS_RULE}")
         if m.state != RUNNING:
@@ -65,7 +65,7 @@ def request_review(person_id: int, match_id: int, *,
                    sessions: sessionmaker[Session] | None = None) -> str:
     """Ask for the analysis of person `person_id`'s finished match; its state."""
     with factory_of(sessions)() as s:
-        _, _, m, _ = _seat_of(s, person_id, match_id)
+        _, m, _ = _seat_of(s, person_id, match_id)
         if m.state != FINISHED:
             raise FailedPrecondition(f"match {match_id} is not finished: it is reviewed once "
                                      "it is over")
