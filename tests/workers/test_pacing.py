@@ -1,5 +1,5 @@
-"""`workers.pacing`: sends held until their time, in the order of their times, on one thread;
-a failing send does not stop the ones after it."""
+"""`workers.pacing`: sends held until their time, started in the order of their times; a send
+that fails or is slow does not stop the ones after it."""
 
 from __future__ import annotations
 
@@ -50,3 +50,18 @@ def test_a_failing_send_is_logged_and_the_next_one_still_runs(caplog):
     pacing.at(now + 0.10, after.set)
     assert after.wait(5)
     assert "a held send failed" in caplog.text
+
+
+def test_a_slow_send_does_not_hold_up_the_next_one():
+    """The first send waits until the second one has run: sent one after the other, the second
+    would never run (the first's wait would end by its timeout, unset)."""
+    second = threading.Event()
+    first_saw: list[bool] = []
+    now = time.time()
+    pacing.at(now + 0.05, lambda: first_saw.append(second.wait(5)))
+    pacing.at(now + 0.10, second.set)
+    assert second.wait(5)
+    deadline = time.time() + 5
+    while not first_saw and time.time() < deadline:
+        time.sleep(0.01)
+    assert first_saw == [True]
