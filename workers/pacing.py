@@ -22,10 +22,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ _held: list[tuple[float, int, Callable[[], object]]] = []
 _order = itertools.count()  # ties keep the order they were held in
 _wake = threading.Condition()
 _thread: threading.Thread | None = None
-_senders = ThreadPoolExecutor(SENDERS, thread_name_prefix="bummerl-sender")
+_due: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()  # for the senders
 
 
 def at(when: float | None, send: Callable[[], object]) -> None:
@@ -48,9 +48,11 @@ def at(when: float | None, send: Callable[[], object]) -> None:
         return
     with _wake:
         heapq.heappush(_held, (when, next(_order), send))
-        if _thread is None:
+        if _thread is None:  # daemons: a process that ends does not wait for a send
             _thread = threading.Thread(target=_run, name="bummerl-pacer", daemon=True)
             _thread.start()
+            for n in range(SENDERS):
+                threading.Thread(target=_send, name=f"bummerl-sender-{n}", daemon=True).start()
         _wake.notify()
 
 
@@ -72,11 +74,13 @@ def _run() -> None:
             while not _held or _held[0][0] > time.time():
                 _wake.wait(None if not _held else _held[0][0] - time.time())
             _, _, send = heapq.heappop(_held)
-        _senders.submit(_send, send)
+        _due.put(send)
 
 
-def _send(send: Callable[[], object]) -> None:
-    try:
-        send()
-    except Exception:  # noqa: BLE001  (the sweeper re-sends a house turn left waiting)
-        log.exception("a held send failed")
+def _send() -> None:
+    while True:
+        send = _due.get()
+        try:
+            send()
+        except Exception:  # noqa: BLE001  (the sweeper re-sends a house turn left waiting)
+            log.exception("a held send failed")
