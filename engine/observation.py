@@ -85,15 +85,21 @@ class Observation(NamedTuple):
             known.add(self.trump_card)
         return known & self.unseen_cards()
 
+    def strict_from(self) -> int | None:
+        """The tricks finished when strict play began (R3.4): at the close, or 5 once the stock
+        ran out (R3.3); None while the stock is open."""
+        if self.closed_by is not None:
+            return self.closed_after or 0
+        if self.stock_size == 0:
+            return 5
+        return None
+
     def ruled_out_cards(self) -> set[Card]:
         """Unseen cards strict play shows the opponent cannot hold now (R3.4): after failing to
         follow a suit it has none of it (and no trump if it did not trump); after following
         with a lower card, none of the higher ones of the suit."""
-        if self.closed_by is not None:
-            start = self.closed_after or 0
-        elif self.stock_size == 0:
-            start = 5  # the stock runs out after the fifth trick (R3.3)
-        else:
+        start = self.strict_from()
+        if start is None:
             return set()
         opponent = 1 - self.seat
         out: set[Card] = set()

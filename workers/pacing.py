@@ -40,8 +40,8 @@ _due: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()  # for the s
 
 
 def at(when: float | None, send: Callable[[], object]) -> None:
-    """Call `send()` at `when` (a `time.time()`), on the pacer's thread; at once (on this
-    thread) if `when` is None."""
+    """Call `send()` at `when` (a `time.time()`), on a sender thread; at once (on this thread)
+    if `when` is None."""
     global _thread
     if when is None:
         send()
@@ -58,7 +58,7 @@ def at(when: float | None, send: Callable[[], object]) -> None:
 
 def ahead_of(due: float | None, send: Callable[[], object]) -> None:
     """Call `send()` `LEAD_S` before `due` (a `time.time()`; a message whose task waits until
-    then), on the pacer's thread; at once if `due` is None."""
+    then), on a sender thread; at once if `due` is None."""
     at(None if due is None else due - LEAD_S, send)
 
 

@@ -107,11 +107,8 @@ def sample_hand(obs: Observation, rng: random.Random, excluded: int = 0) -> Hand
 def open_answers(obs: Observation) -> list[tuple[int, int]]:
     """(lead, answer) of the last `ANSWERS_USED` tricks the opponent lost as the answering seat
     while the stock was open: the evidence `plausibility` weighs."""
-    if obs.closed_by is not None:
-        end = obs.closed_after or 0
-    elif obs.stock_size == 0:
-        end = 5  # the stock runs out after the fifth trick (R3.3)
-    else:
+    end = obs.strict_from()
+    if end is None:
         end = len(obs.tricks)
     return [(t.lead.index, t.follow.index) for t in obs.tricks[:end][-ANSWERS_USED:]
             if t.leader == obs.seat and t.winner == obs.seat]
@@ -188,6 +185,14 @@ def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action
     return plays[cards.index(min(cards, key=lambda i: (i // 5 == trump, POINTS[i])))]
 
 
+def solver_for(pos: Position, deadline: float | None, clock: Callable[[], float],
+               solvers: dict[tuple[int, bool, int, int], Solver] | None) -> Solver:
+    """A solver for `pos`: the one `solvers` keeps for its hand facts (its table kept for the
+    move's next solves), if given."""
+    solver = Solver.for_position(pos, deadline=deadline, clock=clock)
+    return solver if solvers is None else solvers.setdefault(solver.facts, solver)
+
+
 def solved_value(hand: Hand, me: int, deadline: float | None,
                  clock: Callable[[], float] = time.monotonic,
                  solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
@@ -197,9 +202,7 @@ def solved_value(hand: Hand, me: int, deadline: float | None,
     if result is not None:
         return result.game_points if result.winner == me else -result.game_points
     pos = Position.from_hand(hand)
-    solver = Solver.for_position(pos, deadline=deadline, clock=clock)
-    if solvers is not None:
-        solver = solvers.setdefault(solver.facts, solver)
+    solver = solver_for(pos, deadline, clock, solvers)
     if pos.lead < 0 and pos.declared < 0:
         seat, other = pos.to_act, 1 - pos.to_act
         crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
@@ -310,10 +313,7 @@ class ChampionBot(Bot):
 
         def one_deal() -> None:
             pos = Position.from_hand(sample_plausible(obs, rng, excluded, answers))
-            solver = Solver.for_position(pos, deadline=hard, clock=self.clock)
-            if self._solvers is not None:
-                solver = self._solvers.setdefault(solver.facts, solver)
-            values = solver.action_values(pos)
+            values = solver_for(pos, hard, self.clock, self._solvers).action_values(pos)
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
 
