@@ -319,7 +319,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             release = self.streams.limits.admit(
                 f"play:{bot.id}", self.config.max_play_streams, f"Play (bot {bot.id})")
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
-            await status.refuse_stream(context, request_iterator, e, "Play")
+            await status.refuse_stream(context, request_iterator, e, "Play",
+                                       self.config.refused_wait_s)
             return
         session = PlaySession(bot, self.sessions, self.config, run, self.connects)
         if self.streams.players is None:
@@ -337,9 +338,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
                 yield response
         except Exception as e:  # noqa: BLE001  (every error gets its safe status)
             if reader is None:
-                await status.refuse_stream(context, request_iterator, e, "Play")
+                await status.refuse_stream(context, request_iterator, e, "Play",
+                                           self.config.refused_wait_s)
             else:  # (as a refusal: not before the bot's first message arrived)
-                await session.heard_first(status.FIRST_MESSAGE_S)
+                await session.heard_first(self.config.refused_wait_s)
                 await status.abort_async(context, e, "Play")
         finally:
             watch.cancel()

@@ -85,21 +85,19 @@ async def abort_async(context: grpc.aio.ServicerContext, error: BaseException,  
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
-# How long a refused bidirectional call waits for its client's first message before it ends.
-FIRST_MESSAGE_S = 2.0
-
-
 async def refuse_stream(context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
                         requests: AsyncIterator[Any], error: BaseException,
-                        where: str = "") -> None:
+                        where: str, wait_s: float) -> None:
     """End a bidirectional call that is refused before it begins (no token, a suspended bot,
     over the stream cap, the database down) with `error`'s status, once the client's first
-    message has arrived (or it half-closed, or `FIRST_MESSAGE_S` passed).
+    message has arrived (or it half-closed, or `wait_s` passed: `BUMMERL_REFUSED_WAIT_S`).
 
     A grpc.aio client whose write of its first message is still under way when the call's
     status arrives reads INTERNAL ("Internal error from Core") instead of the status: under a
     storm of refused streams, some 3 in 100 did. A client sends its first message at once
-    (Play: the Hello), so waiting for it costs nothing, and then its write is done."""
+    (Play: the Hello), so waiting for it costs nothing, and then its write is done. A client
+    whose first write comes later than `wait_s` (its process stalled that long) may still read
+    INTERNAL: the status cannot wait for ever on a client that never writes."""
     with contextlib.suppress(Exception):  # (a cancelled call ends the task: not caught here)
-        await asyncio.wait_for(anext(aiter(requests)), FIRST_MESSAGE_S)
+        await asyncio.wait_for(anext(aiter(requests)), wait_s)
     await abort_async(context, error, where)

@@ -27,6 +27,7 @@
 | `BUMMERL_TESTS_PER_BOT` | open version tests per bot (docs/version-tests.md) | 2 |
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 | `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
+| `BUMMERL_REFUSED_WAIT_S` | a refused Play stream waits this long for the Hello, seconds | 2 |
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Settings:
     tests_per_bot: int = 2
     test_wait_s: float = 600.0
     max_pending_calls: int = 20000
+    refused_wait_s: float = 2.0
 
     @staticmethod
     def from_env() -> Settings:
@@ -101,6 +103,7 @@ class Settings:
             tests_per_bot=int(env.get("BUMMERL_TESTS_PER_BOT", "2")),
             test_wait_s=float(env.get("BUMMERL_TEST_WAIT_S", "600")),
             max_pending_calls=int(env.get("BUMMERL_MAX_PENDING_CALLS", "20000")),
+            refused_wait_s=float(env.get("BUMMERL_REFUSED_WAIT_S", "2")),
         )
 
 

@@ -11,7 +11,7 @@ import time
 import grpc
 import pytest
 from bummerl import wire
-from bummerl.v1 import match_pb2, match_pb2_grpc
+from bummerl.v1 import bot_pb2, match_pb2, match_pb2_grpc
 from servicekit import CONFIG, auth, running_service
 from serviceprocs import PlayStream
 from sqlalchemy import event
@@ -364,3 +364,30 @@ def test_idle_play_streams_share_one_safety_net_read_and_catch_what_was_missed(s
     finally:
         for stream in streams:
             stream.close()
+
+
+def test_a_refused_stream_that_never_writes_ends_after_the_refused_wait(database, monkeypatch):
+    """BUMMERL_REFUSED_WAIT_S: a refused Play stream waits that long for the bot's Hello (a
+    client that never writes one gets its status then), and at once once the Hello came."""
+    from dataclasses import replace
+
+    from services.core.config import Settings
+
+    monkeypatch.setenv("BUMMERL_REFUSED_WAIT_S", "0.25")
+    assert Settings.from_env().refused_wait_s == 0.25
+    for wait_s in (0.25, 3.0):
+        with running_service(database, replace(CONFIG, refused_wait_s=wait_s)) as service:
+            silent = PlayStream(service.channel, "not-a-token")
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as info:
+                silent.next("welcome")
+            took = time.monotonic() - started
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert wait_s - 0.1 <= took < wait_s + 2.0, (wait_s, took)
+            greeted = PlayStream(service.channel, "not-a-token")
+            greeted.requests.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="t")))
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as info:
+                greeted.next("welcome")
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert time.monotonic() - started < 2.0
