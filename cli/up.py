@@ -297,7 +297,7 @@ def ladder_line(profile: str) -> Any:
 
     from db.base import session_factory
     from db.ladder_state import ladder_state
-    from services.core.config import settings
+    from db.settings import settings
 
     with session_factory()() as s:
         state = ladder_state(s, profile, settings().heartbeat_s)

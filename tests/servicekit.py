@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from client import Bot, Runner
 from db.base import make_engine, make_session_factory
+from db.settings import Settings, sha256
 from services.api.server import Server, create_server
-from services.core.config import Settings, sha256
 from services.ops import bots
 
 OPERATOR = "operator-secret"

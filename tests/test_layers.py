@@ -10,9 +10,9 @@ against the rules of the architecture (docs/architecture.md).
 - Inside services/, the packages are layers, highest first: api → ops → live → core. A module
   imports its own package and the ones below it, never one above.
 - workers/ computes house moves and submits them over gRPC: of services/ it uses only the
-  settings, the post-commit hooks, the metrics' server and the registry of the position
-  analyst for people's hints (`WORKERS_MAY_USE`), none of the write paths; web/ only the
-  settings.
+  post-commit hooks, the metrics' server and the registry of the position analyst for
+  people's hints (`WORKERS_MAY_USE`), none of the write paths; web/ nothing. The settings every
+  process reads from the environment live low, in `db.settings`.
 - analysis/ (valuing a finished match's decisions) is pure computation: the engine and, of
   workers/, only the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task) and cli/
   use it.
@@ -44,16 +44,15 @@ ALLOWED = {
     "db": {"engine", "events"},
     "services": {"engine", "bummerl", "db", "events"},
     "workers": {"engine", "bummerl", "db", "services", "events", "analysis"},
-    "web": {"engine", "bummerl", "db", "services", "events"},
+    "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client"},
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
             "analysis"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
-WORKERS_MAY_USE = {"services.core.config", "services.core.hooks", "services.core.metrics",
+WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
                    "services.core.analysts"}
-WEB_MAY_USE = {"services.core.config"}
 # analysis/ is pure computation: of workers/ it uses only the endgame solver (no I/O).
 ANALYSIS_MAY_USE = {"workers.bots.endgame"}
 WEB_CONTRACTS = ("_pb2", "_pb2_grpc")  # of bummerl, the web uses only the generated stubs
@@ -254,15 +253,12 @@ def test_workers_use_no_write_path_of_the_service():
     used = {i for imported in imports_in("workers").values() for i in imported
             if i == "services" or i.startswith("services.")}
     assert used <= WORKERS_MAY_USE | {"services.core"} | {
-        f"{m}.{name}" for m in WORKERS_MAY_USE for name in ("settings", "HouseTurn", "hooks",
+        f"{m}.{name}" for m in WORKERS_MAY_USE for name in ("HouseTurn", "hooks",
                                                          "metrics_port", "serve")}, used
 
 
-def test_web_reads_the_database_and_never_imports_workers():
-    assert offenders("web", {"workers"}) == {}
-    used = {i for imported in imports_in("web").values() for i in imported
-            if i == "services" or i.startswith("services.")}
-    assert used <= WEB_MAY_USE | {f"{m}.settings" for m in WEB_MAY_USE}, used
+def test_web_reads_the_database_and_imports_neither_services_nor_workers():
+    assert offenders("web", {"services", "workers"}) == {}
 
 
 def test_analysis_is_pure_computation_over_the_engine_and_the_solver():

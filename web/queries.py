@@ -40,10 +40,10 @@ from db.pairs import DuplicatePair, counting
 from db.presence import is_connected
 from db.progress import progress
 from db.ratings import LadderMatch, Rating, RatingHistory
+from db.settings import settings
 from db.standings import INITIAL_MU, Standing, rank_of
 from db.standings import standings as ladder_standings
 from engine import Profile
-from services.core.config import settings
 from web import table
 from web.transcript import describe
 

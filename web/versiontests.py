@@ -10,8 +10,8 @@ from typing import Any
 from flask import Blueprint, render_template
 from sqlalchemy import select
 
+from db.settings import settings
 from db.versiontests import H0, H1, OPEN, VersionTest, list_tests, summarize
-from services.core.config import settings
 from web import live
 from web.db import sessions
 from web.filters import bound, plural, signed

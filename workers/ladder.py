@@ -47,6 +47,7 @@ from db import ladder_state
 from db.base import aware, session_factory
 from db.models import ABORTED, FINISHED, HOUSE, Bot, Match
 from db.ratings import LadderMatch, Rating, RatingHistory
+from db.settings import settings
 from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this module's API)
     PROVISIONAL_MATCHES,
     Standing,
@@ -54,7 +55,6 @@ from db.standings import (  # noqa: F401  (PROVISIONAL_MATCHES: part of this mod
     running_ladder_counts,
 )
 from db.standings import standings as db_standings
-from services.core.config import settings
 from workers import conduct
 from workers import ladder_pairing as pairing
 from workers.locks import only_one

@@ -61,8 +61,8 @@ from db.pairs import (
     result_values,
 )
 from db.presence import PAIRING, is_connected, takes
+from db.settings import settings
 from events.scoring import Leg, forfeit_result, pair_result
-from services.core.config import settings
 from workers import conduct
 from workers.ladder import apply_result, rowcount
 

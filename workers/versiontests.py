@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from db import settings as service_config
 from db.base import aware, session_factory, utcnow
 from db.models import Bot
 from db.pairs import (
@@ -56,7 +57,6 @@ from db.versiontests import (
 )
 from db.versiontests import OPEN as TEST_OPEN
 from db.versiontests import WAITING as TEST_WAITING
-from services.core import config as service_config
 from workers import pairs
 from workers.locks import only_one
 

@@ -8,8 +8,8 @@ from bummerl import wire
 from bummerl.v1 import admin_pb2, admin_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.settings import Settings
 from services.api.servicers import token_of, unary
-from services.core.config import Settings
 from services.live import convert
 from services.ops import admin, bots
 

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import PEOPLE_CASUAL, PEOPLE_RATED
 from db.people import PeopleRating
+from db.settings import Settings
 from services.api.people_hints_servicer import HintsMixin
 from services.api.servicers import token_of, unary
-from services.core.config import Settings
 from services.live import convert
 from services.ops import people
 

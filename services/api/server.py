@@ -29,6 +29,7 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.settings import Settings, settings
 from services.api import (
     admin_servicer,
     limits,
@@ -41,7 +42,6 @@ from services.api import (
 from services.api.health import DatabaseHealth
 from services.api.servicers import BotServicer, MatchServicer, Streams
 from services.core import actions, breaker, committers, failures, hooks
-from services.core.config import Settings, settings
 from services.core.connections import bound_engine, site_of
 from services.live import bus, notify, revocation
 

@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db import presence
 from db.models import RUNNING
+from db.settings import Settings
 from services.api import limits, status
 from services.core import breaker, connections, matches, pairs
 from services.core.actions import submit_action
-from services.core.config import Settings
 from services.core.errors import InvalidArgument
 from services.live import bus, convert, notify, revocation
 from services.live.batches import Batched, Connects

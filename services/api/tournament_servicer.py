@@ -14,10 +14,10 @@ import engine
 from db.event_state import EventState
 from db.events import Tournament
 from db.pairs import DuplicatePair
+from db.settings import Settings
 from events import formats
 from events.standings import Row
 from services.api.servicers import token_of, unary
-from services.core.config import Settings
 from services.core.errors import InvalidArgument
 from services.ops import bots, tournaments
 

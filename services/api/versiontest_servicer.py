@@ -11,9 +11,9 @@ from bummerl.v1 import match_pb2, versiontest_pb2, versiontest_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
+from db.settings import Settings
 from db.versiontests import Side, Summary
 from services.api.servicers import token_of, unary
-from services.core.config import Settings
 from services.ops import versiontests
 
 VERSION_TEST_SERVICE = versiontest_pb2.DESCRIPTOR.services_by_name["VersionTestService"].full_name

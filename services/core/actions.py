@@ -47,6 +47,7 @@ from db.models import (
     Match,
     Refusal,
 )
+from db.settings import Settings, settings
 from services.core import appends, breaker, committers, metrics
 from services.core.announce import after_commit, announce, hand_over
 from services.core.cache import (
@@ -63,7 +64,6 @@ from services.core.cache import (
     try_lock,
 )
 from services.core.clocks import bank_left, forfeit, start_turn
-from services.core.config import Settings, settings
 from services.core.connections import bound_engine, factory_of, reading, site_of, writing
 from services.core.errors import Aborted, FailedPrecondition, InvalidArgument, NotFound
 from services.core.matches import check_seat

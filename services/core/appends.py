@@ -26,8 +26,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 import engine
 from db.base import EPOCH, aware
 from db.models import ActionLog, Hand, Match
+from db.settings import Settings
 from services.core.clocks import charge_time, start_turn, summarize, think_ms
-from services.core.config import Settings
 from services.core.connections import autocommit, writing
 from services.core.errors import Aborted
 from services.core.store import CHANGING, SAVE_LIVE, save_params

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import engine
 from db.base import aware
 from db.models import FINISHED, HOUSE, PLAYED, RUNNING, Match
+from db.settings import Settings
 from services.core import metrics
-from services.core.config import Settings
 
 if TYPE_CHECKING:
     from services.core.values import MatchState

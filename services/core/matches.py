@@ -44,11 +44,11 @@ from db.models import (
 from db.pairs import PLAYING, DuplicatePair
 from db.presence import PAIRING
 from db.ratings import LadderMatch
+from db.settings import Settings, settings
 from services.core.announce import after_commit
 from services.core.bounds import MAX_ILLEGAL, MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
 from services.core.cache import bind_key, cached_game, keep, keep_row, match_lock, session_key
 from services.core.clocks import start_turn, summarize
-from services.core.config import Settings, settings
 from services.core.connections import (
     autocommit,
     bound_engine,

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import ORIGIN_TEST, ORIGIN_TOURNAMENT, Match
 from db.pairs import OWNER_TOURNAMENT, DuplicatePair
-from services.core.config import Settings, settings
+from db.settings import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import InvalidArgument, NotFound
 from services.core.matches import PairLeg, create_match

@@ -37,8 +37,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from db.settings import settings
 from services.core import cache, metrics
-from services.core.config import settings
 from services.core.connections import binds_of
 from services.core.values import Change, MatchState
 

@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.models import ACCEPTS_ALL, ACCEPTS_CHALLENGES, ACCEPTS_NONE, RUNNING, Bot, Match
+from db.settings import Settings, settings
 from services.core import (
     actions,
     breaker,
@@ -56,7 +57,6 @@ from services.core import (
     metrics,
     values,
 )
-from services.core.config import Settings, settings
 from services.core.errors import (
     Aborted,
     InvalidArgument,

@@ -25,8 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import utcnow
 from db.models import REMOTE, RUNNING, Bot, Match
+from db.settings import Settings, settings, sha256
 from services.core import actions
-from services.core.config import Settings, settings, sha256
 from services.core.connections import factory_of, writing
 from services.core.errors import FailedPrecondition, InvalidArgument, NotFound
 from services.live import revocation

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db import base
 from db.models import HOUSE, REMOTE, Bot, Match
-from services.core.config import Settings, settings, sha256
+from db.settings import Settings, settings, sha256
 from services.core.errors import (
     AlreadyExists,
     InvalidArgument,

@@ -23,8 +23,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import HOUSE, ORIGIN_CHALLENGE, PERSON, RUNNING, Bot, Match
 from db.presence import CHALLENGE, refusal, takes_challenges
+from db.settings import Settings, settings
 from services.core import matches
-from services.core.config import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import FailedPrecondition, InvalidArgument, NotFound, ServiceError
 from services.live.presence import is_connected

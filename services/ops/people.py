@@ -52,8 +52,8 @@ from db.models import (
 from db.people import ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
 from db.presence import CHALLENGE
 from db.ratings import Rating
+from db.settings import Settings, settings, sha256
 from services.core import actions, matches
-from services.core.config import Settings, settings, sha256
 from services.core.connections import factory_of, writing
 from services.core.errors import (
     AlreadyExists,

@@ -41,12 +41,12 @@ from db.pairs import (
     DuplicatePair,
     result_values,
 )
+from db.settings import Settings, settings
 from events import formats
 from events.scoring import forfeit_result
 from events.standings import crosstable
 from services.core import actions
 from services.core.bounds import MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
-from services.core.config import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import FailedPrecondition, InvalidArgument, NotFound, quote
 from services.core.matches import bot_ids_named

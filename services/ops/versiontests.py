@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 import engine
 from db.base import utcnow
 from db.models import HOUSE, PERSON, Bot
+from db.settings import Settings, settings
 from db.versiontests import (
     OPEN,
     STOPPED,
@@ -36,7 +37,6 @@ from db.versiontests import (
 )
 from db.versiontests import WAITING as TEST_WAITING
 from services.core.bounds import MAX_TIME_MS, MIN_MOVE_MS, MOVE_NOTE, in_range
-from services.core.config import Settings, settings
 from services.core.connections import factory_of
 from services.core.errors import (
     FailedPrecondition,

@@ -10,7 +10,7 @@ import pytest
 
 from cli.tokenfile import WEB, ensure_web_token
 from client.errors import KitError
-from services.core.config import Settings
+from db.settings import Settings
 from services.core.errors import PermissionDenied, Unauthenticated
 from services.ops import people
 

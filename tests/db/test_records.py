@@ -26,9 +26,9 @@ from db.models import (
     ActionLog,
     Match,
 )
+from db.settings import Settings
 from engine.matchrecord import InvalidRecordError, seat_view, verify_record
 from services.core import actions, hooks, matches
-from services.core.config import Settings
 from services.core.errors import FailedPrecondition
 from services.ops import bots
 

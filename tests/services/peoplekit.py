@@ -17,8 +17,8 @@ from servicekit import CONFIG, Database, Service, auth, running_service
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.models import HOUSE
+from db.settings import sha256
 from services.core import hooks
-from services.core.config import sha256
 from services.ops import bots
 from workers import moves, people, tasks
 from workers import service as service_module

@@ -32,8 +32,8 @@ from google.protobuf.message_factory import GetMessageClass
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servicekit import OPERATOR, fresh_database
 
+from db.settings import Settings, sha256
 from services.core import matches
-from services.core.config import Settings, sha256
 from services.ops import bots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from sqlalchemy.orm import sessionmaker
 from db.base import make_engine
-from services.core.config import Settings
+from db.settings import Settings
 from services.api.server import create_server
 url, schema, digest, refused_wait_s = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 args = {"options": f"-csearch_path={schema}"} if schema else None

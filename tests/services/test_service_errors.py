@@ -258,7 +258,7 @@ def test_concurrent_duplicate_submits_apply_once(service, match):
 def test_open_registration_needs_no_operator_token(tmp_path, request):
     from servicekit import Database, running_service
 
-    from services.core.config import Settings
+    from db.settings import Settings
 
     with running_service(Database(f"sqlite:///{tmp_path / 'open.sqlite3'}"),
                          Settings(open_registration=True)) as service:

@@ -371,7 +371,7 @@ def test_a_refused_stream_that_never_writes_ends_after_the_refused_wait(database
     client that never writes one gets its status then), and at once once the Hello came."""
     from dataclasses import replace
 
-    from services.core.config import Settings
+    from db.settings import Settings
 
     monkeypatch.setenv("BUMMERL_REFUSED_WAIT_S", "0.25")
     assert Settings.from_env().refused_wait_s == 0.25

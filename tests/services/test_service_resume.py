@@ -13,11 +13,11 @@ from bummerl.v1 import bot_pb2, match_pb2
 from servicekit import auth, play_in_threads, running_service
 
 import engine
+from db.settings import Settings
 from examples.random_bot import RandomBot
 from services.core import actions, clocks
 from services.core import cache as game_states
 from services.core import matches as plain
-from services.core.config import Settings
 
 
 def test_restart_mid_match_resumes_exactly(database):

@@ -29,9 +29,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import make_session_factory
 from db.models import HOUSE
 from db.schema import create_all
+from db.settings import Settings, sha256
 from services.api.server import Server, create_server
 from services.core import hooks
-from services.core.config import Settings, sha256
 from services.ops import bots
 
 HOUSE_TOKEN = "house-secret-for-people-tests"

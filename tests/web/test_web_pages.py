@@ -236,7 +236,7 @@ def test_a_house_seat_shows_the_house_move_time_not_the_matchs(client, sessions)
     time is the service's setting (BUMMERL_HOUSE_MOVE_MS), and the page says so (issue 22)."""
     import re
 
-    from services.core.config import settings
+    from db.settings import settings
     from services.core.matches import create_match
     from services.ops.bots import register_bot
 

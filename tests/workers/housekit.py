@@ -13,9 +13,9 @@ from celery import Celery
 from servicekit import CONFIG
 from sqlalchemy.orm import Session, sessionmaker
 
+from db.settings import Settings, sha256
 from services.api.server import Server, create_server
 from services.core import hooks
-from services.core.config import Settings, sha256
 
 HOUSE_TOKEN = "house-secret"
 HOUSE_CONFIG = replace(CONFIG, house_token_sha256=sha256(HOUSE_TOKEN), move_ms=20000,

@@ -21,8 +21,8 @@ from sqlalchemy import select
 from db.base import make_session_factory
 from db.models import HOUSE, ActionLog
 from db.schema import create_all
+from db.settings import sha256
 from services.core import hooks
-from services.core.config import sha256
 from services.ops import bots
 from workers import pacing, procs, tasks
 from workers.testing import redis_site
