@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         description="Run the gRPC engine service on ADDRESS, on the database of DATABASE_URL "
                     "(default: SQLite under var/). Settings: BUMMERL_OPERATOR_TOKEN, "
                     "BUMMERL_OPEN_REGISTRATION, BUMMERL_MOVE_MS, BUMMERL_BANK_MS, "
-                    "BUMMERL_MAX_ILLEGAL, BUMMERL_HOOKS (see services/core/config.py); TLS when "
+                    "BUMMERL_MAX_ILLEGAL, BUMMERL_HOOKS (see db/settings.py); TLS when "
                     "BUMMERL_TLS_CERT and BUMMERL_TLS_KEY are set (services/api/tls.py).")
     parser.add_argument("--address", default="127.0.0.1:50051",
                         help="host:port to listen on (default: %(default)s)")
