@@ -1,7 +1,9 @@
 """Benchmark: N people playing house bots through the web at once.
 
 A whole site in processes of its own, on a fresh SQLite database (or `--database-url`): the
-engine service (`bummerl serve`), a Celery worker (`--concurrency`) playing the house seats, and
+engine service (`bummerl serve`), Celery workers playing the house seats (`--concurrency` on the
+`moves` queue, the remote bots' house turns; `--people-concurrency` on the `people` queue, the
+house's answers to people), and
 the web (waitress, `--table-streams` table streams). In this process:
 
 - `--people` simulated people, each an HTTP client doing what the table page does (a guest
@@ -230,8 +232,13 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     bots.register_bot(HOUSE, kind=HOUSE_KIND, house_strategy="random")
     from workers import procs as worker_procs
 
-    procs["worker"] = worker_procs.start_worker(env, queues="moves", concurrency=args.concurrency,
+    moves = "moves" if args.people_concurrency else "people,moves"
+    procs["worker"] = worker_procs.start_worker(env, queues=moves, concurrency=args.concurrency,
                                                 logfile=logs / "worker.log", loglevel="WARNING")
+    if args.people_concurrency:  # the people's answers on workers of their own (workers.app)
+        procs["people-worker"] = worker_procs.start_worker(
+            env, queues="people", concurrency=args.people_concurrency, name="people",
+            logfile=logs / "worker-people.log", loglevel="WARNING")
     web_config = {"DATABASE_URL": url, "TABLE_STREAMS": args.table_streams,
                   "GUEST_LIMIT": "100000 per minute", "MAX_STREAMS": 16}
     code = ("import sys, json; from web.server import waitress_server; "
@@ -407,7 +414,11 @@ def main() -> int:
     parser.add_argument("--people", type=int, default=50)
     parser.add_argument("--remote", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--concurrency", type=int, default=8, help="worker processes")
+    parser.add_argument("--concurrency", type=int, default=8,
+                        help="processes of the worker on the `moves` queue")
+    parser.add_argument("--people-concurrency", type=int, default=4,
+                        help="processes of the worker on the `people` queue (0: none, the "
+                             "`moves` worker serves it too)")
     parser.add_argument("--min-think-ms", type=int, default=700)
     parser.add_argument("--table-streams", type=int, default=0,
                         help="table streams the web holds open (default: people + 16)")
@@ -458,7 +469,8 @@ def main() -> int:
         elapsed = time.monotonic() - began
         print(f"people: {args.people} at once against {HOUSE} through the web, "
               f"{sum(p.actions for p in people)} actions in {elapsed:.0f} s; "
-              f"worker concurrency {args.concurrency}; minimum think {args.min_think_ms} ms")
+              f"worker concurrency {args.concurrency} (moves) + {args.people_concurrency} "
+              f"(people); minimum think {args.min_think_ms} ms")
         if latencies:
             ms = [x * 1000 for x in latencies]
             print(f"  person's action -> house answer visible: p50 {quantile(ms, .5):.0f} ms, "

@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
                                           name="up", logfile=logs / "worker.log"))
+        started.append(procs.start_worker(queues="people", concurrency=2, name="up-people",
+                                          logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
         dashboard, web_url = start_dashboard(args.web)
         header = {

@@ -25,9 +25,11 @@ from typing import Any
 def register(subparsers: Any) -> None:
     worker = subparsers.add_parser(
         "worker", help="run a Celery worker (house-bot moves, simulation chunks)",
-        description="Run a Celery worker on the queues `moves` (house-bot moves, ladder, "
-                    "sweeps) and `batch` (simulation chunks).")
-    worker.add_argument("-Q", "--queues", default="moves,batch")
+        description="Run a Celery worker on the queues `people` (house bots' answers to "
+                    "people at the table), `moves` (house-bot moves, ladder, sweeps) and "
+                    "`batch` (simulation chunks, analyses); in production one worker per "
+                    "queue (-Q people, -Q moves, -Q batch).")
+    worker.add_argument("-Q", "--queues", default="people,moves,batch")
     worker.add_argument("-c", "--concurrency", type=int, default=os.cpu_count() or 1,
                         help="pool processes (default: the number of cores)")
     worker.add_argument("-n", "--name", default="bummerl")
@@ -61,11 +63,12 @@ def run_worker(args: argparse.Namespace) -> int:
     from workers.procs import celery_command
 
     _migrate()
-    if "moves" in args.queues.split(","):
+    house = bool({"moves", "people"} & set(args.queues.split(",")))
+    if house:
         from cli.up import ensure_house_bots
 
         ensure_house_bots()
-    if "moves" in args.queues.split(",") and not os.environ.get("BUMMERL_HOUSE_TOKEN"):
+    if house and not os.environ.get("BUMMERL_HOUSE_TOKEN"):
         print("warning: BUMMERL_HOUSE_TOKEN is not set, so the service will refuse "
               "this worker's house-bot moves; set it to the service's house token (and "
               "BUMMERL_SERVICE_ADDRESS if the service is not at 127.0.0.1:50051)",

@@ -26,10 +26,14 @@ processes on one machine share the folder. Its messages are removed when a
 worker takes them, so a killed worker loses its message: the sweeper re-enqueues from the
 database, which is the truth (the queue is only a trigger).
 
-Queues: `moves` (latency-bound: house-bot moves, ladder ticks, sweeps, rating updates, the
-events' steps) and
-`batch` (throughput-bound: simulation chunks). Run separate workers per queue in production
-(`-Q moves -c 4`, `-Q batch -c <cores>`); one worker may also serve both.
+Queues: `people` (latency-bound: a house bot's answer to a person at the table, due at a
+set time), `moves` (house-bot moves of bots' matches, ladder ticks, sweeps, rating updates, the
+events' steps) and `batch` (throughput-bound: simulation chunks, analyses). Run separate workers
+per queue in production (`-Q people -c 2`, `-Q moves -c 4`, `-Q batch -c <cores>`), so a
+person's answer never waits behind a ladder's flood of house moves (at 50 open tables beside 4
+bots playing house bots flat out, sharing the `moves` workers put answers 0.5 s late at p99);
+one worker may also serve all three. A person's house turn that no worker took is re-sent on
+`moves` by the sweeper, like any house turn left waiting.
 
 Broker outages: nothing waits on Redis for ever. Every Redis command and connect is bounded by
 `BUMMERL_BROKER_TIMEOUT`, a publish is retried briefly then fails (the sweeper makes good a lost
@@ -56,6 +60,7 @@ TRANSPORT_ALIASES.setdefault("bummerlfs", "workers.fsbroker:Transport")
 ROOT = Path(__file__).resolve().parent.parent
 MOVES = "moves"
 BATCH = "batch"
+PEOPLE = "people"
 
 
 def _env_float(name: str, default: float) -> float:
@@ -128,7 +133,7 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         task_ignore_result=True,
         task_serializer="json",
         accept_content=["json"],
-        task_queues=[Queue(MOVES), Queue(BATCH)],
+        task_queues=[Queue(PEOPLE), Queue(MOVES), Queue(BATCH)],
         task_default_queue=MOVES,
         task_routes={"bummerl.chunk": {"queue": BATCH}},
         # Reliability: acknowledge after the task ran; a worker lost mid-task puts it back.

@@ -20,7 +20,7 @@ def celery_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "workers.app", *args]
 
 
-def start_worker(env: dict[str, str] | None = None, queues: str = "moves,batch",
+def start_worker(env: dict[str, str] | None = None, queues: str = "people,moves,batch",
                  concurrency: int = 1, beat: bool = False, logfile: str | Path | None = None,
                  name: str = "w1", loglevel: str = "INFO") -> subprocess.Popen:
     """A Celery worker process (prefork pool of `concurrency` children) on `queues`."""

@@ -1,7 +1,8 @@
 """Celery tasks. Thin: each takes ids (a house move also what it needs to decide), and is
 idempotent.
 
-- `bummerl.move` (queue `moves`): a house bot's move in a live match, computed here (from the
+- `bummerl.move` (queue `moves`; `people` when it answers a person): a house bot's move in a
+  live match, computed here (from the
   seat's observation in the message, else asked for over gRPC) and submitted to the engine
   service over gRPC with the house token, the expected sequence number and a request id derived
   from (match, seq): a duplicate or late message never applies a second action (workers.moves).
@@ -30,7 +31,7 @@ import os
 import time
 from typing import Any
 
-from workers.app import BATCH, MOVES, app
+from workers.app import BATCH, MOVES, PEOPLE, app
 
 MOVE_LIMIT = float(os.environ.get("BUMMERL_MOVE_TASK_LIMIT", "60"))
 CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
@@ -158,8 +159,10 @@ def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = N
     extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),
                                                ("observation", observation)) if v}
     options: dict[str, Any] = {}
-    if person and min_think_seconds() > 0:
-        extra["not_before"] = time.time() + min_think_seconds()
+    if person:  # latency-bound: its own queue and workers (workers.app)
+        options["queue"] = PEOPLE
+        if min_think_seconds() > 0:
+            extra["not_before"] = time.time() + min_think_seconds()
     # The message's readable copy of the arguments (its header, and the worker's logs) leaves
     # the observation out: a message holds it once.
     shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra

@@ -176,7 +176,7 @@ def test_keda_scaled_objects(overlay):
     deployments = {d["metadata"]["name"]: d for d in of_kind(docs, "Deployment")}
     scaled = of_kind(docs, "ScaledObject")
     assert {s["spec"]["scaleTargetRef"]["name"] for s in scaled} == \
-        {"bummerl-worker-moves", "bummerl-worker-batch"}
+        {"bummerl-worker-people", "bummerl-worker-moves", "bummerl-worker-batch"}
     for s in scaled:
         assert s["apiVersion"] == "keda.sh/v1alpha1"
         assert set(s["spec"]) <= {"scaleTargetRef", "minReplicaCount", "maxReplicaCount",
@@ -196,9 +196,10 @@ def test_keda_scaled_objects(overlay):
         redis_url = env.get("REDIS_URL")
         if redis_url:  # dev: the list is in the database the workers use
             assert redis_url.rsplit("/", 1)[1] == meta["databaseIndex"]
-    # latency-bound moves never scale to zero
-    moves = next(s for s in scaled if s["spec"]["scaleTargetRef"]["name"].endswith("moves"))
-    assert moves["spec"]["minReplicaCount"] >= 1
+    # latency-bound moves and people's answers never scale to zero
+    for name in ("moves", "people"):
+        latency = next(s for s in scaled if s["spec"]["scaleTargetRef"]["name"].endswith(name))
+        assert latency["spec"]["minReplicaCount"] >= 1
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -300,11 +301,12 @@ def test_every_role_runs_a_real_command(overlay):
         parsed = build_parser().parse_args(c["args"])  # the image's ENTRYPOINT is `bummerl`
         assert parsed.func is not None
         if parsed.command == "worker":
-            assert parsed.queues in ("moves", "batch")
+            assert parsed.queues in ("people", "moves", "batch")
             roles.add(f"worker {parsed.queues}")
         else:
             roles.add(parsed.command)
-    assert roles == {"serve", "worker moves", "worker batch", "beat", "web", "migrate",
+    assert roles == {"serve", "worker people", "worker moves", "worker batch", "beat", "web",
+                     "migrate",
                      "migrate-wait"}
     # every long-running role waits for the migration Job
     for d in of_kind(docs, "Deployment"):
@@ -328,7 +330,8 @@ def test_environment_wiring(overlay):
             assert "BUMMERL_OPERATOR_TOKEN" in env
         # the service takes house moves only from who has the house token (without it every
         # house bot forfeits on time)
-        if c.get("args", [""])[0] == "serve" or c.get("args", [])[:3] == ["worker", "-Q", "moves"]:
+        if c.get("args", [""])[0] == "serve" or c.get("args", [])[:3] in (
+                ["worker", "-Q", "moves"], ["worker", "-Q", "people"]):
             assert "BUMMERL_HOUSE_TOKEN" in env, f"{w['metadata']['name']}: no house token"
     unknown = set_anywhere - read - READ_BY_OTHERS
     assert not unknown, f"set in the manifests but read by nothing (a typo?): {unknown}"

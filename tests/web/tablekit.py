@@ -188,7 +188,7 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
             match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
             person=turn.opponent_person)
         pacing.ahead_of(kwargs.get("not_before"),
-                        lambda: celery.send_task("bummerl.move", args, kwargs, queue="moves"))
+                        lambda: celery.send_task("bummerl.move", args, kwargs, **options))
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")

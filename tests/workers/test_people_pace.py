@@ -54,8 +54,9 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
         args, kwargs, options = tasks.move_message(
             match_id, seat, seq, strategy=turn.strategy, observation=turn.encoded(),
             person=turn.opponent_person)
+        assert options["queue"] == "people"  # latency-bound: workers of its own (workers.app)
         pacing.ahead_of(kwargs.get("not_before"), lambda: app.send_task(
-            "bummerl.move", args, kwargs, queue="moves", **options))
+            "bummerl.move", args, kwargs, **options))
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])
