@@ -25,7 +25,7 @@ Figures:
   (`/standings` and `/matches` timed while the tables are open).
 
 Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
---broker-url redis://127.0.0.1:6379/9]`.
+--broker-url redis://127.0.0.1:6379/10]` (docs/web.md).
 """
 
 from __future__ import annotations
@@ -424,7 +424,7 @@ def main() -> int:
                         help="table streams the web holds open (default: people + 16)")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--broker-url", default=None,
-                        help="Celery broker (e.g. redis://127.0.0.1:6379/9; default: the "
+                        help="Celery broker (e.g. redis://127.0.0.1:6379/10; default: the "
                              "embedded filesystem broker)")
     args = parser.parse_args()
     args.table_streams = args.table_streams or args.people + 16
