@@ -1,6 +1,7 @@
 """The image (the Dockerfile) runs the site: `bash scripts/image smoke` builds it with podman and
-runs serve, a worker, beat and web from it as separate containers (uid 10001, read-only root,
-the manifests' writable paths) on the real Redis and PostgreSQL; a kit bot on the host plays a
+runs the site from it with `bash scripts/image up` as docs/deploy.md does (serve, two workers,
+beat and web, separate containers: uid 10001, read-only root, the manifests' writable paths) on
+the real Redis and PostgreSQL; a kit bot on the host plays a
 match against a house bot through them, the dashboard answers, each container's health check
 passes, and everything is removed after: the containers, the database, and the image itself (a
 tag of the test's own, built without keeping its steps' layers, removed with `bash scripts/image
