@@ -31,7 +31,7 @@ def on_turn(match_id: int, seat: int, seq: int, turn: HouseTurn) -> None:
     from workers.tasks import send_move
 
     send_move(match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
-              person=turn.opponent_person)
+              person=turn.opponent_person, since=turn.committed)
 
 
 def on_match_end(match_id: int) -> None:

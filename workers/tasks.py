@@ -134,26 +134,30 @@ def versiontests_tick_task() -> None:
 
 
 def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-              observation: str | None = None, person: bool = False) -> None:
+              observation: str | None = None, person: bool = False,
+              since: float | None = None) -> None:
     """Enqueue a house move (call after the commit that made it owed), with what the service
     knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`;
-    `person`: a person plays the other seat: `move_message`)."""
+    `person`: a person plays the other seat, and `since` is when the turn was committed:
+    `move_message`)."""
     from workers import pacing
 
     args, kwargs, options = move_message(match_id, seat, seq, strategy=strategy,
-                                         observation=observation, person=person)
+                                         observation=observation, person=person, since=since)
     pacing.ahead_of(kwargs.get("not_before"),
                     lambda: play_move_task.apply_async(args, kwargs, **options))
 
 
 def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
-                 observation: str | None = None, person: bool = False
+                 observation: str | None = None, person: bool = False,
+                 since: float | None = None
                  ) -> tuple[tuple[int, int, int], dict[str, Any], dict[str, Any]]:
     """The arguments, keyword arguments and sending options of a `bummerl.move` message. A
     house bot answering a person (`person`) keeps a believable pace: the message says when it
-    is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` from now, this clock's time), the
-    sender holds it until just before (`workers.pacing.ahead_of`) and the task never submits
-    earlier."""
+    is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` after the person's action was committed
+    (`since`, a time.time(); now if None or later: the hooks may run a little after the
+    commit), this clock's time), the sender holds it until just before
+    (`workers.pacing.ahead_of`) and the task never submits earlier."""
     from workers.moves import min_think_seconds
 
     extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),
@@ -162,7 +166,8 @@ def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = N
     if person:  # latency-bound: its own queue and workers (workers.app)
         options["queue"] = PEOPLE
         if min_think_seconds() > 0:
-            extra["not_before"] = time.time() + min_think_seconds()
+            now = time.time()
+            extra["not_before"] = min(now, since or now) + min_think_seconds()
     # The message's readable copy of the arguments (its header, and the worker's logs) leaves
     # the observation out: a message holds it once.
     shown = {**extra, "observation": f"<{len(observation)} chars>"} if observation else extra

@@ -10,6 +10,7 @@ registers itself here with `listen` when it is imported, and gets every committe
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from db.base import aware
@@ -66,7 +67,7 @@ def house_turn(site: str, m: Match) -> hooks.HouseTurn:
     """The house bot's turn in `m` (committed, house seat to act) with the seat's observation
     of the cached game, if this process holds it at `m.seq` and nobody is changing it now: the
     worker then needs no GetObservation round trip. Only the observation is built here, on the
-    committing thread (a named tuple); its encoding waits for the dispatcher's thread."""
+    committing thread (a named tuple); its encoding waits for a dispatcher thread."""
     seat = m.to_act
     assert seat is not None
     obs = None
@@ -78,4 +79,4 @@ def house_turn(site: str, m: Match) -> hooks.HouseTurn:
     except Exception:  # noqa: BLE001  (never fail the committed change: the worker asks)
         log.exception("the observation of house turn %s/%s was not at hand", m.id, m.seq)
     return hooks.HouseTurn(m.bot(seat).house_strategy or "", m.seq, obs, aware(m.deadline_at),
-                           m.bot(1 - seat).kind == PERSON)
+                           m.bot(1 - seat).kind == PERSON, time.time())

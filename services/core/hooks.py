@@ -42,11 +42,12 @@ class HouseTurn:
     observation: engine.Observation | None  # the seat's, at `seq` (None: not at hand)
     deadline: datetime | None  # when the seat must have acted
     opponent_person: bool = False  # a person plays the other seat (PeopleService)
+    committed: float | None = None  # time.time() when the change was committed (None: unknown)
 
     def encoded(self) -> str | None:
         """The observation as the service would answer GetObservation for it (a serialized
         `GetObservationResponse`: observation, seq, deadline), base64 text for a task message;
-        None without an observation. Built on the dispatcher's thread, not the committing one."""
+        None without an observation. Built on a dispatcher thread, not the committing one."""
         if self.observation is None:
             return None
         reply = wire.observation_response(self.observation, self.seq, self.deadline)

@@ -49,7 +49,7 @@ def test_house_bot_turns_are_announced_after_commit(service):
         m = plain.create_match([house.id, remote_id], seed=12, sessions=service.sessions,
                                config=service.config)
         play_in_threads(service, [(SimpleBot(), token)], matches=1)
-        assert dispatch.flush(10)  # the hooks run on the dispatcher's thread, soon after
+        assert dispatch.flush(10)  # the hooks run on a dispatcher thread, soon after
     finally:
         hooks.on_turn.remove(on_turn)
         hooks.on_match_end.remove(ended.append)

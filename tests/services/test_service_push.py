@@ -201,7 +201,7 @@ def test_a_hook_that_blocks_delays_neither_the_submit_nor_the_turns(service):
         assert dispatch.flush(30)
         hooks.on_turn.remove(stuck)
         hooks.on_match_end.remove(stuck)
-    assert (m.id, 0, 1) in [c[:3] for c in calls]  # the hook did run, on the dispatcher's thread
+    assert (m.id, 0, 1) in [c[:3] for c in calls]  # the hook did run, on a dispatcher thread
 
 
 def test_the_fast_path_notices_a_row_changed_by_another_process(database):
