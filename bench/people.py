@@ -1,9 +1,9 @@
 """Benchmark: N people playing house bots through the web at once.
 
 A whole site in processes of its own, on a fresh SQLite database (or `--database-url`): the
-engine service (`bummerl serve`), Celery workers playing the house seats (`--concurrency` on the
-`moves` queue, the remote bots' house turns; `--people-concurrency` on the `people` queue, the
-house's answers to people), and
+engine service (`bummerl serve`), Celery workers playing the house seats (`--concurrency`
+processes on the `moves` queue, the remote bots' house turns; `--people-concurrency` threads on
+the `people` queue, the house's answers to people, as `bummerl up` runs it), and
 the web (waitress, `--table-streams` table streams). In this process:
 
 - `--people` simulated people, each an HTTP client doing what the table page does (a guest
@@ -237,7 +237,8 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                                                 logfile=logs / "worker.log", loglevel="WARNING")
     if args.people_concurrency:  # the people's answers on workers of their own (workers.app)
         procs["people-worker"] = worker_procs.start_worker(
-            env, queues="people", concurrency=args.people_concurrency, name="people",
+            env, queues="people", concurrency=args.people_concurrency, pool="threads",
+            name="people",
             logfile=logs / "worker-people.log", loglevel="WARNING")
     web_config = {"DATABASE_URL": url, "TABLE_STREAMS": args.table_streams,
                   "GUEST_LIMIT": "100000 per minute", "MAX_STREAMS": 16}
@@ -416,8 +417,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--concurrency", type=int, default=8,
                         help="processes of the worker on the `moves` queue")
-    parser.add_argument("--people-concurrency", type=int, default=4,
-                        help="processes of the worker on the `people` queue (0: none, the "
+    parser.add_argument("--people-concurrency", type=int, default=32,
+                        help="threads of the worker on the `people` queue (0: none, the "
                              "`moves` worker serves it too)")
     parser.add_argument("--min-think-ms", type=int, default=700)
     parser.add_argument("--table-streams", type=int, default=0,

@@ -23,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+from cli.worker import PEOPLE_THREADS
 from events.levels import LEVELS
 
 # The house bots every site has: bot name → house strategy (the levels: house-level-1 … 5).
@@ -103,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
                                           name="up", logfile=logs / "worker.log"))
-        started.append(procs.start_worker(queues="people", concurrency=2, name="up-people",
+        started.append(procs.start_worker(queues="people", concurrency=PEOPLE_THREADS,
+                                          pool="threads", name="up-people",
                                           logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
         dashboard, web_url = start_dashboard(args.web)

@@ -21,6 +21,8 @@ import os
 import sys
 from typing import Any
 
+PEOPLE_THREADS = 32  # a people's worker's threads (-P threads): each waits for a due time
+
 
 def register(subparsers: Any) -> None:
     worker = subparsers.add_parser(
@@ -30,8 +32,12 @@ def register(subparsers: Any) -> None:
                     "`batch` (simulation chunks, analyses); in production one worker per "
                     "queue (-Q people, -Q moves, -Q batch).")
     worker.add_argument("-Q", "--queues", default="people,moves,batch")
-    worker.add_argument("-c", "--concurrency", type=int, default=os.cpu_count() or 1,
-                        help="pool processes (default: the number of cores)")
+    worker.add_argument("-c", "--concurrency", type=int, default=None,
+                        help="pool processes, or threads (default: the number of cores; "
+                             f"{PEOPLE_THREADS} threads)")
+    worker.add_argument("-P", "--pool", choices=["prefork", "threads"], default=None,
+                        help="prefork (default), or threads (the default for -Q people "
+                             "alone: its tasks mostly wait for an answer's due time)")
     worker.add_argument("-n", "--name", default="bummerl")
     worker.add_argument("-B", "--beat", action="store_true",
                         help="also run the beat scheduler in this worker (one per site!)")
@@ -73,11 +79,20 @@ def run_worker(args: argparse.Namespace) -> int:
               "this worker's house-bot moves; set it to the service's house token (and "
               "BUMMERL_SERVICE_ADDRESS if the service is not at 127.0.0.1:50051)",
               file=sys.stderr)
-    cmd = celery_command("worker", "-Q", args.queues, "-c", str(args.concurrency), "-P",
-                         "prefork", "--without-mingle", "--without-gossip",
-                         "-n", f"{args.name}@%h", "-l", args.loglevel, *(["-B"] if args.beat
-                                                                          else []))
+    cmd = celery_command(*worker_args(args))
     os.execv(cmd[0], cmd)
+
+
+def worker_args(args: argparse.Namespace) -> list[str]:
+    """Celery's arguments for `bummerl worker`: a worker on `people` alone runs a pool of
+    `PEOPLE_THREADS` threads unless told otherwise (its tasks mostly wait for an answer's due
+    time), any other a pool of processes, one per core."""
+    pool = args.pool or ("threads" if args.queues == "people" else "prefork")
+    concurrency = args.concurrency or (PEOPLE_THREADS if pool == "threads"
+                                       else os.cpu_count() or 1)
+    return ["worker", "-Q", args.queues, "-c", str(concurrency), "-P", pool,
+            "--without-mingle", "--without-gossip", "-n", f"{args.name}@%h",
+            "-l", args.loglevel, *(["-B"] if args.beat else [])]
 
 
 def check_worker(name: str, max_age: float) -> int:

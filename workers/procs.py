@@ -22,9 +22,10 @@ def celery_command(*args: str) -> list[str]:
 
 def start_worker(env: dict[str, str] | None = None, queues: str = "people,moves,batch",
                  concurrency: int = 1, beat: bool = False, logfile: str | Path | None = None,
-                 name: str = "w1", loglevel: str = "INFO") -> subprocess.Popen:
-    """A Celery worker process (prefork pool of `concurrency` children) on `queues`."""
-    args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", "prefork",
+                 name: str = "w1", loglevel: str = "INFO", pool: str = "prefork"
+                 ) -> subprocess.Popen:
+    """A Celery worker process on `queues`: a `pool` (prefork, or threads) of `concurrency`."""
+    args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool,
             "--without-mingle", "--without-gossip", "-n", f"{name}@%h", "-l", loglevel]
     if beat:
         args.append("-B")

@@ -140,12 +140,9 @@ def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None
     knows of the turn (the seat's strategy and its observation as `HouseTurn.encoded()`;
     `person`: a person plays the other seat, and `since` is when the turn was committed:
     `move_message`)."""
-    from workers import pacing
-
     args, kwargs, options = move_message(match_id, seat, seq, strategy=strategy,
                                          observation=observation, person=person, since=since)
-    pacing.ahead_of(kwargs.get("not_before"),
-                    lambda: play_move_task.apply_async(args, kwargs, **options))
+    play_move_task.apply_async(args, kwargs, **options)
 
 
 def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
@@ -153,11 +150,12 @@ def move_message(match_id: int, seat: int, seq: int, *, strategy: str | None = N
                  since: float | None = None
                  ) -> tuple[tuple[int, int, int], dict[str, Any], dict[str, Any]]:
     """The arguments, keyword arguments and sending options of a `bummerl.move` message. A
-    house bot answering a person (`person`) keeps a believable pace: the message says when it
-    is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` after the person's action was committed
-    (`since`, a time.time(); now if None or later: the hooks may run a little after the
-    commit), this clock's time), the sender holds it until just before
-    (`workers.pacing.ahead_of`) and the task never submits earlier."""
+    house bot answering a person (`person`) keeps a believable pace: the message, sent at once
+    on the `people` queue, says when it is due (`not_before`, `BUMMERL_HOUSE_MIN_THINK_MS` after
+    the person's action was committed (`since`, a time.time(); now if None or later: the hooks
+    run a little after the commit), this clock's time); the task decides at once and submits
+    then, never earlier. The people's workers run a thread pool, so a task waiting for its time
+    is a sleeping thread (`bummerl worker -Q people` runs threads by default)."""
     from workers.moves import min_think_seconds
 
     extra: dict[str, Any] = {k: v for k, v in (("strategy", strategy),

@@ -6,9 +6,9 @@ the queue is bounded (`MAX_PENDING`); when it is full the trigger is dropped and
 the workers' sweeper (which re-enqueues every house turn that waits too long) makes it good.
 So a hook that blocks (e.g. enqueuing a Celery task while Redis is down) delays later hooks,
 never a submit's answer nor the turns pushed to the bots. Hooks run in the order they were
-handed over, up to `THREADS` at once: a hook is mostly a broker round trip, and one thread, at
-50 open tables on a 2-core machine, let them queue for over a second at p99 (the house's answer
-to a person came that much later).
+handed over, up to `THREADS` at once: a hook is mostly a broker round trip (a house move's
+message), and one thread, at 50 open tables on a 2-core machine, let them queue for over a
+second at p99.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from services.core import hooks
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 10000
-THREADS = 4  # hooks running at once
+THREADS = 8  # hooks running at once
 _queue: queue.Queue[tuple[list, tuple[object, ...]]] = queue.Queue(MAX_PENDING)  # type: ignore[type-arg]
 _thread: threading.Thread | None = None
 _guard = threading.Lock()

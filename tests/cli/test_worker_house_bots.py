@@ -62,3 +62,21 @@ def test_a_moves_worker_registers_the_house_bots(tmp_path):
         stop(proc)
     assert house_bots(url) == set(HOUSE_BOTS)
 
+
+
+def test_a_people_worker_runs_threads_unless_told_otherwise():
+    """`bummerl worker -Q people` runs a pool of threads (each of its tasks mostly sleeps until
+    the answer is due); every other worker a pool of processes, one per core."""
+    from cli.main import build_parser
+    from cli.worker import PEOPLE_THREADS, worker_args
+
+    def pool(*argv: str) -> tuple[str, str]:
+        args = worker_args(build_parser().parse_args(["worker", *argv]))
+        return args[args.index("-P") + 1], args[args.index("-c") + 1]
+
+    assert pool("-Q", "people") == ("threads", str(PEOPLE_THREADS))
+    assert pool("-Q", "people", "-c", "8") == ("threads", "8")
+    assert pool("-Q", "people", "-P", "prefork", "-c", "2") == ("prefork", "2")
+    assert pool("-Q", "moves") == ("prefork", str(os.cpu_count() or 1))
+    assert pool() == ("prefork", str(os.cpu_count() or 1))  # people,moves,batch
+    assert pool("-Q", "moves", "-P", "threads") == ("threads", str(PEOPLE_THREADS))

@@ -168,7 +168,7 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     """The site (see the module docstring); house bots answering a person wait at least
     `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker)."""
     from web.server import shutdown, url_of, waitress_server
-    from workers import pacing, procs
+    from workers import procs
     from workers.app import make_app
     from workers.tasks import move_message
 
@@ -186,9 +186,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         args, kwargs, options = move_message(  # as workers.hooks sends it on the site's broker
             match_id, seat, seq, strategy=turn.strategy or None, observation=turn.encoded(),
-            person=turn.opponent_person)
-        pacing.ahead_of(kwargs.get("not_before"),
-                        lambda: celery.send_task("bummerl.move", args, kwargs, **options))
+            person=turn.opponent_person, since=turn.committed)
+        celery.send_task("bummerl.move", args, kwargs, **options)
 
     def on_match_end(match_id: int) -> None:
         celery.send_task("bummerl.rate", (match_id,), queue="moves")
@@ -202,7 +201,7 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
          "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "3600",
          "BUMMERL_SERVICE_ADDRESS": server.address, "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN,
          "BUMMERL_HOUSE_MIN_THINK_MS": str(min_think_ms)},
-        concurrency=1, logfile=tmp_path / "worker.log")
+        concurrency=4, pool="threads", logfile=tmp_path / "worker.log")
     web = waitress_server("127.0.0.1", 0, {
         "DATABASE_URL": url, "SERVICE_ADDRESS": server.address, "WEB_TOKEN": WEB_TOKEN,
         "LIVE_POLL_SECONDS": 0.1, "MAX_STREAMS": 8, "TABLE_STREAMS": 16,

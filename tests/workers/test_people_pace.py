@@ -1,8 +1,8 @@
 """A house bot answering a person keeps its minimum think time with a real Celery worker on
-real Redis: the service's hook sends the move as `workers.tasks.send_move` does (the message
-`move_message` makes, held by `workers.pacing` until just before BUMMERL_HOUSE_MIN_THINK_MS
-after the commit), the worker submits it over gRPC, and the person's table shows the answer
-soon after the minimum."""
+real Redis: the service's hook sends the move at once as `workers.tasks.send_move` does (the
+message `move_message` makes: due BUMMERL_HOUSE_MIN_THINK_MS after the commit), a people's
+worker (a pool of threads, as `bummerl worker -Q people` runs) submits it over gRPC then, and
+the person's table shows the answer soon after the minimum."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from db.schema import create_all
 from db.settings import sha256
 from services.core import hooks
 from services.ops import bots
-from workers import pacing, procs, tasks
+from workers import procs, tasks
 from workers.testing import redis_site
 
 WEB_TOKEN = "web-secret"
@@ -53,10 +53,9 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         args, kwargs, options = tasks.move_message(
             match_id, seat, seq, strategy=turn.strategy, observation=turn.encoded(),
-            person=turn.opponent_person)
+            person=turn.opponent_person, since=turn.committed)
         assert options["queue"] == "people"  # latency-bound: workers of its own (workers.app)
-        pacing.ahead_of(kwargs.get("not_before"), lambda: app.send_task(
-            "bummerl.move", args, kwargs, **options))
+        app.send_task("bummerl.move", args, kwargs, **options)
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [])
@@ -67,7 +66,8 @@ def test_a_real_worker_answers_a_person_after_the_minimum_think_time(site_databa
                "BUMMERL_HOUSE_MIN_THINK_MS": str(MIN_MS),
                "BUMMERL_BEAT_SCHEDULE": str(tmp_path / "beat"), "BUMMERL_LADDER_EVERY": "3600"}
         assert service_env["BUMMERL_HOUSE_TOKEN"] == HOUSE_TOKEN
-        worker = procs.start_worker(env, logfile=tmp_path / "worker.log")
+        worker = procs.start_worker(env, queues="people", pool="threads", concurrency=8,
+                                    logfile=tmp_path / "worker.log")
         channel = grpc.insecure_channel(server.address)
         stub = people_pb2_grpc.PeopleServiceStub(channel)
         try:
