@@ -23,7 +23,6 @@ import sys
 import time
 from typing import Any
 
-from cli.worker import PEOPLE_THREADS
 from events.levels import LEVELS
 
 # The house bots every site has: bot name → house strategy (the levels: house-level-1 … 5).
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
                                           name="up", logfile=logs / "worker.log"))
-        started.append(procs.start_worker(queues="people", concurrency=PEOPLE_THREADS,
+        started.append(procs.start_worker(queues="people", concurrency=procs.PEOPLE_THREADS,
                                           pool="threads", name="up-people",
                                           logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))

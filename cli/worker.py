@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-PEOPLE_THREADS = 32  # a people's worker's threads (-P threads): each waits for a due time
+from workers.procs import PEOPLE_THREADS
 
 
 def register(subparsers: Any) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+PEOPLE_THREADS = 32  # a people's worker's threads (-P threads): each waits for a due time
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
