@@ -21,6 +21,7 @@ import os
 import sys
 from typing import Any
 
+from workers import procs
 from workers.procs import PEOPLE_THREADS
 
 
@@ -66,8 +67,6 @@ def _migrate() -> None:
 def run_worker(args: argparse.Namespace) -> int:
     if args.check:
         return check_worker(args.name, args.max_age)
-    from workers.procs import celery_command
-
     _migrate()
     house = bool({"moves", "people"} & set(args.queues.split(",")))
     if house:
@@ -79,7 +78,7 @@ def run_worker(args: argparse.Namespace) -> int:
               "this worker's house-bot moves; set it to the service's house token (and "
               "BUMMERL_SERVICE_ADDRESS if the service is not at 127.0.0.1:50051)",
               file=sys.stderr)
-    cmd = celery_command(*worker_args(args))
+    cmd = procs.celery_command(*worker_args(args))
     os.execv(cmd[0], cmd)
 
 
@@ -90,9 +89,7 @@ def worker_args(args: argparse.Namespace) -> list[str]:
     pool = args.pool or ("threads" if args.queues == "people" else "prefork")
     concurrency = args.concurrency or (PEOPLE_THREADS if pool == "threads"
                                        else os.cpu_count() or 1)
-    return ["worker", "-Q", args.queues, "-c", str(concurrency), "-P", pool,
-            "--without-mingle", "--without-gossip", "-n", f"{args.name}@%h",
-            "-l", args.loglevel, *(["-B"] if args.beat else [])]
+    return procs.worker_args(args.queues, concurrency, pool, args.name, args.loglevel, args.beat)
 
 
 def check_worker(name: str, max_age: float) -> int:
@@ -104,8 +101,6 @@ def check_worker(name: str, max_age: float) -> int:
 
 
 def run_beat(args: argparse.Namespace) -> int:
-    from workers.procs import celery_command
-
     _migrate()
-    cmd = celery_command("beat", "-l", args.loglevel)
+    cmd = procs.celery_command("beat", "-l", args.loglevel)
     os.execv(cmd[0], cmd)

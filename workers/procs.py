@@ -27,11 +27,15 @@ def start_worker(env: dict[str, str] | None = None, queues: str = "people,moves,
                  name: str = "w1", loglevel: str = "INFO", pool: str = "prefork"
                  ) -> subprocess.Popen:
     """A Celery worker process on `queues`: a `pool` (prefork, or threads) of `concurrency`."""
-    args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool,
-            "--without-mingle", "--without-gossip", "-n", f"{name}@%h", "-l", loglevel]
-    if beat:
-        args.append("-B")
-    return _start(celery_command(*args), env, logfile)
+    return _start(celery_command(*worker_args(queues, concurrency, pool, name, loglevel, beat)),
+                  env, logfile)
+
+
+def worker_args(queues: str, concurrency: int, pool: str, name: str, loglevel: str,
+                beat: bool) -> list[str]:
+    """`celery worker`'s arguments for a bummerl worker (`start_worker`, `bummerl worker`)."""
+    return ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool, "--without-mingle",
+            "--without-gossip", "-n", f"{name}@%h", "-l", loglevel, *(["-B"] if beat else [])]
 
 
 def start_beat(env: dict[str, str] | None = None, logfile: str | Path | None = None,

@@ -5,7 +5,7 @@ A committed change hands its trigger over with `on_turn` / `on_match_end`, which
 the queue is bounded (`MAX_PENDING`); when it is full the trigger is dropped and logged, and
 the workers' sweeper (which re-enqueues every house turn that waits too long) makes it good.
 So a hook that blocks (e.g. enqueuing a Celery task while Redis is down) delays later hooks,
-never a submit's answer nor the turns pushed to the bots. Hooks run in the order they were
+never a submit's answer nor the turns pushed to the bots. Hooks start in the order they were
 handed over, up to `THREADS` at once: a hook is mostly a broker round trip (a house move's
 message), and one thread, at 50 open tables on a 2-core machine, let them queue for over a
 second at p99.
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 MAX_PENDING = 10000
 THREADS = 8  # hooks running at once
 _queue: queue.Queue[tuple[list, tuple[object, ...]]] = queue.Queue(MAX_PENDING)  # type: ignore[type-arg]
-_thread: threading.Thread | None = None
+_started = False  # the threads run (started with the first hook handed over)
 _guard = threading.Lock()
 _dropped = 0
 
@@ -41,16 +41,15 @@ def _run() -> None:
 
 
 def _submit(callbacks: list, *args: object) -> None:  # type: ignore[type-arg]
-    global _thread, _dropped
+    global _started, _dropped
     if not callbacks:
         return
-    if _thread is None:
+    if not _started:
         with _guard:
-            if _thread is None:
+            if not _started:
                 for n in range(THREADS):
-                    _thread = threading.Thread(target=_run, daemon=True,
-                                               name=f"bummerl-hooks-{n}")
-                    _thread.start()
+                    threading.Thread(target=_run, daemon=True, name=f"bummerl-hooks-{n}").start()
+                _started = True
     try:
         _queue.put_nowait((callbacks, args))
     except queue.Full:
