@@ -23,11 +23,12 @@ import json
 import logging
 import queue
 import threading
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
 from flask import Flask, current_app
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from db.models import Match
 from web import sse
@@ -93,26 +94,15 @@ class Feed:
                 ids = list(self.streams)
             try:
                 with sessions() as s:
-                    rows = s.execute(select(Match.id, Match.seq, Match.state)
-                                     .where(Match.id.in_(ids))).all()
+                    rows = s.connection().execute(_OPEN_TABLES, {"ids": ids}).all()
             except Exception as e:  # noqa: BLE001  (the database may be away; try again)
                 if not failing:
                     log.warning("tables: cannot read the open tables' matches: %s", e)
                 failing = True
                 continue
             failing = False
-            with self.lock:
-                fresh, self.fresh = self.fresh, set()
-            for match_id, seq, state in rows:
-                now = (seq, state)
+            for targets, seq, state in self._changes(rows):
                 payload = json.dumps({"seq": seq, "final": state != "running"})
-                with self.lock:
-                    streams = self.streams.get(match_id, set())
-                    # a stream opened since the last poll gets the state now (the page may have
-                    # loaded it just before a change; it reloads only when the seq differs)
-                    targets = list(streams) if self.seen.get(match_id) != now else \
-                        [q for q in streams if q in fresh]
-                self.seen[match_id] = now
                 for stream in targets:
                     while True:  # a stalled client loses its oldest states, never the latest
                         try:
@@ -121,6 +111,33 @@ class Feed:
                         except queue.Full:
                             with contextlib.suppress(queue.Empty):
                                 stream.get_nowait()
+
+    def _changes(self, rows: Sequence[Any]) -> list[tuple[list[queue.Queue[str | None]], int, str]]:
+        """The streams to tell of each row (match id, seq, state) read: all of a match's when
+        its seq or state changed, else those opened since the last poll (the page may have
+        loaded the table just before a change; it reloads only when the seq differs). Most
+        rows of a poll are unchanged: they cost a comparison."""
+        changes = []
+        with self.lock:
+            fresh, self.fresh = self.fresh, set()
+            for match_id, seq, state in rows:
+                streams = self.streams.get(match_id)
+                if not streams:
+                    continue
+                now = (seq, state)
+                if self.seen.get(match_id) != now:
+                    self.seen[match_id] = now
+                    changes.append((list(streams), seq, state))
+                elif fresh:
+                    targets = [q for q in streams if q in fresh]
+                    if targets:
+                        changes.append((targets, seq, state))
+        return changes
+
+
+# The open tables' (id, seq, state), built once (a statement costs more to build than to run).
+_OPEN_TABLES = select(Match.id, Match.seq, Match.state).where(
+    Match.id.in_(bindparam("ids", expanding=True)))
 
 
 def install(app: Flask) -> None:

@@ -42,8 +42,9 @@ def table_to_pb(view: people.TableView) -> people_pb2.Table:
     match = convert.match_to_pb(m)
     if over:  # the deal may be checked now: convert leaves the seed of a pair's leg out
         match.seed = m.seed
+    observation = wire.observation_to_pb(obs)
     table = people_pb2.Table(
-        match=match, seat=view.seat, observation=wire.observation_to_pb(obs), seq=m.seq,
+        match=match, seat=view.seat, observation=observation, seq=m.seq,
         claim_good=view.claim_good, claim_hint=view.claim_hint, points=obs.points,
         names=[m.bot0.name, m.bot1.name], game_points_needed=[m.counter0, m.counter1],
         bank_left_ms=[m.bank0_ms, m.bank1_ms],
@@ -55,7 +56,7 @@ def table_to_pb(view: people.TableView) -> people_pb2.Table:
         opponent_connected=view.opponent_connected, rated=m.rated,
         can_resign=not over and not m.rated)
     if obs.tricks:
-        table.last_trick.CopyFrom(wire.observation_to_pb(obs).tricks[-1])
+        table.last_trick.CopyFrom(observation.tricks[-1])
     return table
 
 

@@ -174,6 +174,13 @@ _read_columns = attrgetter(*_COLUMNS)
 _COPIED = (*_COLUMNS, "bot0", "bot1")
 
 
+def live_match(row: object, bots: tuple[object, object]) -> Match:
+    """A LiveMatch of `row` (anything with the matches table's columns as attributes: a row
+    of the ORM or of a Core select of them) and the two bots given (values with the
+    attributes their readers use)."""
+    return _live_copy(cast(Match, row), cast(tuple[Bot, Bot], bots))
+
+
 def _live_copy(m: Match, bots: tuple[Bot | LiveBot, Bot | LiveBot]) -> Match:
     copy = LiveMatch()
     for name, value in zip(_COPIED, (*_read_columns(m), *bots), strict=True):

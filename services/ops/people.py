@@ -29,11 +29,13 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Select, bindparam, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -54,6 +56,7 @@ from db.presence import CHALLENGE
 from db.ratings import Rating
 from db.settings import Settings, settings, sha256
 from services.core import actions, matches
+from services.core.cache import live_match
 from services.core.connections import factory_of, writing
 from services.core.errors import (
     AlreadyExists,
@@ -417,18 +420,55 @@ class TableView:
             a.kind == engine.ActionKind.CLAIM for a in obs.legal_actions)
 
 
+class SeatBot(NamedTuple):
+    """A bot of a table as a plain value: what the table's readers use of it (its name and
+    kind, a suspension, a remote bot's presence)."""
+
+    id: int
+    name: str
+    kind: str
+    house_strategy: str | None
+    suspended_at: datetime | None
+    suspended_reason: str | None
+    connected_since: datetime | None
+    last_seen_at: datetime | None
+
+
+def _seat_query() -> Select[Any]:
+    """SELECT a match row, its two bots' `SeatBot` columns and the bot of person :person_id,
+    by the match's id :match_id (built once: building a statement costs more than running it,
+    and a table is read on every change of every open table)."""
+    bots = Bot.__table__
+    b0, b1 = bots.alias("b0"), bots.alias("b1")
+    person_bot = select(Person.bot_id).where(Person.id == bindparam("person_id"))
+    matches_table = Match.__table__
+    return (select(matches_table,
+                   *(b.c[f].label(f"b{i}_{f}") for i, b in enumerate((b0, b1))
+                     for f in SeatBot._fields),
+                   person_bot.scalar_subquery().label("person_bot"))
+            .join(b0, b0.c.id == matches_table.c.bot0_id)
+            .join(b1, b1.c.id == matches_table.c.bot1_id)
+            .where(matches_table.c.id == bindparam("match_id")))
+
+
+_SEAT_QUERY = _seat_query()
+
+
 def _seat_of(s: Session, person_id: int, match_id: int) -> tuple[Bot, Match, int]:
-    """The person's bot, the match (its bots loaded) and the seat the person plays in it; one
-    query (a table is read on every change of every open table)."""
-    person_bot = select(Person.bot_id).where(Person.id == person_id).scalar_subquery()
-    row = s.execute(select(Match, person_bot).where(Match.id == match_id)).first()
+    """The person's bot, the match (a plain copy of its row, with its bots as `SeatBot`s) and
+    the seat the person plays in it; one query, without the ORM's objects (a table is read on
+    every change of every open table)."""
+    row = s.connection().execute(_SEAT_QUERY, {"person_id": person_id,
+                                               "match_id": match_id}).first()
     if row is None:
         _person(s, person_id)  # a missing person is named first, as before
         raise NotFound(f"no match with id {match_id}")
-    m, bot_id = row
-    if bot_id is None:
+    if row.person_bot is None:
         raise NotFound(f"no person with id {person_id}")
-    seat = m.seat_of(bot_id)
+    values = row._mapping
+    bots = tuple(SeatBot(*(values[f"b{i}_{f}"] for f in SeatBot._fields)) for i in (0, 1))
+    m = live_match(row, (bots[0], bots[1]))
+    seat = m.seat_of(row.person_bot)
     if seat is None:
         raise PermissionDenied(f"person {person_id} plays no seat of match {match_id}")
     return m.bot(seat), m, seat

@@ -172,6 +172,23 @@ def test_a_second_person_can_neither_read_nor_act_at_the_first_ones_table(people
     assert people.table(alice.person_id, started.match.match_id).seq == table.seq
 
 
+def test_a_table_of_an_unknown_person_or_match_is_not_found_naming_it(people):
+    house_bot(people.service.sessions)
+    alice = people.guest("alice")
+    started = start(people, alice.person_id)
+    for person_id, match_id, named in ((alice.person_id, 9999, "no match with id 9999"),
+                                       (8888, started.match.match_id, "no person with id 8888"),
+                                       (8888, 9999, "no person with id 8888")):
+        with pytest.raises(grpc.RpcError) as refused:
+            people.table(person_id, match_id)
+        assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+        assert named in refused.value.details()
+    table = people.table(alice.person_id, started.match.match_id)
+    assert table.names[1 - table.seat] == "house-random"
+    assert table.names[table.seat].startswith("@alice~guest")
+    assert table.opponent_connected and not table.rated and table.can_resign
+
+
 def test_rated_games_alternate_seats_with_fresh_seeds(people):
     house_bot(people.service.sessions)
     alice = people.register("alice")
