@@ -22,7 +22,7 @@ Figures:
   acted exactly once in between (the action log tells);
 - the web's cost per open table: threads, memory (RSS) and CPU of the web process, idle and
   with every table open, divided by the tables; and whether the operators' pages still answer
-  (`/standings` and `/matches` timed while the tables are open).
+  (`/standings` and `/matches` timed 3 times each while the tables are open: the median).
 
 Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
 --broker-url redis://127.0.0.1:6379/10]` (docs/web.md).
@@ -392,22 +392,24 @@ def split_latencies(people: list[Person]) -> tuple[list[float], list[float]]:
     return house, web
 
 
-def operator_pages(port: int) -> dict[str, float]:
-    """How long the operators' pages take while the tables are open (seconds)."""
-    result = {}
-    for path in ("/standings", "/matches"):
-        began = time.monotonic()
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        try:
-            c.request("GET", path)
-            r = c.getresponse()
-            r.read()
-            result[path] = time.monotonic() - began if r.status == 200 else float("nan")
-        except OSError:
-            result[path] = float("nan")  # not answered (printed as nan)
-        finally:
-            c.close()
-    return result
+def operator_pages(port: int, rounds: int = 3) -> dict[str, float]:
+    """How long the operators' pages take while the tables are open: each page's median over
+    `rounds` rounds (seconds; nan if not answered)."""
+    times: dict[str, list[float]] = {"/standings": [], "/matches": []}
+    for _ in range(rounds):
+        for path, taken in times.items():
+            began = time.monotonic()
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                c.request("GET", path)
+                r = c.getresponse()
+                r.read()
+                taken.append(time.monotonic() - began if r.status == 200 else float("nan"))
+            except OSError:
+                taken.append(float("nan"))  # not answered (printed as nan)
+            finally:
+                c.close()
+    return {path: statistics.median(taken) for path, taken in times.items()}
 
 
 def main() -> int:
@@ -492,17 +494,17 @@ def main() -> int:
                   f"{args.remote} bots, no minimum think)")
         per = max(1, args.people)
         cpu = (end["cpu_s"] - cpu_began) / max(0.001, elapsed - min(5.0, args.seconds / 3))
-        pool = 16 + 16 + args.table_streams
+        pool = 16 + 16 + 2 * args.table_streams
         print(f"  web process: waitress pool {pool} threads made at start (16 requests + 16 "
-              f"live pages + {args.table_streams} table streams: an open table holds one while "
-              "its stream is open)")
+              f"live pages + 2 x {args.table_streams} table streams: an open table holds one "
+              "while its stream is open, and one more for its page's requests)")
         print(f"  web process: idle {idle['threads']} threads, {idle['rss_mb']:.0f} MB; "
               f"{args.people} tables open {busy['threads']} threads, {busy['rss_mb']:.0f} MB, "
               f"CPU {cpu * 100:.0f}% of a core")
         print(f"  per open table: {(busy['threads'] - idle['threads']) / per:.2f} threads, "
               f"{(busy['rss_mb'] - idle['rss_mb']) * 1024 / per:.0f} kB, "
               f"{cpu * 1000 / per:.1f} ms CPU a second")
-        print("  operators' pages with every table open: " + ", ".join(
+        print("  operators' pages with every table open (median of 3): " + ", ".join(
             f"{k} {v * 1000:.0f} ms" for k, v in pages.items()))
         refused = [e for e in errors if "refused" in e or "start" in e]
         print(f"  errors: {len(errors)} ({len(refused)} refused or not started)"

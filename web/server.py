@@ -21,14 +21,17 @@ from werkzeug.serving import BaseWSGIServer, make_server
 def waitress_server(host: str = "127.0.0.1", port: int = 8000,
                     config: dict[str, Any] | None = None, threads: int = 8) -> Any:
     """A bound waitress server of a new dashboard app; `.run()` serves until interrupted.
-    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`) and per
-    table stream (`TABLE_STREAMS`)."""
+    It has `threads` for ordinary requests plus one per live stream (`MAX_STREAMS`) and two
+    per table stream (`TABLE_STREAMS`): the stream's and its page's requests'."""
     from waitress import create_server
 
     from web import create_app
 
     app = create_app(config)
-    streams = int(app.config["MAX_STREAMS"]) + int(app.config["TABLE_STREAMS"])
+    # A table's page also sends requests that wait for the engine service (an action, the
+    # table's JSON): one more thread per table stream, so that when the service is busy those
+    # wait at the service, not in waitress's queue in front of the operators' pages.
+    streams = int(app.config["MAX_STREAMS"]) + 2 * int(app.config["TABLE_STREAMS"])
     # Each open table or live page keeps its stream's connection and, in a browser, one more
     # for its requests: waitress's default limit (100 connections) would refuse the 51st table.
     # poll(), not select(): select() fails on a descriptor past 1024 (some 500 open tables).

@@ -26,5 +26,6 @@ def test_the_people_bench_prints_its_figures(redis_url):
     assert int(figures.group(1)) >= 0, out  # never before the house's minimum think time
     assert re.search(r"remote gRPC bot's answer -> next turn .*: p50 \d+ ms", out), out
     assert re.search(r"per open table: [0-9.]+ threads, \d+ kB", out), out
-    assert re.search(r"operators' pages with every table open: /standings \d+ ms", out), out
+    assert re.search(r"operators' pages with every table open \(median of 3\): "
+                     r"/standings \d+ ms", out), out
     assert "errors: 0 (0 refused or not started)" in out, out
