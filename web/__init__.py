@@ -32,6 +32,8 @@ DEFAULTS: dict[str, Any] = {
     "GUEST_LIMIT": "30 per minute",  # guests started per address
     "TABLE_POLL_SECONDS": 0.025,  # how often the table poller reads the open tables' seqs
     "TABLE_STREAMS": 256,  # table event streams open at once (past it: the page polls)
+    "SERVICE_CALLS": 32,  # calls to PeopleService in flight at once; the rest wait their turn
+    "SERVICE_QUEUE_SECONDS": 30,  # ... at most this long, then "the service is busy" (503)
 }
 
 

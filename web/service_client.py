@@ -6,7 +6,11 @@ server-side only: the browser never sees it. Each call that acts for a person na
 `person_id` of the browser's session; the service checks that the person owns the seat. The web
 never writes a match itself.
 
-One gRPC channel per app (thread-safe, shared by every request). A refused call becomes a
+One gRPC channel per app (thread-safe, shared by every request). At most `SERVICE_CALLS` calls
+are in flight at once: when the service is busy the others wait here, in turn, for up to
+`SERVICE_QUEUE_SECONDS` (then a 503 "busy", nothing sent), so that waiting in a queue does
+not use up a call's own deadline (`SERVICE_TIMEOUT_SECONDS`, 10 s) at the service. A refused
+call becomes a
 `Refused` with the HTTP status it maps to and the service's message (which names the rule of
 an illegal action, e.g. "R3.4 must follow suit").
 """
@@ -68,6 +72,8 @@ class Client:
         self.address = service_address(app)
         self.token = web_token(app)
         self.timeout = float(app.config.get("SERVICE_TIMEOUT_SECONDS", 10))
+        self.slots = threading.BoundedSemaphore(int(app.config.get("SERVICE_CALLS", 32)))
+        self.queue_s = float(app.config.get("SERVICE_QUEUE_SECONDS", 30))
         self.channel = grpc.insecure_channel(self.address)
         self.stub = people_pb2_grpc.PeopleServiceStub(self.channel)
 
@@ -76,6 +82,10 @@ class Client:
             raise Refused(503, "UNAVAILABLE", "this web server has no credential for the engine "
                           "service (BUMMERL_WEB_TOKEN is not set): people cannot play here; "
                           "`bummerl up` sets it")
+        if not self.slots.acquire(timeout=self.queue_s):
+            raise Refused(503, "UNAVAILABLE", f"the engine service at {self.address} is busy: "
+                          f"this call waited {self.queue_s:g} s for its turn; nothing was done, "
+                          "try again")
         try:
             return getattr(self.stub, method)(
                 request, timeout=self.timeout,
@@ -89,6 +99,8 @@ class Client:
             rule = next((str(v) for k, v in (call.trailing_metadata() or ())
                          if k == "bummerl-rule"), None)
             raise Refused(HTTP_OF.get(code, 502), code.name, message, rule) from None
+        finally:
+            self.slots.release()
 
     def close(self) -> None:
         self.channel.close()

@@ -68,3 +68,56 @@ def test_requests_waiting_for_the_service_leave_the_operators_pages_served(tmp_p
             t.join(10)
         shutdown(server)
         serving.join(5)
+
+
+def client_of(address: str, **config: object):
+    from flask import Flask
+
+    from web.service_client import Client
+
+    app = Flask(__name__)
+    app.config.update(SERVICE_ADDRESS=address, WEB_TOKEN="web-secret", **config)
+    return Client(app)
+
+
+def start_guest(client, outcomes: list[str]) -> None:
+    from bummerl.v1 import people_pb2
+
+    from web.service_client import Refused
+
+    began = time.monotonic()
+    try:
+        client.call("StartGuest", people_pb2.StartGuestRequest(name="g"))
+    except Refused as e:
+        outcomes.append(f"{time.monotonic() - began:.1f} {e.code} {e.message}")
+
+
+def test_calls_past_service_calls_wait_their_turn_not_their_deadline(silent_service):
+    """SERVICE_CALLS in flight at once: 4 calls with 2 slots take two rounds of the deadline;
+    each one still gets its whole deadline at the service (the turn's wait is not part of it)."""
+    client = client_of(silent_service, SERVICE_CALLS=2, SERVICE_TIMEOUT_SECONDS=1)
+    outcomes: list[str] = []
+    calls = [threading.Thread(target=start_guest, args=(client, outcomes)) for _ in range(4)]
+    began = time.monotonic()
+    for t in calls:
+        t.start()
+    for t in calls:
+        t.join(30)
+    took = time.monotonic() - began
+    client.close()
+    assert len(outcomes) == 4 and all("DEADLINE_EXCEEDED" in o for o in outcomes), outcomes
+    assert took >= 1.9, f"4 calls with 2 slots and a 1 s deadline ended in {took:.1f} s"
+
+
+def test_a_call_that_waits_too_long_for_its_turn_is_refused_as_busy(silent_service):
+    client = client_of(silent_service, SERVICE_CALLS=1, SERVICE_TIMEOUT_SECONDS=3,
+                       SERVICE_QUEUE_SECONDS=0.3)
+    outcomes: list[str] = []
+    first = threading.Thread(target=start_guest, args=(client, outcomes))
+    first.start()
+    time.sleep(0.2)
+    start_guest(client, outcomes)  # the slot is taken for 3 s
+    assert len(outcomes) == 1 and "UNAVAILABLE" in outcomes[0], outcomes
+    assert "is busy: this call waited 0.3 s for its turn; nothing was done" in outcomes[0]
+    first.join(10)
+    client.close()
