@@ -165,6 +165,8 @@ def main() -> None:
     parser.add_argument("--strategy", default="champion", help="the bummerl house strategy")
     parser.add_argument("--ms", type=float, default=100.0, help="champion's budget per move")
     parser.add_argument("--clock", default="cpu", choices=["wall", "cpu"])
+    parser.add_argument("--objective", default="points", choices=["points", "wins"],
+                        help="what the champion maximizes: game points or hands won")
     parser.add_argument("--samples", type=int, default=16, help="VU RdeepBot num_samples")
     parser.add_argument("--depth", type=int, default=4, help="VU RdeepBot depth")
     parser.add_argument("--seed", type=int, default=0, help="first game's seed")
@@ -174,6 +176,8 @@ def main() -> None:
     options: dict = {}
     if args.strategy.startswith("champion"):
         options = {"ms": args.ms, "clock": args.clock}
+        if args.objective != "points":
+            options["objective"] = args.objective
     games = list(range(args.seed, args.seed + args.games))
     step = 5
     jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth)

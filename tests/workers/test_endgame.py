@@ -35,6 +35,26 @@ def test_solver_equals_brute_force_on_random_positions(profile):
     assert {ActionKind.PLAY, ActionKind.CLAIM, ActionKind.DECLARE} <= kinds
 
 
+@pytest.mark.parametrize("profile", list(Profile))
+def test_wins_only_values_are_the_sign_of_the_game_points(profile):
+    """A solver that counts hands won (+1/-1) gives each action the sign of its exact game
+    points (R8: never 0), closed stocks and claims included, with or without a table."""
+    rng = random.Random(f"wins:{profile}")
+    closed = 0
+    for _ in range(150):
+        hand = random_strict_hand(rng, profile, max_cards=5)
+        answer_randomly(hand, rng)
+        if hand.is_over:
+            continue
+        pos = Position.from_hand(hand)
+        points = solve(pos)
+        wins = Solver.for_position(pos, wins_only=True).action_values(pos)
+        assert wins == {a: 1 if v > 0 else -1 for a, v in points.items()}, (
+            hand.holding(0), hand.holding(1))
+        closed += hand.closed_by is not None
+    assert closed >= 10
+
+
 def test_solver_equals_brute_force_right_after_a_close():
     """R6.2/R6.3/R8.3/R8.4: the value of closing is the solved closed position."""
     rng = random.Random("close")

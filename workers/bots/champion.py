@@ -51,14 +51,12 @@ from engine.rules import WINNING_POINTS
 from workers.bots.base import Bot
 from workers.bots.bully import BullyBot
 from workers.bots.endgame import (
-    BEST,
     HIGHER,
     KING,
     MARRIAGE,
     POINTS,
     QUEEN,
     SUIT_MASK,
-    WORST,
     Position,
     SearchTimeout,
     Solver,
@@ -67,6 +65,7 @@ from workers.bots.endgame import (
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
+OBJECTIVES = ("points", "wins")  # what the search maximizes: game points or hands won
 STOP_FRACTION = 0.95  # start no new deal after this share of the time to the hard stop
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 ANSWERS_USED = 4  # the opponent's last open-stock answers weighed (`infer`)
@@ -185,24 +184,30 @@ def _policy(hand: Hand, seat: int, rng: random.Random, epsilon: float) -> Action
     return plays[cards.index(min(cards, key=lambda i: (i // 5 == trump, POINTS[i])))]
 
 
+# One solver (and its transposition table) per hand facts (`Solver.facts`).
+Solvers = dict[tuple[int, bool, int, int, bool], Solver]
+
+
 def solver_for(pos: Position, deadline: float | None, clock: Callable[[], float],
-               solvers: dict[tuple[int, bool, int, int], Solver] | None) -> Solver:
+               solvers: Solvers | None, wins_only: bool = False) -> Solver:
     """A solver for `pos`: the one `solvers` keeps for its hand facts (its table kept for the
     move's next solves), if given."""
-    solver = Solver.for_position(pos, deadline=deadline, clock=clock)
+    solver = Solver.for_position(pos, deadline=deadline, clock=clock, wins_only=wins_only)
     return solver if solvers is None else solvers.setdefault(solver.facts, solver)
 
 
 def solved_value(hand: Hand, me: int, deadline: float | None,
                  clock: Callable[[], float] = time.monotonic,
-                 solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
-    """The exact value for `me` of a hand in its strict phase (or over). `solvers`, if given,
-    keeps one solver (and its transposition table) per hand facts for the next calls."""
+                 solvers: Solvers | None = None, wins_only: bool = False) -> int:
+    """The exact value for `me` of a hand in its strict phase (or over): its game points, or
+    with `wins_only` 1 if `me` wins it and -1 if not. `solvers`, if given, keeps one solver
+    (and its transposition table) per hand facts for the next calls."""
     result = hand.result
     if result is not None:
-        return result.game_points if result.winner == me else -result.game_points
+        points = 1 if wins_only else result.game_points
+        return points if result.winner == me else -points
     pos = Position.from_hand(hand)
-    solver = solver_for(pos, deadline, clock, solvers)
+    solver = solver_for(pos, deadline, clock, solvers, wins_only)
     if pos.lead < 0 and pos.declared < 0:
         seat, other = pos.to_act, 1 - pos.to_act
         crel = 0 if pos.closer is None else 1 if pos.closer == seat else 2
@@ -210,7 +215,7 @@ def solved_value(hand: Hand, me: int, deadline: float | None,
         value = solver.lead(pos.hands[seat], pos.hands[other], pos.card_points[seat],
                             pos.card_points[other], pos.marriage_points[seat],
                             pos.marriage_points[other], bool(w[seat]), bool(w[other]), crel,
-                            pos.started, WORST, BEST)
+                            pos.started, solver.worst, solver.best)
     else:
         value = solver.value(pos)
     return value if pos.to_act == me else -value
@@ -218,12 +223,12 @@ def solved_value(hand: Hand, me: int, deadline: float | None,
 
 def playout_value(hand: Hand, me: int, rng: random.Random, epsilon: float,
                   deadline: float | None, clock: Callable[[], float] = time.monotonic,
-                  solvers: dict[tuple[int, bool, int, int], Solver] | None = None) -> int:
-    """Play the open-stock phase with the policy, then solve; game points for `me`."""
+                  solvers: Solvers | None = None, wins_only: bool = False) -> int:
+    """Play the open-stock phase with the policy, then solve: `solved_value` for `me`."""
     while hand.to_act is not None and not hand.is_strict:
         seat = hand.to_act
         hand.apply(seat, _policy(hand, seat, rng, epsilon))
-    return solved_value(hand, me, deadline, clock, solvers)
+    return solved_value(hand, me, deadline, clock, solvers, wins_only)
 
 
 class ChampionBot(Bot):
@@ -231,7 +236,7 @@ class ChampionBot(Bot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
-                 prune: bool = True, infer: bool = False):
+                 prune: bool = True, infer: bool = False, objective: str = "points"):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -246,7 +251,12 @@ class ChampionBot(Bot):
         # Draw deals in which the opponent's open-stock answers are plausible more often (off by
         # default: it measured no better, see docs/workers.md).
         self.infer = infer
-        self._solvers: dict[tuple[int, bool, int, int], Solver] | None = None
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+        # "points": the most game points (bummerl's Bummerl); "wins": the most hands won (a
+        # one-hand game such as the VU course's, bench/vu.py).
+        self.wins_only = objective == "wins"
+        self._solvers: Solvers | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         self.last_contenders = 0  # actions still compared at its end (stock open; benches)
         if clock not in CLOCKS:
@@ -313,7 +323,8 @@ class ChampionBot(Bot):
 
         def one_deal() -> None:
             pos = Position.from_hand(sample_plausible(obs, rng, excluded, answers))
-            values = solver_for(pos, hard, self.clock, self._solvers).action_values(pos)
+            solver = solver_for(pos, hard, self.clock, self._solvers, self.wins_only)
+            values = solver.action_values(pos)
             for action, value in values.items():
                 totals[action] = totals.get(action, 0) + value
 
@@ -375,7 +386,7 @@ class ChampionBot(Bot):
             return max(self._value(child, me, follow, seed, hard)
                        for follow in child.legal_actions())
         return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock,
-                             self._solvers)
+                             self._solvers, self.wins_only)
 
 
 class ChampionV1Bot(ChampionBot):

@@ -128,12 +128,17 @@ class Solver:
     def __init__(self, trump: int, sharp: bool, closer_success: int = 0,
                  closer_fail: int = 0, deadline: float | None = None,
                  node_limit: int | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, wins_only: bool = False) -> None:
         self.trump = trump
         self.sharp = sharp
+        # With `wins_only` every value is +1 for a hand won and -1 for a hand lost, whatever its
+        # game points (for a bot that maximizes the hands it wins, not its game points).
+        self.wins_only = wins_only
+        self._two, self._three = (1, 1) if wins_only else (2, 3)
+        self.worst, self.best = (-1, 1) if wins_only else (WORST, BEST)  # the search window
         # Game points if the closer succeeds (R8.3) or fails (R8.4), fixed at the close.
-        self.closer_success = closer_success
-        self.closer_fail = closer_fail
+        self.closer_success = min(closer_success, 1) if wins_only else closer_success
+        self.closer_fail = min(closer_fail, 1) if wins_only else closer_fail
         self.deadline = deadline
         self.clock = clock  # what `deadline` is measured on
         self.node_limit = node_limit
@@ -142,7 +147,7 @@ class Solver:
         self.tt: dict[int, tuple[int, int, int]] = {}  # key -> (lower, upper, best lead)
         # What the values depend on besides the position's key: solvers with the same facts
         # can share one table (the champion keeps one per move).
-        self.facts = (trump, sharp, closer_success, closer_fail)
+        self.facts = (trump, sharp, closer_success, closer_fail, wins_only)
         self._wins = _WINS[trump]
         self._cards = _ORDERED[trump]
         self._answer_cache = _ANSWERS[trump]
@@ -150,14 +155,16 @@ class Solver:
     @staticmethod
     def for_position(pos: Position, deadline: float | None = None,
                      node_limit: int | None = None,
-                     clock: Callable[[], float] = time.monotonic) -> Solver:
+                     clock: Callable[[], float] = time.monotonic,
+                     wins_only: bool = False) -> Solver:
         success = fail = 0
         if pos.closer is not None:
             assert pos.close_position is not None
             opp_points, opp_had_trick = pos.close_position
             success = 3 if not opp_had_trick else 2 if opp_points < HALF_POINTS else 1
             fail = 2 if opp_had_trick else 3
-        return Solver(pos.trump, pos.sharp, success, fail, deadline, node_limit, clock)
+        return Solver(pos.trump, pos.sharp, success, fail, deadline, node_limit, clock,
+                      wins_only)
 
     # --- terminal values -----------------------------------------------------------------------
     def claim_value(self, pl: int, pf: int, wl: bool, wf: bool, crel: int) -> int:
@@ -168,13 +175,13 @@ class Solver:
         correct = pl >= WINNING_POINTS
         if crel == 0:
             if correct:
-                return 3 if not wf else 2 if pf < HALF_POINTS else 1
-            return -2 if wf else -3
+                return self._three if not wf else self._two if pf < HALF_POINTS else 1
+            return -self._two if wf else -self._three
         if crel == 1:
             return self.closer_success if correct else -self.closer_fail
         if correct:
             return self.closer_fail
-        return -2 if wf else -3
+        return -self._two if wf else -self._three
 
     def _last_trick(self, pw: int, po: int, wo: bool, crel: int) -> int:
         """R7.4 / R8.5 / R8.4 after the last trick, for its winner (who has won a trick)."""
@@ -236,7 +243,8 @@ class Solver:
                 best = self.claim_value(pl, cf + mf if wf else cf, wl, wf, crel)
                 self.tt[key] = (best, best, -1)
                 return best
-            best = -2 if wf else -3  # a false claim (R8.2), whatever the close (R8.4 is worse)
+            # A false claim (R8.2), whatever the close (R8.4 is worse).
+            best = -self._two if wf else -self._three
             if crel == 1:
                 best = -self.closer_fail
             if best >= beta:
@@ -374,7 +382,7 @@ class Solver:
             # A plain lead: the answer searched with this lead forced (no declaration now).
             out[Action.play(ALL_CARDS[card])] = self._answer(
                 h[me] ^ (1 << card), h[other], c[me], c[other], m[me], m[other], wl, wf, crel,
-                card, WORST, BEST)
+                card, self.worst, self.best)
         for s in range(4):
             if declarable >> s & 1:
                 bonus = 40 if s == self.trump else 20
@@ -399,11 +407,11 @@ class Solver:
             if not hl:
                 return -self._last_trick(cf2 + mf, cl + ml if wl else cl, wl, crel_swapped)
             return -self.lead(hf2, hl, cf2, cl, mf, ml, True, wl, crel_swapped, True,
-                              WORST, BEST)
+                              self.worst, self.best)
         cl2 = cl + points
         if not hl:
             return self._last_trick(cl2 + ml, cf + mf if wf else cf, wf, crel)
-        return self.lead(hl, hf2, cl2, cf, ml, mf, True, wf, crel, True, WORST, BEST)
+        return self.lead(hl, hf2, cl2, cf, ml, mf, True, wf, crel, True, self.worst, self.best)
 
 
 def _add(pair: tuple[int, int], seat: int, amount: int) -> tuple[int, int]:
