@@ -162,6 +162,33 @@ def test_deterministic_with_a_sample_budget(profile):
     assert first == again
 
 
+def test_objective_wins_takes_a_winning_action_whenever_there_is_one():
+    """With the stock exhausted (the opponent's hand known) `objective="wins"` plays an action
+    that wins the hand whenever one does, and the default one the most game points."""
+    rng = random.Random("objective")
+    wins, points = (ChampionBot(ms=0, samples=1, objective=o) for o in ("wins", "points"))
+    winnable = 0
+    for _ in range(60):
+        hand = random_exhausted_hand(rng)
+        if hand.is_over or hand.closed_by is not None:
+            continue
+        obs = observe(hand, hand.to_act)
+        exact = solve(Position.from_hand(hand))
+        seat = hand.to_act
+        # each action's value on this (the only) deal: game points, or +1/-1
+        assert {a: points._value(hand, seat, a, 0, None) for a in exact} == exact
+        assert {a: wins._value(hand, seat, a, 0, None) for a in exact} == {
+            a: 1 if v > 0 else -1 for a, v in exact.items()}
+        best = max(exact.values())
+        assert exact[points.choose(obs, random.Random(1))] == best
+        if best > 0:
+            winnable += 1
+            assert exact[wins.choose(obs, random.Random(1))] > 0
+    assert winnable >= 10
+    with pytest.raises(ValueError, match="objective"):
+        ChampionBot(ms=40, objective="glory")
+
+
 def test_needs_a_budget():
     with pytest.raises(ValueError, match="budget"):
         ChampionBot(ms=0)
