@@ -25,8 +25,9 @@ def register(subparsers: Any) -> None:
                         help="live pages open at once: each holds a server thread for its "
                              "event stream; past it a page is not live (default: %(default)s)")
     parser.add_argument("--table-streams", type=int, default=256,
-                        help="people's tables live at once: each holds a server thread for "
-                             "its event stream; past it a table polls every 2 s "
+                        help="people's tables live at once: each has two server threads, "
+                             "for its event stream and its page's requests; past it a table "
+                             "polls every 2 s "
                              "(default: %(default)s)")
     parser.add_argument("--threads", type=int, default=8,
                         help="threads for ordinary requests, on top of one per live stream "
