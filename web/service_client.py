@@ -9,10 +9,10 @@ never writes a match itself.
 One gRPC channel per app (thread-safe, shared by every request). At most `SERVICE_CALLS` calls
 are in flight at once: when the service is busy the others wait here, in turn, for up to
 `SERVICE_QUEUE_SECONDS` (then a 503 "busy", nothing sent), so that waiting in a queue does
-not use up a call's own deadline (`SERVICE_TIMEOUT_SECONDS`, 10 s) at the service. A refused
-call becomes a
-`Refused` with the HTTP status it maps to and the service's message (which names the rule of
-an illegal action, e.g. "R3.4 must follow suit").
+not use up a call's own deadline (`SERVICE_TIMEOUT_SECONDS`, 10 s) at the service.
+
+A refused call becomes a `Refused` with the HTTP status it maps to and the service's message
+(which names the rule of an illegal action, e.g. "R3.4 must follow suit").
 """
 
 from __future__ import annotations
