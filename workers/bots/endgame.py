@@ -133,7 +133,6 @@ class Solver:
         self.sharp = sharp
         # With `wins_only` every value is +1 for a hand won and -1 for a hand lost, whatever its
         # game points (for a bot that maximizes the hands it wins, not its game points).
-        self.wins_only = wins_only
         self._two, self._three = (1, 1) if wins_only else (2, 3)
         self.worst, self.best = (-1, 1) if wins_only else (WORST, BEST)  # the search window
         # Game points if the closer succeeds (R8.3) or fails (R8.4), fixed at the close.
