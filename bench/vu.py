@@ -20,6 +20,11 @@ still assumes bummerl's rules (closing and claims possible) for the rest of the 
 
 Each game is a fresh VU game from seed `seed + i`; games alternate which bot leads first. It
 prints the games won and the game points with 95 % intervals.
+
+`--see-all` gives the champion's search the true deal (read from the VU game's own state)
+instead of deals drawn from what its seat knows: it then plays as if it saw every card. That is
+not a fair player but a bound: what this search could win if it knew everything, so the gap to
+the fair champion is what the hidden cards cost it, and the rest is the search's own.
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ def card(vu_card: Any) -> Card:
     return Card.from_text(RANKS[vu_card.rank.name] + SUITS[vu_card.suit.name])
 
 
-def observation_of(perspective: Any, leader_move: Any, rng: random.Random) -> Any:
-    """Seat 0's bummerl observation of the VU position `perspective` (to act)."""
+def hand_of(perspective: Any, leader_move: Any, rng: random.Random, true: bool = False) -> Hand:
+    """The VU position `perspective` (seat 0 to act) as a bummerl hand: the hidden cards placed
+    by VU's `make_assumption`, or with `true` where they really are (the VU game's own state:
+    only for `--see-all`)."""
     history = perspective.get_game_history()
     me, other = 0, 1
     first_leader = me if history[0][0].am_i_leader() else other
@@ -76,7 +83,8 @@ def observation_of(perspective: Any, leader_move: Any, rng: random.Random) -> An
     assert trump_card is not None
     leader = me if perspective.am_i_leader() else other
     lead_card = None
-    state = perspective.make_assumption(leader_move=leader_move, rand=rng)
+    state = (perspective._PlayerPerspective__game_state if true
+             else perspective.make_assumption(leader_move=leader_move, rand=rng))
     mine = [card(c) for c in perspective.get_hand().get_cards()]
     theirs = [card(c) for c in (state.follower.hand if leader == me
                                 else state.leader.hand).get_cards()]
@@ -88,9 +96,13 @@ def observation_of(perspective: Any, leader_move: Any, rng: random.Random) -> An
         theirs.remove(lead_card)
     talon = [card(c) for c in state.talon.get_cards()]
     stock = [c for c in talon if c is not trump_card] + ([trump_card] if talon else [])
-    hand = Hand.from_position(Profile.SOFT, dealer, (mine, theirs), stock, trump_card, leader, me,
+    return Hand.from_position(Profile.SOFT, dealer, (mine, theirs), stock, trump_card, leader, me,
                               lead_card, tricks, marriages, exchanges, None, None)
-    return observe(hand, me)
+
+
+def observation_of(perspective: Any, leader_move: Any, rng: random.Random) -> Any:
+    """Seat 0's bummerl observation of the VU position `perspective` (to act)."""
+    return observe(hand_of(perspective, leader_move, rng), 0)
 
 
 def vu_move(action: Action, perspective: Any) -> Any | None:
@@ -107,7 +119,7 @@ def vu_move(action: Action, perspective: Any) -> Any | None:
     return None
 
 
-def make_adapter(bot: Any, seed: int) -> Any:
+def make_adapter(bot: Any, seed: int, see_all: bool = False) -> Any:
     from schnapsen.game import Bot as VuBot
 
     class BummerlInVu(VuBot):
@@ -120,6 +132,9 @@ def make_adapter(bot: Any, seed: int) -> Any:
 
         def get_move(self, perspective: Any, leader_move: Any) -> Any:
             obs = observation_of(perspective, leader_move, self.rng)
+            if see_all:  # the search is given the true deal every time (an upper bound)
+                true = hand_of(perspective, leader_move, self.rng, true=True)
+                bot.deal = lambda *_: true.copy()
             legal = tuple(a for a in obs.legal_actions if vu_move(a, perspective) is not None)
             if not legal:
                 self.unmapped += 1
@@ -131,18 +146,18 @@ def make_adapter(bot: Any, seed: int) -> Any:
     return BummerlInVu()
 
 
-def play_games(job: tuple[str, dict, list[int], int, int]) -> list[tuple[int, int, int]]:
+def play_games(job: tuple[str, dict, list[int], int, int, bool]) -> list[tuple[int, int, int]]:
     """Play the given games; per game (won, game points signed for bummerl, unmapped)."""
     from schnapsen.bots import RdeepBot
     from schnapsen.game import SchnapsenGamePlayEngine
 
     from workers.bots import make_bot
 
-    strategy, options, games, samples, depth = job
+    strategy, options, games, samples, depth, see_all = job
     engine = SchnapsenGamePlayEngine()
     out = []
     for g in games:
-        ours = make_adapter(make_bot(strategy, **options), g)
+        ours = make_adapter(make_bot(strategy, **options), g, see_all)
         rdeep = RdeepBot(num_samples=samples, depth=depth, rand=random.Random(10**6 + g))
         first, second = (ours, rdeep) if g % 2 == 0 else (rdeep, ours)
         winner, points, _ = engine.play_game(first, second, random.Random(g))
@@ -172,7 +187,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first game's seed")
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    parser.add_argument("--see-all", action="store_true",
+                        help="give the champion's search the true deal (it sees every card: not a "
+                             "fair player, the bound of its search)")
     args = parser.parse_args()
+    if args.see_all and not args.strategy.startswith("champion"):
+        parser.error("--see-all needs a champion strategy (its search draws the deals)")
     options: dict = {}
     if args.strategy.startswith("champion"):
         options = {"ms": args.ms, "clock": args.clock}
@@ -180,9 +200,10 @@ def main() -> None:
             options["objective"] = args.objective
     games = list(range(args.seed, args.seed + args.games))
     step = 5
-    jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth)
+    jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth, args.see_all)
             for i in range(0, len(games), step)]
-    print(f"{args.strategy} {options} vs VU RdeepBot(num_samples={args.samples}, depth="
+    seeing = " seeing every card" if args.see_all else ""
+    print(f"{args.strategy} {options}{seeing} vs VU RdeepBot(num_samples={args.samples}, depth="
           f"{args.depth}) in the VU engine, {args.games} games from seed {args.seed}", flush=True)
     start = time.monotonic()
     end = None if args.minutes is None else start + 60 * args.minutes

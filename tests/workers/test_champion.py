@@ -295,3 +295,25 @@ def test_inference_weighs_the_opponents_lost_answers():
         if found == 3:
             break
     assert found == 3
+
+
+def test_every_deal_the_search_evaluates_comes_from_its_deal_method():
+    """`ChampionBot.deal` is the one source of the deals (bench/vu.py --see-all overrides it to
+    give the true deal): a bot whose `deal` always gives the true hand chooses as if it saw every
+    card, here the open stock's best action on that one deal."""
+    hand = Hand(deck_for(7, 0), dealer=0)
+    obs = observe(hand, 1)
+    calls = []
+
+    class Seeing(ChampionBot):
+        def deal(self, obs, rng, excluded, answers):
+            calls.append(excluded)
+            return hand.copy()
+
+    bot = Seeing(ms=0, samples=5, prune=False)
+    choice = bot.choose(obs, random.Random(3))
+    assert len(calls) == bot.last_samples == 5
+    seed_rng = random.Random(3)
+    seeds = [seed_rng.getrandbits(64) for _ in range(5)]
+    totals = {a: sum(bot._value(hand, 1, a, s, None) for s in seeds) for a in obs.legal_actions}
+    assert totals[choice] == max(totals.values())

@@ -291,6 +291,12 @@ class ChampionBot(Bot):
             if collecting:
                 gc.enable()
 
+    def deal(self, obs: Observation, rng: random.Random, excluded: int,
+             answers: list[tuple[int, int]] | None) -> Hand:
+        """One deal to evaluate the actions on: `sample_plausible` (a measuring bench may give
+        the true deal instead, bench/vu.py --see-all)."""
+        return sample_plausible(obs, rng, excluded, answers)
+
     def _rounds(self, limit: int, stop: float | None,
                 one_deal: Callable[[], bool | None]) -> None:
         """Evaluate sampled deals (`one_deal()` each) until `limit` of them or the `stop` time,
@@ -322,7 +328,7 @@ class ChampionBot(Bot):
         answers = open_answers(obs) if self.infer and not known else None
 
         def one_deal() -> None:
-            pos = Position.from_hand(sample_plausible(obs, rng, excluded, answers))
+            pos = Position.from_hand(self.deal(obs, rng, excluded, answers))
             solver = solver_for(pos, hard, self.clock, self._solvers, self.wins_only)
             values = solver.action_values(pos)
             for action, value in values.items():
@@ -342,7 +348,7 @@ class ChampionBot(Bot):
         answers = open_answers(obs) if self.infer else None
 
         def one_deal() -> bool:
-            hand = sample_plausible(obs, rng, 0, answers)
+            hand = self.deal(obs, rng, 0, answers)
             seed = rng.getrandbits(64)
             for i in active:
                 if hard is not None and self.clock() >= hard:
