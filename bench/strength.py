@@ -12,6 +12,10 @@ Deals are split over `--procs` processes; progress lines come every `--every` de
 
 First it prints the house levels with their measured ratings (`events/levels.py`).
 
+`--see-all` gives the champion's search the hand in play itself instead of deals drawn from
+what its seat knows (`ChampionBot.deal`): not a fair player but the bound of its search, so the
+gap to the fair champion is what the hidden cards cost it.
+
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
 """
@@ -28,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from db.stats import Totals, summary  # noqa: E402
-from engine import Profile  # noqa: E402
+from engine import Hand, Profile  # noqa: E402
 from events.levels import LEVELS, MEASURED_BY  # noqa: E402
 from workers.batch import play_pair  # noqa: E402
 from workers.bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
@@ -50,18 +54,24 @@ class Timed(Bot):
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str, float, int, str]
+def play_some(job: tuple[str, int, list[int], float, str, float, int, str, bool]
               ) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock = job
-    champion = Timed(ChampionBot(ms=0 if samples else ms, samples=samples or None,
-                                 epsilon=epsilon, clock=clock))
+    opponent, seed, deals, ms, profile, epsilon, samples, clock, see_all = job
+    searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
+                           clock=clock)
+    playing: list[Hand] = []
+    watch = None
+    if see_all:  # its search is given the hand in play itself, every card where it is
+        watch = playing.append
+        searcher.deal = lambda *_: playing[-1].copy()  # type: ignore[method-assign]
+    champion = Timed(searcher)
     # a searching opponent (the ISMCTS variant) gets the champion's budget, clock and playouts
     same = {"ms": 0 if samples else ms, "samples": samples or None, "epsilon": epsilon,
             "clock": clock} if issubclass(STRATEGIES[opponent], ChampionBot) else {}
     other = Timed(make_bot(opponent, **same))
-    pairs = [play_pair(champion, other, seed, deal, Profile(profile)) for deal in deals]
+    pairs = [play_pair(champion, other, seed, deal, Profile(profile), watch) for deal in deals]
     return ([(p.net, p.wins_a, p.points_a, p.points_b) for p in pairs], champion.times,
             other.times, champion.cpu)
 
@@ -125,10 +135,14 @@ def main() -> None:
                              "CPU time (a fair budget on a loaded machine)")
     parser.add_argument("--epsilon", type=float, default=0.25,
                         help="champion's share of random cards in playouts (1: uniform)")
+    parser.add_argument("--see-all", action="store_true",
+                        help="give the champion's search the true deal (it sees every card: not "
+                             "a fair player, the bound of its search)")
     args = parser.parse_args()
     budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
     ms = 0.0 if args.samples else args.ms
-    print(f"champion at {budget} per move (playout epsilon {args.epsilon}), "
+    seeing = ", seeing every card" if args.see_all else ""
+    print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
     print(f"house levels, ratings as measured by `{MEASURED_BY}` (events/levels.py):")
@@ -139,7 +153,7 @@ def main() -> None:
             start = time.monotonic()
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
-                     args.profile, args.epsilon, args.samples, args.clock)
+                     args.profile, args.epsilon, args.samples, args.clock, args.see_all)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []

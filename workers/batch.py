@@ -10,6 +10,7 @@ numbers: a re-run chunk (after a crash) changes nothing.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from db.stats import Totals
@@ -32,9 +33,14 @@ class PairResult:
 
 
 def play_hand(deck: list, dealer: int, profile: Profile, bots: tuple[Bot, Bot],
-              rngs: tuple[random.Random, random.Random]) -> HandResult:
-    """Play one hand between `bots` (seat 0, seat 1); each sees only its own observation."""
+              rngs: tuple[random.Random, random.Random],
+              watch: Callable[[Hand], None] | None = None) -> HandResult:
+    """Play one hand between `bots` (seat 0, seat 1); each sees only its own observation.
+    `watch`, if given, is handed the hand in play first (a measuring bench's hook: the bots
+    still get only their observations)."""
     hand = Hand(deck, dealer, profile)
+    if watch is not None:
+        watch(hand)
     while True:
         seat = hand.to_act
         if seat is None:
@@ -51,12 +57,14 @@ def _rngs(seed: int, deal: int, play: int) -> tuple[random.Random, random.Random
 
 
 def play_pair(bot_a: Bot, bot_b: Bot, seed: int, deal: int,
-              profile: Profile = Profile.SOFT) -> PairResult:
-    """Play deal `deal` twice, seats swapped; the result from A's side."""
+              profile: Profile = Profile.SOFT,
+              watch: Callable[[Hand], None] | None = None) -> PairResult:
+    """Play deal `deal` twice, seats swapped; the result from A's side (`watch`: as
+    `play_hand`'s)."""
     deck = deck_for(seed, deal)
     dealer = deal % 2
-    first = play_hand(deck, dealer, profile, (bot_a, bot_b), _rngs(seed, deal, 0))
-    second = play_hand(deck, dealer, profile, (bot_b, bot_a), _rngs(seed, deal, 1))
+    first = play_hand(deck, dealer, profile, (bot_a, bot_b), _rngs(seed, deal, 0), watch)
+    second = play_hand(deck, dealer, profile, (bot_b, bot_a), _rngs(seed, deal, 1), watch)
     points = [0, 0]  # [A, B]
     wins_a = 0
     for result, seat_of_a in ((first, 0), (second, 1)):

@@ -317,3 +317,18 @@ def test_every_deal_the_search_evaluates_comes_from_its_deal_method():
     seeds = [seed_rng.getrandbits(64) for _ in range(5)]
     totals = {a: sum(bot._value(hand, 1, a, s, None) for s in seeds) for a in obs.legal_actions}
     assert totals[choice] == max(totals.values())
+
+
+def test_a_champion_that_sees_the_hand_in_play_beats_the_fair_one():
+    """bench/strength.py --see-all: `play_pair`'s `watch` hands the bench the hand in play, and
+    a champion whose `deal` copies it searches the true deal. Knowing every card is worth game
+    points over the same deals: the bound the bench measures is above the fair champion."""
+    playing: list[Hand] = []
+    seeing = ChampionBot(ms=0, samples=8)
+    seeing.deal = lambda *_: playing[-1].copy()  # type: ignore[method-assign]
+    net = 0
+    for deal in range(40):
+        pair = play_pair(seeing, fixed(8), 11, deal, watch=playing.append)
+        net += pair.net
+    assert len(playing) == 80 and all(h.result is not None for h in playing)
+    assert net > 0
