@@ -1,0 +1,25 @@
+"""bench/strength.py runs end to end (tiny: two deals on a sample budget), fair and with
+`--see-all` as docs/workers.md gives it. The figures belong to the bench (hours of play)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("extra", [[], ["--see-all"]], ids=["fair", "see-all"])
+def test_the_strength_bench_reports_a_pairing(extra):
+    done = subprocess.run(
+        [sys.executable, "bench/strength.py", "-n", "2", "--samples", "4", "--procs", "1",
+         "--opponents", "champion-v1", *extra],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"RESULT champion vs champion-v1: 2 deals \(4 hands\)", done.stdout), \
+        done.stdout
+    assert ("seeing every card" in done.stdout) == bool(extra), done.stdout
