@@ -11,7 +11,8 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   default: it measured no better) deals are also weighed by how the opponent played
   (`sample_plausible`): each of its last open-stock answers that lost a trick the playout policy
   would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
-  (rejection sampling).
+  (rejection sampling). Every deal the search evaluates comes from `ChampionBot.deal` (the
+  benches' `--see-all` gives it the true deal instead, to measure what the hidden cards cost).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
