@@ -100,10 +100,6 @@ def hand_of(perspective: Any, leader_move: Any, rng: random.Random, true: bool =
                               lead_card, tricks, marriages, exchanges, None, None)
 
 
-def observation_of(perspective: Any, leader_move: Any, rng: random.Random) -> Any:
-    """Seat 0's bummerl observation of the VU position `perspective` (to act)."""
-    return observe(hand_of(perspective, leader_move, rng), 0)
-
 
 def vu_move(action: Action, perspective: Any) -> Any | None:
     """The VU move of a bummerl action, if it is one of the VU position's valid moves."""
@@ -131,10 +127,10 @@ def make_adapter(bot: Any, seed: int, see_all: bool = False) -> Any:
             self.unmapped = 0  # decisions where no bummerl action was a VU move
 
         def get_move(self, perspective: Any, leader_move: Any) -> Any:
-            obs = observation_of(perspective, leader_move, self.rng)
+            hand = hand_of(perspective, leader_move, self.rng, true=see_all)
+            obs = observe(hand, 0)  # the same whichever deal it is built from
             if see_all:  # the search is given the true deal every time (an upper bound)
-                true = hand_of(perspective, leader_move, self.rng, true=True)
-                bot.deal = lambda *_: true.copy()
+                bot.deal = lambda *_: hand.copy()
             legal = tuple(a for a in obs.legal_actions if vu_move(a, perspective) is not None)
             if not legal:
                 self.unmapped += 1
