@@ -20,6 +20,7 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -84,9 +85,11 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
     # SIGTERM and SIGHUP (a closed terminal, `kill`) stop the site like Ctrl-C does, so the
-    # worker and beat subprocesses (in sessions of their own) are stopped, never orphaned.
+    # worker and beat subprocesses (in sessions of their own) are stopped, never orphaned. They
+    # only ask `watch` to stop: an exception thrown into whatever ran when the signal came
+    # (a lock held, a database call) could escape the clean-up.
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _interrupt)
+        signal.signal(signum, _ask_to_stop)
     upgrade()
     ensure_house_bots()
     from services.api.server import create_server
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        for signum in (signal.SIGTERM, signal.SIGHUP):  # a kill now must not cut the cleanup
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
         procs.stop_all(started)
         if dashboard is not None:
@@ -136,9 +139,10 @@ def run(args: argparse.Namespace) -> int:
 
 def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
           console: Any) -> bool:
-    """Show the live standings until the time is up, N matches are rated or a process
-    stopped (then False). Without a terminal (`bummerl up | tee log`, a service manager) a
-    live table cannot redraw: a line per finished match instead, the standings at the end."""
+    """Show the live standings until the time is up, N matches are rated, a SIGTERM or
+    SIGHUP came, or a process stopped (then False). Without a terminal (`bummerl up | tee
+    log`, a service manager) a live table cannot redraw: a line per finished match instead,
+    the standings at the end."""
     from rich.live import Live
 
     from cli.matchlines import FinishedMatches
@@ -148,7 +152,8 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
     with Live(render(header, args.profiles), console=console, refresh_per_second=2,
               screen=False) if finished is None else contextlib.nullcontext() as live:
         while end is None or time.monotonic() < end:
-            time.sleep(1)
+            if _stop.wait(1):
+                break
             if finished is not None:
                 for line in finished.lines():
                     print(line, flush=True)
@@ -192,8 +197,11 @@ def local_address(address: str) -> str:
     return f"127.0.0.1:{port}" if host in ("0.0.0.0", "[::]", "::", "") else address
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+_stop = threading.Event()  # set by SIGTERM or SIGHUP
+
+
+def _ask_to_stop(signum: int, frame: Any) -> None:
+    _stop.set()
 
 
 def start_dashboard(where: str) -> tuple[Any, str | None]:

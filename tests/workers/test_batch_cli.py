@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -53,8 +55,10 @@ def test_up_plays_a_ladder_and_shows_standings(tmp_path):
     assert "won (played)" in out.stdout  # at least one ladder match finished
 
 
-def test_up_stops_its_worker_and_scheduler_on_sigterm(tmp_path):
-    """A `kill` (SIGTERM) of `bummerl up` leaves no worker or beat process behind."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_up_stops_its_worker_and_scheduler_on_sigterm(tmp_path, signum):
+    """A `kill` (SIGTERM) of `bummerl up`, or its terminal closed (SIGHUP), stops it cleanly
+    (status 0) and leaves no worker or beat process behind."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli.main", "up", "--address", "127.0.0.1:0", "--web", "off",
          "--duration", "120"], cwd=ROOT, env=embedded_env(tmp_path), stdout=subprocess.PIPE,
@@ -67,7 +71,7 @@ def test_up_stops_its_worker_and_scheduler_on_sigterm(tmp_path):
                 break
         started += Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         assert len(started) >= 2  # the worker and beat
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         assert proc.wait(timeout=60) == 0
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(_alive(int(p)) for p in started):
