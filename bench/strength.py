@@ -14,7 +14,9 @@ First it prints the house levels with their measured ratings (`events/levels.py`
 
 `--see-all` gives the champion's search the hand in play itself instead of deals drawn from
 what its seat knows (`ChampionBot.deal`): not a fair player but the bound of its search, so the
-gap to the fair champion is what the hidden cards cost it.
+gap to the fair champion is what the hidden cards cost it. `--see-hand` gives it the opponent's
+true hand but not the stock's order (bench/seeing.py): the most that inferring the opponent's
+hand from its play could give this search.
 
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
@@ -30,6 +32,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from seeing import SIGHTS, give_sight  # noqa: E402
 
 from db.stats import Totals, summary  # noqa: E402
 from engine import Hand, Profile  # noqa: E402
@@ -54,18 +58,18 @@ class Timed(Bot):
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str, float, int, str, bool]
+def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str]
               ) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock, see_all = job
+    opponent, seed, deals, ms, profile, epsilon, samples, clock, see = job
     searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
                            clock=clock)
     playing: list[Hand] = []
     watch = None
-    if see_all:  # its search is given the hand in play itself, every card where it is
+    if see:  # its search is given the hand in play itself (bench/seeing.py)
         watch = playing.append
-        searcher.deal = lambda *_: playing[-1].copy()  # type: ignore[method-assign]
+        give_sight(searcher, lambda: playing[-1], see)
     champion = Timed(searcher)
     # a searching opponent (the ISMCTS variant) gets the champion's budget, clock and playouts
     same = {"ms": 0 if samples else ms, "samples": samples or None, "epsilon": epsilon,
@@ -135,13 +139,17 @@ def main() -> None:
                              "CPU time (a fair budget on a loaded machine)")
     parser.add_argument("--epsilon", type=float, default=0.25,
                         help="champion's share of random cards in playouts (1: uniform)")
-    parser.add_argument("--see-all", action="store_true",
-                        help="give the champion's search the true deal (it sees every card: not "
-                             "a fair player, the bound of its search)")
+    sight = parser.add_mutually_exclusive_group()
+    sight.add_argument("--see-all", dest="see", action="store_const", const="all", default="",
+                       help="give the champion's search the true deal (it sees every card: not "
+                            "a fair player, the bound of its search)")
+    sight.add_argument("--see-hand", dest="see", action="store_const", const="hand",
+                       help="give it the opponent's true hand, not the stock's order (the most "
+                            "that inferring the opponent's hand could give it)")
     args = parser.parse_args()
     budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
     ms = 0.0 if args.samples else args.ms
-    seeing = ", seeing every card" if args.see_all else ""
+    seeing = f", {SIGHTS[args.see]}" if args.see else ""
     print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
@@ -153,7 +161,7 @@ def main() -> None:
             start = time.monotonic()
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
-                     args.profile, args.epsilon, args.samples, args.clock, args.see_all)
+                     args.profile, args.epsilon, args.samples, args.clock, args.see)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []

@@ -25,6 +25,8 @@ prints the games won and the game points with 95 % intervals.
 instead of deals drawn from what its seat knows: it then plays as if it saw every card. That is
 not a fair player but a bound: what this search could win if it knew everything, so the gap to
 the fair champion is what the hidden cards cost it, and the rest is the search's own.
+`--see-hand` gives it the opponent's true hand but not the stock's order (bench/seeing.py): the
+most that inferring the opponent's hand from its play could give this search.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from seeing import SIGHTS, give_sight  # noqa: E402
 
 from engine import Action, ActionKind, Card, Hand, Profile, Suit, observe  # noqa: E402
 from engine.record import Exchange, Marriage, Trick  # noqa: E402
@@ -115,7 +119,9 @@ def vu_move(action: Action, perspective: Any) -> Any | None:
     return None
 
 
-def make_adapter(bot: Any, seed: int, see_all: bool = False) -> Any:
+def make_adapter(bot: Any, seed: int, see: str = "") -> Any:
+    """`bot` as a VU bot; `see` ("all" or "hand", bench/seeing.py): its search is given the
+    true deal, or the opponent's true hand."""
     from schnapsen.game import Bot as VuBot
 
     class BummerlInVu(VuBot):
@@ -127,10 +133,10 @@ def make_adapter(bot: Any, seed: int, see_all: bool = False) -> Any:
             self.unmapped = 0  # decisions where no bummerl action was a VU move
 
         def get_move(self, perspective: Any, leader_move: Any) -> Any:
-            hand = hand_of(perspective, leader_move, self.rng, true=see_all)
+            hand = hand_of(perspective, leader_move, self.rng, true=bool(see))
             obs = observe(hand, 0)  # the same whichever deal it is built from
-            if see_all:  # the search is given the true deal every time (an upper bound)
-                bot.deal = lambda *_: hand.copy()
+            if see:  # the search is given the true deal (or hand) every time: a bound
+                give_sight(bot, lambda: hand, see)
             legal = tuple(a for a in obs.legal_actions if vu_move(a, perspective) is not None)
             if not legal:
                 self.unmapped += 1
@@ -142,18 +148,18 @@ def make_adapter(bot: Any, seed: int, see_all: bool = False) -> Any:
     return BummerlInVu()
 
 
-def play_games(job: tuple[str, dict, list[int], int, int, bool]) -> list[tuple[int, int, int]]:
+def play_games(job: tuple[str, dict, list[int], int, int, str]) -> list[tuple[int, int, int]]:
     """Play the given games; per game (won, game points signed for bummerl, unmapped)."""
     from schnapsen.bots import RdeepBot
     from schnapsen.game import SchnapsenGamePlayEngine
 
     from workers.bots import make_bot
 
-    strategy, options, games, samples, depth, see_all = job
+    strategy, options, games, samples, depth, see = job
     engine = SchnapsenGamePlayEngine()
     out = []
     for g in games:
-        ours = make_adapter(make_bot(strategy, **options), g, see_all)
+        ours = make_adapter(make_bot(strategy, **options), g, see)
         rdeep = RdeepBot(num_samples=samples, depth=depth, rand=random.Random(10**6 + g))
         first, second = (ours, rdeep) if g % 2 == 0 else (rdeep, ours)
         winner, points, _ = engine.play_game(first, second, random.Random(g))
@@ -183,12 +189,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first game's seed")
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
-    parser.add_argument("--see-all", action="store_true",
-                        help="give the champion's search the true deal (it sees every card: not a "
-                             "fair player, the bound of its search)")
+    sight = parser.add_mutually_exclusive_group()
+    sight.add_argument("--see-all", dest="see", action="store_const", const="all", default="",
+                       help="give the champion's search the true deal (it sees every card: not a "
+                            "fair player, the bound of its search)")
+    sight.add_argument("--see-hand", dest="see", action="store_const", const="hand",
+                       help="give it the opponent's true hand, not the stock's order (the most "
+                            "that inferring the opponent's hand could give it)")
     args = parser.parse_args()
-    if args.see_all and not args.strategy.startswith("champion"):
-        parser.error("--see-all needs a champion strategy (its search draws the deals)")
+    if args.see and not args.strategy.startswith("champion"):
+        parser.error(f"--see-{args.see} needs a champion strategy (its search draws the deals)")
     options: dict = {}
     if args.strategy.startswith("champion"):
         options = {"ms": args.ms, "clock": args.clock}
@@ -196,9 +206,9 @@ def main() -> None:
             options["objective"] = args.objective
     games = list(range(args.seed, args.seed + args.games))
     step = 5
-    jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth, args.see_all)
+    jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth, args.see)
             for i in range(0, len(games), step)]
-    seeing = " seeing every card" if args.see_all else ""
+    seeing = f" {SIGHTS[args.see]}" if args.see else ""
     print(f"{args.strategy} {options}{seeing} vs VU RdeepBot(num_samples={args.samples}, depth="
           f"{args.depth}) in the VU engine, {args.games} games from seed {args.seed}", flush=True)
     start = time.monotonic()

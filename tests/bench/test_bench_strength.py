@@ -1,5 +1,6 @@
 """bench/strength.py runs end to end with docs/workers.md's flags (tiny: two deals instead of
-2,000 or 200), fair and with `--see-all`. The figures belong to the bench (hours of play)."""
+2,000 or 200), fair, with `--see-all` and with `--see-hand`. The figures belong to the bench
+(hours of play)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("extra", [
     ["--procs", "2", "--opponents", "champion-v1,rdeep"],
     ["--procs", "1", "--opponents", "champion-v1", "--see-all"],
-], ids=["fair", "see-all"])
+    ["--procs", "1", "--opponents", "champion-v1", "--see-hand"],
+], ids=["fair", "see-all", "see-hand"])
 def test_the_strength_bench_reports_a_pairing(extra):
     done = subprocess.run(
         [sys.executable, "bench/strength.py", "-n", "2", "--ms", "100", "--clock", "cpu", *extra],
@@ -25,3 +27,4 @@ def test_the_strength_bench_reports_a_pairing(extra):
     assert re.search(r"RESULT champion vs champion-v1: 2 deals \(4 hands\)", done.stdout), \
         done.stdout
     assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
+    assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout

@@ -1,7 +1,8 @@
 """bench/vu.py, the champion inside the VU course's engine: its venv is made with the command
 docs/workers.md and the bench's docstring give, and the bench runs end to end with the
-documented flags (tiny: a few games), fair and with `--see-all`. Every decision must map to a VU
-move. The figures themselves belong to the bench (thousands of games, minutes each)."""
+documented flags (tiny: a few games), fair, with `--see-all` and with `--see-hand`. Every
+decision must map to a VU move. The figures themselves belong to the bench (thousands of games,
+minutes each)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def vu_python() -> str:
     return "/tmp/vu-venv/bin/python"
 
 
-@pytest.mark.parametrize("extra", [[], ["--see-all"]], ids=["fair", "see-all"])
+@pytest.mark.parametrize("extra", [[], ["--see-all"], ["--see-hand"]],
+                         ids=["fair", "see-all", "see-hand"])
 def test_the_vu_bench_plays_every_decision_as_a_vu_move(vu_python, extra):
     command = [vu_python, "bench/vu.py", "-n", "4", "--procs", "1", "--ms", "100", "--clock",
                "cpu", "--objective", "wins", *extra]
@@ -32,7 +34,8 @@ def test_the_vu_bench_plays_every_decision_as_a_vu_move(vu_python, extra):
     found = RESULT.search(done.stdout)
     assert found, done.stdout
     assert found.group(1) == "4" and found.group(2) == "0", done.stdout
-    assert ("seeing every card" in done.stdout) == bool(extra), done.stdout
+    assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
+    assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout
 
 
 def test_see_all_needs_a_champion(vu_python):

@@ -1,0 +1,38 @@
+"""What a bench's seeing champion is given in place of the deals `ChampionBot.deal` draws
+(bench/vu.py and bench/strength.py, `--see-all` and `--see-hand`). Measuring tools, never a
+house bot's setting: the gap between the fair champion and a seeing one is what the hidden cards
+cost its search.
+
+- `all`: the hand in play itself, every card where it is, the stock's order included.
+- `hand`: the opponent's true hand, with the face-down stock in an order drawn anew for each
+  deal (the face-up trump card stays the last one drawn). No player can know the stock's order,
+  so this is the most that inferring the opponent's hand from its play could give the search.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from engine import Hand, Observation
+from workers.bots.champion import ChampionBot
+
+SIGHTS = {"all": "seeing every card", "hand": "seeing the opponent's hand"}
+
+
+def give_sight(bot: ChampionBot, hand_in_play: Callable[[], Hand], see: str) -> None:
+    """Make `bot`'s search draw its deals from `hand_in_play()` as `see` (a key of SIGHTS)
+    says."""
+    if see not in SIGHTS:
+        raise ValueError(f"see must be one of {', '.join(SIGHTS)}, not {see!r}")
+
+    def deal(obs: Observation, rng: random.Random, excluded: int,
+             answers: list[tuple[int, int]] | None) -> Hand:
+        hand = hand_in_play().copy()
+        if see == "hand":
+            below = hand._stock[1:]  # _stock[0] is the face-up trump card, drawn last
+            rng.shuffle(below)
+            hand._stock[1:] = below
+        return hand
+
+    bot.deal = deal  # type: ignore[method-assign]
