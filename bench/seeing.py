@@ -11,6 +11,7 @@ cost its search.
 
 from __future__ import annotations
 
+import argparse
 import random
 from collections.abc import Callable
 
@@ -18,6 +19,17 @@ from engine import Hand, Observation
 from workers.bots.champion import ChampionBot
 
 SIGHTS = {"all": "seeing every card", "hand": "seeing the opponent's hand"}
+
+
+def add_sight_options(parser: argparse.ArgumentParser) -> None:
+    """`--see-all` and `--see-hand` (one at most), read as `args.see`: "all", "hand" or ""."""
+    sight = parser.add_mutually_exclusive_group()
+    sight.add_argument("--see-all", dest="see", action="store_const", const="all", default="",
+                       help="give the champion's search the true deal (it sees every card: not "
+                            "a fair player, the bound of its search)")
+    sight.add_argument("--see-hand", dest="see", action="store_const", const="hand",
+                       help="give it the opponent's true hand, not the stock's order (the most "
+                            "that inferring the opponent's hand could give it)")
 
 
 def give_sight(bot: ChampionBot, hand_in_play: Callable[[], Hand], see: str) -> None:

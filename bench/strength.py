@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from seeing import SIGHTS, give_sight  # noqa: E402
+from seeing import SIGHTS, add_sight_options, give_sight  # noqa: E402
 
 from db.stats import Totals, summary  # noqa: E402
 from engine import Hand, Profile  # noqa: E402
@@ -139,13 +139,7 @@ def main() -> None:
                              "CPU time (a fair budget on a loaded machine)")
     parser.add_argument("--epsilon", type=float, default=0.25,
                         help="champion's share of random cards in playouts (1: uniform)")
-    sight = parser.add_mutually_exclusive_group()
-    sight.add_argument("--see-all", dest="see", action="store_const", const="all", default="",
-                       help="give the champion's search the true deal (it sees every card: not "
-                            "a fair player, the bound of its search)")
-    sight.add_argument("--see-hand", dest="see", action="store_const", const="hand",
-                       help="give it the opponent's true hand, not the stock's order (the most "
-                            "that inferring the opponent's hand could give it)")
+    add_sight_options(parser)
     args = parser.parse_args()
     budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
     ms = 0.0 if args.samples else args.ms

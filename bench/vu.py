@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from seeing import SIGHTS, give_sight  # noqa: E402
+from seeing import SIGHTS, add_sight_options, give_sight  # noqa: E402
 
 from engine import Action, ActionKind, Card, Hand, Profile, Suit, observe  # noqa: E402
 from engine.record import Exchange, Marriage, Trick  # noqa: E402
@@ -102,7 +102,6 @@ def hand_of(perspective: Any, leader_move: Any, rng: random.Random, true: bool =
     stock = [c for c in talon if c is not trump_card] + ([trump_card] if talon else [])
     return Hand.from_position(Profile.SOFT, dealer, (mine, theirs), stock, trump_card, leader, me,
                               lead_card, tricks, marriages, exchanges, None, None)
-
 
 
 def vu_move(action: Action, perspective: Any) -> Any | None:
@@ -189,13 +188,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first game's seed")
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
-    sight = parser.add_mutually_exclusive_group()
-    sight.add_argument("--see-all", dest="see", action="store_const", const="all", default="",
-                       help="give the champion's search the true deal (it sees every card: not a "
-                            "fair player, the bound of its search)")
-    sight.add_argument("--see-hand", dest="see", action="store_const", const="hand",
-                       help="give it the opponent's true hand, not the stock's order (the most "
-                            "that inferring the opponent's hand could give it)")
+    add_sight_options(parser)
     args = parser.parse_args()
     if args.see and not args.strategy.startswith("champion"):
         parser.error(f"--see-{args.see} needs a champion strategy (its search draws the deals)")

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     # worker and beat subprocesses (in sessions of their own) are stopped, never orphaned. They
     # only ask `watch` to stop: an exception thrown into whatever ran when the signal came
     # (a lock held, a database call) could escape the clean-up.
+    _stop.clear()
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _ask_to_stop)
     upgrade()
