@@ -11,6 +11,7 @@ thousands of streams, but the dashboard's audience is operators: tens of pages, 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -56,7 +57,8 @@ def shutdown(server: Any) -> None:
                 channel.close()
         server.close()  # the listening socket and the trigger
 
-    server.trigger.pull_trigger(close_all)
+    with contextlib.suppress(OSError):  # its trigger closed already: no loop left to wake
+        server.trigger.pull_trigger(close_all)
     end = time.monotonic() + 2
     while server._map and time.monotonic() < end:
         time.sleep(0.01)

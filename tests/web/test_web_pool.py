@@ -121,3 +121,16 @@ def test_a_call_that_waits_too_long_for_its_turn_is_refused_as_busy(silent_servi
     assert "is busy: this call waited 0.3 s for its turn; nothing was done" in outcomes[0]
     first.join(10)
     client.close()
+
+
+def test_shutdown_of_a_server_whose_trigger_is_closed_still_closes_it(tmp_path):
+    """A CI teardown found the loop's trigger closed already (EBADF on waking it): shutdown
+    then closes the server itself instead of raising."""
+    from web.server import shutdown, waitress_server
+
+    url = f"sqlite:///{tmp_path / 'web.sqlite3'}"
+    create_all(make_session_factory(url))
+    server = waitress_server("127.0.0.1", 0, {"DATABASE_URL": url, "WEB_TOKEN": "web-secret"})
+    server.trigger.close()
+    shutdown(server)
+    assert not server._map
