@@ -23,13 +23,16 @@ def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:
     return hand._hands[1 - seat], tuple(hand._stock)
 
 
-@pytest.mark.parametrize(("profile", "samples", "deals", "infer"),
-                         [(p, 4, 6, False) for p in Profile]
-                         + [(Profile.SOFT, 16, 3, False), (Profile.SOFT, 8, 3, True)])
-def test_the_decision_is_the_same_for_every_consistent_deal(profile, samples, deals, infer):
+@pytest.mark.parametrize(("profile", "samples", "deals", "infer", "leads"),
+                         [(p, 4, 6, False, False) for p in Profile]
+                         + [(Profile.SOFT, 16, 3, False, False), (Profile.SOFT, 8, 3, True, False),
+                            (Profile.SOFT, 8, 3, False, True)])
+def test_the_decision_is_the_same_for_every_consistent_deal(profile, samples, deals, infer,
+                                                            leads):
     """(16 samples: past `PRUNE_AFTER`, so the pruning of clearly worse actions is covered;
-    `infer`: the inference from the opponent's answers reads only the observation.)"""
-    champion = ChampionBot(ms=0, samples=samples, infer=infer)
+    `infer` and `leads`: the inferences from the opponent's answers and from its leads read
+    only the observation.)"""
+    champion = ChampionBot(ms=0, samples=samples, infer=infer, leads=leads)
     other = make_bot("rdeep", samples=2)
     checked = {"open": 0, "strict": 0}
     differing = 0

@@ -11,8 +11,11 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   default: it measured no better) deals are also weighed by how the opponent played
   (`sample_plausible`): each of its last open-stock answers that lost a trick the playout policy
   would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
-  (rejection sampling). Every deal the search evaluates comes from `ChampionBot.deal` (the
-  benches' `--see-all` gives it the true deal instead, to measure what the hidden cards cost).
+  (rejection sampling). With `leads` (off by default: it measured no better) deals are also
+  weighed by the opponent's leads (`workers.bots.leads`: it exchanges the trump jack and
+  declares its marriages when it can). Every deal the search evaluates comes from
+  `ChampionBot.deal` (the benches' `--see-all` gives it the true deal instead, to measure what
+  the hidden cards cost).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
@@ -63,6 +66,7 @@ from workers.bots.endgame import (
     Solver,
     best_action,
 )
+from workers.bots.leads import lead_weight
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
@@ -237,7 +241,8 @@ class ChampionBot(Bot):
 
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
-                 prune: bool = True, infer: bool = False, objective: str = "points"):
+                 prune: bool = True, infer: bool = False, objective: str = "points",
+                 leads: bool = False):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -252,6 +257,9 @@ class ChampionBot(Bot):
         # Draw deals in which the opponent's open-stock answers are plausible more often (off by
         # default: it measured no better, see docs/workers.md).
         self.infer = infer
+        # Draw deals in which the opponent's leads are likely (it exchanges the trump jack and
+        # declares its marriages when it can) more often (`workers.bots.leads`).
+        self.leads = leads
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
         # "points": the most game points (bummerl's Bummerl); "wins": the most hands won (a
@@ -295,8 +303,17 @@ class ChampionBot(Bot):
     def deal(self, obs: Observation, rng: random.Random, excluded: int,
              answers: list[tuple[int, int]] | None) -> Hand:
         """One deal to evaluate the actions on: `sample_plausible` (a measuring bench may give
-        the true deal instead, bench/vu.py --see-all)."""
-        return sample_plausible(obs, rng, excluded, answers)
+        the true deal instead, bench/vu.py --see-all). With `leads`, a deal is kept with
+        probability `lead_weight` (at most `MAX_TRIES` draws: the last one is kept)."""
+        hand = sample_plausible(obs, rng, excluded, answers)
+        if not self.leads or (obs.stock_size == 0 and obs.closed_by is None):
+            return hand
+        other = 1 - obs.seat
+        for _ in range(MAX_TRIES - 1):
+            if rng.random() < lead_weight(obs, set(hand.holding(other)), rng):
+                break
+            hand = sample_plausible(obs, rng, excluded, answers)
+        return hand
 
     def _rounds(self, limit: int, stop: float | None,
                 one_deal: Callable[[], bool | None]) -> None:
