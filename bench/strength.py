@@ -16,7 +16,8 @@ First it prints the house levels with their measured ratings (`events/levels.py`
 what its seat knows (`ChampionBot.deal`): not a fair player but the bound of its search, so the
 gap to the fair champion is what the hidden cards cost it. `--see-hand` gives it the opponent's
 true hand but not the stock's order (bench/seeing.py): the most that inferring the opponent's
-hand from its play could give this search.
+hand from its play could give this search. `--leads` has it weigh its deals by the opponent's
+leads (`ChampionBot(leads=True)`, workers/bots/leads.py).
 
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
@@ -58,13 +59,13 @@ class Timed(Bot):
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str]
+def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str, bool]
               ) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock, see = job
+    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads = job
     searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
-                           clock=clock)
+                           clock=clock, leads=leads)
     playing: list[Hand] = []
     watch = None
     if see:  # its search is given the hand in play itself (bench/seeing.py)
@@ -139,11 +140,15 @@ def main() -> None:
                              "CPU time (a fair budget on a loaded machine)")
     parser.add_argument("--epsilon", type=float, default=0.25,
                         help="champion's share of random cards in playouts (1: uniform)")
+    parser.add_argument("--leads", action="store_true",
+                        help="the champion weighs its deals by the opponent's leads: it "
+                             "exchanges and declares when it can (workers/bots/leads.py)")
     add_sight_options(parser)
     args = parser.parse_args()
     budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
     ms = 0.0 if args.samples else args.ms
     seeing = f", {SIGHTS[args.see]}" if args.see else ""
+    seeing += ", weighing deals by the opponent's leads" if args.leads else ""
     print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
@@ -155,7 +160,8 @@ def main() -> None:
             start = time.monotonic()
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
-                     args.profile, args.epsilon, args.samples, args.clock, args.see)
+                     args.profile, args.epsilon, args.samples, args.clock, args.see,
+                     args.leads)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []
