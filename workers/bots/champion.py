@@ -75,7 +75,7 @@ STOP_FRACTION = 0.95  # start no new deal after this share of the time to the ha
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 ANSWERS_USED = 4  # the opponent's last open-stock answers weighed (`infer`)
 UNLIKELY = 0.35  # a deal's factor per answer the playout policy would not have made (`infer`)
-MAX_TRIES = 12  # draws per deal at most in the rejection sampling (`infer`)
+MAX_TRIES = 12  # draws per deal at most in the rejection sampling (`infer`, `leads`)
 PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
 PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
 
@@ -132,17 +132,21 @@ def plausibility(answers: list[tuple[int, int]], held: int, trump: int) -> float
 
 
 def sample_plausible(obs: Observation, rng: random.Random, excluded: int = 0,
-                     answers: list[tuple[int, int]] | None = None) -> Hand:
-    """`sample_hand`, kept with probability `plausibility` (rejection sampling, at most
-    `MAX_TRIES` draws: the last one is kept), so that deals in which the opponent's answers are
-    unlikely come up less often. Uses only `obs` and `rng`."""
+                     answers: list[tuple[int, int]] | None = None, leads: bool = False) -> Hand:
+    """`sample_hand`, kept with probability `plausibility` of the opponent's `answers` (times
+    `lead_weight` of its leads, with `leads`) by rejection sampling, at most `MAX_TRIES` draws:
+    the last one is kept. So deals in which the opponent's play is unlikely come up less often.
+    Uses only `obs` and `rng`."""
     hand = sample_hand(obs, rng, excluded)
-    if not answers:
+    if not answers and not leads:
         return hand
     other = 1 - obs.seat
     trump = SUITS.index(obs.trump_suit)
     for _ in range(MAX_TRIES - 1):
-        if rng.random() < plausibility(answers, hand._hands[other], trump):
+        weight = plausibility(answers, hand._hands[other], trump) if answers else 1.0
+        if leads:
+            weight *= lead_weight(obs, set(hand.holding(other)), rng)
+        if rng.random() < weight:
             break
         hand = sample_hand(obs, rng, excluded)
     return hand
@@ -303,17 +307,10 @@ class ChampionBot(Bot):
     def deal(self, obs: Observation, rng: random.Random, excluded: int,
              answers: list[tuple[int, int]] | None) -> Hand:
         """One deal to evaluate the actions on: `sample_plausible` (a measuring bench may give
-        the true deal instead, bench/vu.py --see-all). With `leads`, a deal is kept with
-        probability `lead_weight` (at most `MAX_TRIES` draws: the last one is kept)."""
-        hand = sample_plausible(obs, rng, excluded, answers)
-        if not self.leads or (obs.stock_size == 0 and obs.closed_by is None):
-            return hand
-        other = 1 - obs.seat
-        for _ in range(MAX_TRIES - 1):
-            if rng.random() < lead_weight(obs, set(hand.holding(other)), rng):
-                break
-            hand = sample_plausible(obs, rng, excluded, answers)
-        return hand
+        the true deal instead, bench/vu.py --see-all). With the stock exhausted the deal is
+        exact: the leads then weigh nothing."""
+        exhausted = obs.stock_size == 0 and obs.closed_by is None
+        return sample_plausible(obs, rng, excluded, answers, self.leads and not exhausted)
 
     def _rounds(self, limit: int, stop: float | None,
                 one_deal: Callable[[], bool | None]) -> None:

@@ -28,18 +28,23 @@ LAST_DRAW = 4  # the trick after which the stock's last two cards are drawn (R3.
 NEVER = 99  # a deadline for a card never played nor shown
 
 
+def played_by(obs: Observation, seat: int) -> dict[Card, int]:
+    """The cards `seat` has played, each with the trick it was played in (the one under way
+    included)."""
+    played = {trick.lead if trick.leader == seat else trick.follow: t
+              for t, trick in enumerate(obs.tricks)}
+    if obs.lead_card is not None and obs.leader == seat:
+        played[obs.lead_card] = len(obs.tricks)
+    return played
+
+
 def draw_times(obs: Observation, held: set[Card], rng: random.Random) -> dict[Card, int] | None:
     """For each card the opponent has held this hand and whose arrival is unknown, a random
     time it came into its hand (0: dealt; t: drawn after trick t - 1, so held from trick t on),
     uniform among those that agree with when it played and showed each card; None when the
     record cannot be modelled (it then weighs nothing)."""
     opponent = 1 - obs.seat
-    deadline: dict[Card, int] = {c: NEVER for c in held}
-    for t, trick in enumerate(obs.tricks):
-        card = trick.lead if trick.leader == opponent else trick.follow
-        deadline[card] = t
-    if obs.lead_card is not None and obs.leader == opponent:
-        deadline[obs.lead_card] = len(obs.tricks)
+    deadline: dict[Card, int] = {c: NEVER for c in held} | played_by(obs, opponent)
     for m in obs.marriages:
         if m.seat == opponent:
             for rank in (Rank.KING, Rank.QUEEN):
@@ -81,9 +86,7 @@ def lead_weight(obs: Observation, held: set[Card], rng: random.Random) -> float:
     times = draw_times(obs, held, rng)
     if times is None:
         return 1.0
-    gone: dict[Card, int] = {}  # when it played a card
-    for t, trick in enumerate(obs.tricks):
-        gone[trick.lead if trick.leader == opponent else trick.follow] = t
+    gone = played_by(obs, opponent)
     open_until = DEALT if obs.closed_after is None else obs.closed_after
     taken = {ex.taken for ex in obs.exchanges}
     jack = Card.from_text("J" + obs.trump_suit.value)
