@@ -19,7 +19,8 @@ a card, a trump exchange, or a marriage (VU declares and leads the king in one m
 still assumes bummerl's rules (closing and claims possible) for the rest of the hand.
 
 Each game is a fresh VU game from seed `seed + i`; games alternate which bot leads first. It
-prints the games won and the game points with 95 % intervals.
+prints the games won and the game points with 95 % intervals: a `progress` line about every
+`--every` games, then the `RESULT` line.
 
 `--see-all` gives the champion's search the true deal (read from the VU game's own state)
 instead of deals drawn from what its seat knows: it then plays as if it saw every card. That is
@@ -188,6 +189,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first game's seed")
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    parser.add_argument("--every", type=int, default=50,
+                        help="games between progress lines")
     add_sight_options(parser)
     args = parser.parse_args()
     if args.see and not args.strategy.startswith("champion"):
@@ -207,15 +210,26 @@ def main() -> None:
     start = time.monotonic()
     end = None if args.minutes is None else start + 60 * args.minutes
     results: list[tuple[int, int, int]] = []
+    shown = 0  # games when the last progress line was printed
     with multiprocessing.Pool(args.procs) as pool:
         for part in pool.imap(play_games, jobs):
             results += part
+            if len(results) >= shown + args.every and len(results) < len(games):
+                report(results, start, final=False)
+                shown = len(results)
             if end is not None and time.monotonic() > end:
                 pool.terminate()
                 break
+    report(results, start, final=True)
+
+
+def report(results: list[tuple[int, int, int]], start: float, final: bool) -> None:
+    """The games won and the game points so far, with 95 % intervals: a `RESULT` line at the
+    end, a `progress` line before."""
     won = interval([float(w) for w, _, _ in results])
     points = interval([float(p) for _, p, _ in results])
-    print(f"RESULT {len(results)} games: won {won[0]:.1%} (95% [{won[1]:.1%}, {won[2]:.1%}]); "
+    print(f"{'RESULT' if final else 'progress'} {len(results)} games: won {won[0]:.1%} "
+          f"(95% [{won[1]:.1%}, {won[2]:.1%}]); "
           f"game points per game {points[0]:+.3f} (95% [{points[1]:+.3f}, {points[2]:+.3f}]); "
           f"decisions with no mapped action {sum(u for _, _, u in results)}; "
           f"{time.monotonic() - start:.0f} s", flush=True)

@@ -42,3 +42,13 @@ def test_see_all_needs_a_champion(vu_python):
     done = subprocess.run([vu_python, "bench/vu.py", "-n", "2", "--strategy", "bully",
                            "--see-all"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and "--see-all needs a champion strategy" in done.stderr
+
+
+def test_the_vu_bench_reports_progress_before_its_result(vu_python):
+    done = subprocess.run([vu_python, "bench/vu.py", "-n", "10", "--procs", "1", "--strategy",
+                           "bully", "--every", "5"], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line.split(" games:")[0] for line in done.stdout.splitlines()
+             if line.startswith(("progress", "RESULT"))]
+    assert lines == ["progress 5", "RESULT 10"], done.stdout
