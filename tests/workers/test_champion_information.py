@@ -16,6 +16,7 @@ import pytest
 from engine import Hand, Profile, deck_for, determinize, observe
 from workers.bots import make_bot
 from workers.bots.champion import ChampionBot
+from workers.bots.opponent import OpponentModel
 
 
 def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:
@@ -23,16 +24,20 @@ def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:
     return hand._hands[1 - seat], tuple(hand._stock)
 
 
-@pytest.mark.parametrize(("profile", "samples", "deals", "infer", "leads"),
-                         [(p, 4, 6, False, False) for p in Profile]
-                         + [(Profile.SOFT, 16, 3, False, False), (Profile.SOFT, 8, 3, True, False),
-                            (Profile.SOFT, 8, 3, False, True)])
+@pytest.mark.parametrize(("profile", "samples", "deals", "infer", "leads", "model"),
+                         [(p, 4, 6, False, False, False) for p in Profile]
+                         + [(Profile.SOFT, 16, 3, False, False, False),
+                            (Profile.SOFT, 8, 3, True, False, False),
+                            (Profile.SOFT, 8, 3, False, True, False),
+                            (Profile.SOFT, 8, 3, False, False, True),
+                            (Profile.SHARP, 8, 3, False, False, True)])
 def test_the_decision_is_the_same_for_every_consistent_deal(profile, samples, deals, infer,
-                                                            leads):
+                                                            leads, model):
     """(16 samples: past `PRUNE_AFTER`, so the pruning of clearly worse actions is covered;
-    `infer` and `leads`: the inferences from the opponent's answers and from its leads read
-    only the observation.)"""
-    champion = ChampionBot(ms=0, samples=samples, infer=infer, leads=leads)
+    `infer`, `leads` and `model`: the inferences from the opponent's answers, from its leads and
+    from the learned model of its play read only the observation.)"""
+    champion = ChampionBot(ms=0, samples=samples, infer=infer, leads=leads,
+                           model=OpponentModel.load() if model else None)
     other = make_bot("rdeep", samples=2)
     checked = {"open": 0, "strict": 0}
     differing = 0

@@ -13,9 +13,11 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
   (rejection sampling). With `leads` (off by default: it measured no better) deals are also
   weighed by the opponent's leads (`workers.bots.leads`: it exchanges the trump jack and
-  declares its marriages when it can). Every deal the search evaluates comes from
-  `ChampionBot.deal` (the benches' `--see-all` gives it the true deal instead, to measure what
-  the hidden cards cost).
+  declares its marriages when it can). With `model` (off by default: it measured no better)
+  they are resampled in proportion to how likely a learned model of the opponent's play makes
+  its play so far (`weighed_deals`, `workers.bots.opponent`). Every deal the search evaluates
+  comes from `ChampionBot.deal` (the benches' `--see-all` gives it the true deal instead, to
+  measure what the hidden cards cost).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
@@ -44,6 +46,7 @@ machine, so the choice is reproducible only as far as the same number of deals g
 from __future__ import annotations
 
 import gc
+import math
 import os
 import random
 import time
@@ -67,6 +70,7 @@ from workers.bots.endgame import (
     best_action,
 )
 from workers.bots.leads import lead_weight
+from workers.bots.opponent import OpponentModel
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
@@ -78,6 +82,7 @@ UNLIKELY = 0.35  # a deal's factor per answer the playout policy would not have 
 MAX_TRIES = 12  # draws per deal at most in the rejection sampling (`infer`, `leads`)
 PRUNE_AFTER = 12  # deals before an action can be dropped as clearly worse (`prune`)
 PRUNE_Z = 3.0  # ... when its mean is this many standard errors below the best one's
+POOL = 64  # deals drawn and weighed at once by the opponent model (`model`)
 
 
 def default_ms() -> float:
@@ -150,6 +155,19 @@ def sample_plausible(obs: Observation, rng: random.Random, excluded: int = 0,
             break
         hand = sample_hand(obs, rng, excluded)
     return hand
+
+
+def weighed_deals(obs: Observation, rng: random.Random, excluded: int, model: OpponentModel,
+                  size: int = POOL) -> list[Hand]:
+    """`size` deals resampled (with replacement) from `size` of `sample_hand`'s, each in
+    proportion to how likely `model` makes the opponent's play so far on it (importance
+    resampling). Uses only `obs` and `rng`."""
+    other = 1 - obs.seat
+    pool = [sample_hand(obs, rng, excluded) for _ in range(size)]
+    logs = [model.log_likelihood(obs, [c for c in range(20) if h._hands[other] >> c & 1], rng)
+            for h in pool]
+    top = max(logs)
+    return rng.choices(pool, [math.exp(x - top) for x in logs], k=size)
 
 
 # --- the playout policy -------------------------------------------------------------------------
@@ -246,7 +264,7 @@ class ChampionBot(Bot):
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
                  prune: bool = True, infer: bool = False, objective: str = "points",
-                 leads: bool = False):
+                 leads: bool = False, model: OpponentModel | None = None):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -264,6 +282,11 @@ class ChampionBot(Bot):
         # Draw deals in which the opponent's leads are likely (it exchanges the trump jack and
         # declares its marriages when it can) more often (`workers.bots.leads`).
         self.leads = leads
+        # Draw deals in proportion to how likely a learned model of the opponent's play
+        # (`workers.bots.opponent`) makes its play so far (off by default: it measured no
+        # better, see docs/workers.md).
+        self.model = model
+        self._pool: list[Hand] = []  # the move's weighed deals not yet evaluated (`model`)
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
         # "points": the most game points (bummerl's Bummerl); "wins": the most hands won (a
@@ -291,6 +314,7 @@ class ChampionBot(Bot):
         stop = None if hard is None else start + (hard - start) * self.stop_fraction
         # One solver (one transposition table) per hand facts for the whole move.
         self._solvers = {} if self.share_tables else None
+        self._pool = []
         collecting = gc.isenabled()
         gc.disable()  # the search makes no reference cycles; a collection would cost the clock
         try:
@@ -306,10 +330,14 @@ class ChampionBot(Bot):
 
     def deal(self, obs: Observation, rng: random.Random, excluded: int,
              answers: list[tuple[int, int]] | None) -> Hand:
-        """One deal to evaluate the actions on: `sample_plausible` (a measuring bench may give
-        the true deal instead, bench/vu.py --see-all). With the stock exhausted the deal is
-        exact: the leads then weigh nothing."""
+        """One deal to evaluate the actions on: `sample_plausible`, or with `model` the next of
+        the move's `weighed_deals` (a measuring bench may give the true deal instead, bench/vu.py
+        --see-all). With the stock exhausted the deal is exact: nothing weighs it then."""
         exhausted = obs.stock_size == 0 and obs.closed_by is None
+        if self.model is not None and not exhausted:
+            if not self._pool:
+                self._pool = weighed_deals(obs, rng, excluded, self.model)
+            return self._pool.pop()
         return sample_plausible(obs, rng, excluded, answers, self.leads and not exhausted)
 
     def _rounds(self, limit: int, stop: float | None,
