@@ -17,7 +17,9 @@ what its seat knows (`ChampionBot.deal`): not a fair player but the bound of its
 gap to the fair champion is what the hidden cards cost it. `--see-hand` gives it the opponent's
 true hand but not the stock's order (bench/seeing.py): the most that inferring the opponent's
 hand from its play could give this search. `--leads` has it weigh its deals by the opponent's
-leads (`ChampionBot(leads=True)`, workers/bots/leads.py).
+leads (`ChampionBot(leads=True)`, workers/bots/leads.py); `--model` by a learned model of the
+opponent's play (`ChampionBot(model=...)`, workers/bots/opponent.py; the shipped model, or the
+one at the path given), its log-likelihood multiplied by `--strength`.
 
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
@@ -41,6 +43,7 @@ from engine import Hand, Profile  # noqa: E402
 from events.levels import LEVELS, MEASURED_BY  # noqa: E402
 from workers.batch import play_pair  # noqa: E402
 from workers.bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
+from workers.bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 
 
 class Timed(Bot):
@@ -59,13 +62,15 @@ class Timed(Bot):
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str, bool]
-              ) -> tuple[list, list, list, list]:
+def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str, bool,
+                         tuple[str, float] | None]) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads = job
+    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads, model = job
     searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
-                           clock=clock, leads=leads)
+                           clock=clock, leads=leads,
+                           model=None if model is None else OpponentModel.load(Path(model[0]),
+                                                                               model[1]))
     playing: list[Hand] = []
     watch = None
     if see:  # its search is given the hand in play itself (bench/seeing.py)
@@ -143,12 +148,20 @@ def main() -> None:
     parser.add_argument("--leads", action="store_true",
                         help="the champion weighs its deals by the opponent's leads: it "
                              "exchanges and declares when it can (workers/bots/leads.py)")
+    parser.add_argument("--model", nargs="?", const=str(MODEL_FILE), default=None,
+                        help="the champion weighs its deals by how likely this learned model "
+                             "of play (default: the shipped one) makes the opponent's play "
+                             "(workers/bots/opponent.py)")
+    parser.add_argument("--strength", type=float, default=1.0,
+                        help="with --model: the model's log-likelihood is multiplied by this")
     add_sight_options(parser)
     args = parser.parse_args()
+    model = None if args.model is None else (args.model, args.strength)
     budget = f"{args.samples} deals" if args.samples else f"{args.ms:.0f} ms ({args.clock})"
     ms = 0.0 if args.samples else args.ms
     seeing = f", {SIGHTS[args.see]}" if args.see else ""
     seeing += ", weighing deals by the opponent's leads" if args.leads else ""
+    seeing += f", weighing deals by {args.model} (strength {args.strength})" if args.model else ""
     print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
@@ -161,7 +174,7 @@ def main() -> None:
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
                      args.profile, args.epsilon, args.samples, args.clock, args.see,
-                     args.leads)
+                     args.leads, model)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []

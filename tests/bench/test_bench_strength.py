@@ -1,5 +1,6 @@
 """bench/strength.py runs end to end with docs/workers.md's flags (tiny: two deals instead of
-2,000, 1,000 or 200), fair, with `--see-all`, with `--see-hand` and with `--leads`. The figures
+2,000, 1,000 or 200), fair, with `--see-all`, with `--see-hand`, with `--leads` and with
+`--model`. The figures
 belong to the bench (hours of play)."""
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
     ["--procs", "1", "--opponents", "champion-v1", "--see-hand"],
     ["--seed", "2028", "--procs", "1", "--opponents", "champion-v1"],
     ["--seed", "2028", "--procs", "1", "--opponents", "champion-v1", "--leads"],
-], ids=["fair", "see-all", "see-hand", "fair-2028", "leads"])
+    ["--seed", "2029", "--procs", "1", "--opponents", "champion-v1"],
+    ["--seed", "2029", "--procs", "1", "--opponents", "champion-v1", "--model"],
+], ids=["fair", "see-all", "see-hand", "fair-2028", "leads", "fair-2029", "model"])
 def test_the_strength_bench_reports_a_pairing(extra):
     done = subprocess.run(
         [sys.executable, "bench/strength.py", "-n", "2", "--ms", "100", "--clock", "cpu", *extra],
@@ -31,3 +34,5 @@ def test_the_strength_bench_reports_a_pairing(extra):
     assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
     assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout
     assert ("by the opponent's leads" in done.stdout) == ("--leads" in extra), done.stdout
+    assert ("opponent_model.json (strength 1.0)" in done.stdout) == ("--model" in extra), \
+        done.stdout
