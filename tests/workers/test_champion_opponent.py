@@ -132,12 +132,13 @@ def test_features_read_cards_relative_to_the_trump_and_the_lead():
 
 
 def test_the_documented_fit_learns_a_preference_and_writes_a_model(tmp_path):
-    """tools/opponent_data.py as docs/workers.md runs it (two hands, a small budget), then
-    tools/opponent_fit.py on its records; and the fit on records in which the seat always
-    answers with its highest card (one of each rank held) learns that preference."""
+    """tools/opponent_data.py as docs/workers.md runs it (two hands instead of 5,000), then
+    tools/opponent_fit.py on its records with the documented flags; and the fit on records in
+    which the seat always answers with its highest card (one of each rank held) learns that
+    preference."""
     records = tmp_path / "opponent.jsonl"
     done = subprocess.run(
-        [sys.executable, "tools/opponent_data.py", "-n", "2", "--ms", "5", "--procs", "2",
+        [sys.executable, "tools/opponent_data.py", "-n", "2", "--ms", "50", "--procs", "2",
          "-o", str(records)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [json.loads(line) for line in records.read_text().splitlines()]
@@ -157,7 +158,7 @@ def test_the_documented_fit_learns_a_preference_and_writes_a_model(tmp_path):
     synthetic.write_text("".join(json.dumps(r) + "\n" for r in made + lines))
     out = tmp_path / "model.json"
     done = subprocess.run(
-        [sys.executable, "tools/opponent_fit.py", str(synthetic), "-o", str(out)],
+        [sys.executable, "tools/opponent_fit.py", str(synthetic), "--l2", "3e-4", "-o", str(out)],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "held out answer" in done.stdout, done.stdout
