@@ -129,7 +129,8 @@ def report(name: str, theta: np.ndarray, records: list[dict]) -> None:
         q = 1 / (1 + np.exp(-theta[np.array(closes)].sum(-1)))
         loss = -(lab * np.log(q + 1e-12) + (1 - lab) * np.log(1 - q + 1e-12)).mean()
         base = lab.mean()
-        base_loss = -(base * math.log(base) + (1 - base) * math.log(1 - base))
+        base_loss = 0.0 if base in (0.0, 1.0) else -(base * math.log(base)
+                                                     + (1 - base) * math.log(1 - base))
         print(f"{name} close: {len(lab)} leads, {base:.1%} closed, log-loss {loss:.3f} "
               f"(base rate {base_loss:.3f})")
 

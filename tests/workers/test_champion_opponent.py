@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -135,7 +136,7 @@ def test_the_documented_fit_learns_a_preference_and_writes_a_model(tmp_path):
     """tools/opponent_data.py as docs/workers.md runs it (two hands instead of 5,000), then
     tools/opponent_fit.py on its records with the documented flags; and the fit on records in
     which the seat always answers with its highest card (one of each rank held) learns that
-    preference."""
+    preference, and reports closes that never happen (a base rate of 0)."""
     records = tmp_path / "opponent.jsonl"
     done = subprocess.run(
         [sys.executable, "tools/opponent_data.py", "-n", "2", "--ms", "50", "--procs", "2",
@@ -154,14 +155,17 @@ def test_the_documented_fit_learns_a_preference_and_writes_a_model(tmp_path):
         made.append({"hand": hand, "trump": rng.randrange(4), "lead": lead, "t": 1,
                      "points": 10, "legal": [f"play {Card.from_index(c)}" for c in hand],
                      "chosen": f"play {Card.from_index(best)}"})
+    for r in made[:200]:  # leads where it could close and never did (a base rate of 0)
+        made.append({**r, "lead": -1, "legal": [*r["legal"], "close"]})
     synthetic = tmp_path / "synthetic.jsonl"
-    synthetic.write_text("".join(json.dumps(r) + "\n" for r in made + lines))
+    synthetic.write_text("".join(json.dumps(r) + "\n" for r in lines + made))
     out = tmp_path / "model.json"
     done = subprocess.run(
         [sys.executable, "tools/opponent_fit.py", str(synthetic), "--l2", "3e-4", "-o", str(out)],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "held out answer" in done.stdout, done.stdout
+    assert re.search(r"held out close: \d+ leads, 0.0% closed", done.stdout), done.stdout
     model = OpponentModel.load(out)
     right = 0
     for r in made[:300]:
