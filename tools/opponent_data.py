@@ -5,7 +5,8 @@ Each line of the output (JSON) is one decision of either seat while the stock is
 than one action is legal, as the deciding seat saw it: its hand, the trump suit, the card led
 (if it answers), the trick number, its points, and the action it chose among the legal ones.
 
-Run: `.venv/bin/python tools/opponent_data.py -n 1500 --ms 50 --procs 2 -o /tmp/opp.jsonl`
+Run: `.venv/bin/python tools/opponent_data.py -n 5000 --ms 50 --procs 2 -o /tmp/opponent.jsonl`
+(docs/workers.md)
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class Recording(Bot):
         return action
 
 
-def play_some(job: tuple[str, int, list[int], float]) -> list[dict]:
+def play_some(job: tuple[str, int, list[int], float]) -> tuple[int, list[dict]]:
+    """Play the given deals; (hands played, their records)."""
     strategy, seed, deals, ms = job
     records: list[dict] = []
     bots = (Recording(make_bot(strategy, ms=ms, clock="cpu"), records),
@@ -57,7 +59,7 @@ def play_some(job: tuple[str, int, list[int], float]) -> list[dict]:
     for deal in deals:
         rngs = (random.Random(f"opp:{seed}:{deal}:0"), random.Random(f"opp:{seed}:{deal}:1"))
         play_hand(deck_for(seed, deal), deal % 2, Profile.SOFT, bots, rngs)
-    return records
+    return len(deals), records
 
 
 def main() -> None:
@@ -72,14 +74,15 @@ def main() -> None:
     jobs = [(args.strategy, args.seed, list(range(i, min(i + 10, args.hands))), args.ms)
             for i in range(0, args.hands, 10)]
     start = time.monotonic()
-    count = 0
+    hands = count = 0
     with open(args.out, "w") as out, multiprocessing.Pool(args.procs) as pool:
-        for done, records in enumerate(pool.imap_unordered(play_some, jobs), 1):
+        for played, records in pool.imap_unordered(play_some, jobs):
             for r in records:
                 out.write(json.dumps(r) + "\n")
             out.flush()
+            hands += played
             count += len(records)
-            print(f"{done * 10} hands, {count} decisions, {time.monotonic() - start:.0f} s",
+            print(f"{hands} hands, {count} decisions, {time.monotonic() - start:.0f} s",
                   flush=True)
 
 

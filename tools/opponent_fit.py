@@ -7,7 +7,8 @@ penalty (full-batch Adam, numpy). The last `--holdout` share of the records is k
 fit and the mean log-loss on it is printed beside the uniform guess's (and for the close, the
 base rate's), so the figures say how much each part knows.
 
-Run: `.venv/bin/python tools/opponent_fit.py /tmp/opp.jsonl [-o workers/bots/opponent_model.json]`
+Run: `.venv/bin/python tools/opponent_fit.py /tmp/opponent.jsonl --l2 3e-4` (the shipped model's
+fit, docs/workers.md)
 """
 
 from __future__ import annotations
@@ -68,30 +69,22 @@ def examples(records: list[dict]) -> tuple[list, list, list, list]:
     return choices, chosen, closes, labels
 
 
-def loss_and_grad(theta: np.ndarray, choice: np.ndarray, chosen: np.ndarray,
-                  close: np.ndarray, label: np.ndarray, l2: float
-                  ) -> tuple[float, np.ndarray, float, float]:
-    """The penalized mean negative log-likelihood, its gradient, and the two parts' losses."""
+def gradient(theta: np.ndarray, choice: np.ndarray, chosen: np.ndarray, close: np.ndarray,
+             label: np.ndarray, l2: float) -> np.ndarray:
+    """The gradient of the penalized mean negative log-likelihood."""
     grad = np.zeros_like(theta)
-    n = len(chosen) + len(label)
     scores = theta[choice].sum(-1)  # (rows, 5)
     scores -= scores.max(1, keepdims=True)
     p = np.exp(scores)
     p /= p.sum(1, keepdims=True)
-    rows = np.arange(len(chosen))
-    choice_loss = -np.log(p[rows, chosen]).sum()
-    g = p.copy()
-    g[rows, chosen] -= 1.0
-    np.add.at(grad, choice, np.repeat(g[:, :, None], WIDTH, axis=2))
-    z = theta[close].sum(-1)
-    q = 1 / (1 + np.exp(-z))
-    close_loss = -(label * np.log(q + 1e-12) + (1 - label) * np.log(1 - q + 1e-12)).sum()
+    p[np.arange(len(chosen)), chosen] -= 1.0
+    np.add.at(grad, choice, np.repeat(p[:, :, None], WIDTH, axis=2))
+    q = 1 / (1 + np.exp(-theta[close].sum(-1)))
     np.add.at(grad, close, np.repeat((q - label)[:, None], WIDTH, axis=1))
-    grad /= n
+    grad /= len(chosen) + len(label)
     grad += l2 * theta
     grad[PAD] = 0.0
-    loss = (choice_loss + close_loss) / n + 0.5 * l2 * float(theta @ theta)
-    return (loss, grad, choice_loss / max(1, len(chosen)), close_loss / max(1, len(label)))
+    return grad
 
 
 def fit(choice: np.ndarray, chosen: np.ndarray, close: np.ndarray, label: np.ndarray,
@@ -100,7 +93,7 @@ def fit(choice: np.ndarray, chosen: np.ndarray, close: np.ndarray, label: np.nda
     m, v = np.zeros_like(theta), np.zeros_like(theta)
     rate, b1, b2 = 0.05, 0.9, 0.999
     for step in range(1, steps + 1):
-        _, grad, _, _ = loss_and_grad(theta, choice, chosen, close, label, l2)
+        grad = gradient(theta, choice, chosen, close, label, l2)
         m = b1 * m + (1 - b1) * grad
         v = b2 * v + (1 - b2) * grad * grad
         theta -= rate * (m / (1 - b1 ** step)) / (np.sqrt(v / (1 - b2 ** step)) + 1e-8)
@@ -110,9 +103,9 @@ def fit(choice: np.ndarray, chosen: np.ndarray, close: np.ndarray, label: np.nda
 
 def report(name: str, theta: np.ndarray, records: list[dict]) -> None:
     choices, chosen, closes, labels = examples(records)
-    leads = [i for i, r in enumerate(choices) if r[0][0] < FOLLOW_U]
-    for part, idx in (("lead", leads),
-                      ("answer", [i for i in range(len(choices)) if i not in set(leads)])):
+    leading = [r[0][0] < FOLLOW_U for r in choices]  # a lead's first feature is LEAD_U's
+    for part, idx in (("lead", [i for i, x in enumerate(leading) if x]),
+                      ("answer", [i for i, x in enumerate(leading) if not x])):
         if not idx:
             continue
         c = np.array([choices[i] for i in idx])

@@ -23,7 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
     ["--seed", "2028", "--procs", "1", "--opponents", "champion-v1", "--leads"],
     ["--seed", "2029", "--procs", "1", "--opponents", "champion-v1"],
     ["--seed", "2029", "--procs", "1", "--opponents", "champion-v1", "--model"],
-], ids=["fair", "see-all", "see-hand", "fair-2028", "leads", "fair-2029", "model"])
+    ["--seed", "2030", "--procs", "1", "--opponents", "champion-v1", "--model"],
+    ["--seed", "2030", "--procs", "1", "--opponents", "champion-v1", "--model", "--strength",
+     "2"],
+], ids=["fair", "see-all", "see-hand", "fair-2028", "leads", "fair-2029", "model", "model-2030",
+        "model-strength-2"])
 def test_the_strength_bench_reports_a_pairing(extra):
     done = subprocess.run(
         [sys.executable, "bench/strength.py", "-n", "2", "--ms", "100", "--clock", "cpu", *extra],
@@ -34,5 +38,6 @@ def test_the_strength_bench_reports_a_pairing(extra):
     assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
     assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout
     assert ("by the opponent's leads" in done.stdout) == ("--leads" in extra), done.stdout
-    assert ("opponent_model.json (strength 1.0)" in done.stdout) == ("--model" in extra), \
-        done.stdout
+    strength = extra[extra.index("--strength") + 1] if "--strength" in extra else "1"
+    assert (f"opponent_model.json (strength {float(strength)})" in done.stdout) == (
+        "--model" in extra), done.stdout

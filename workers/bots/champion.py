@@ -164,8 +164,7 @@ def weighed_deals(obs: Observation, rng: random.Random, excluded: int, model: Op
     resampling). Uses only `obs` and `rng`."""
     other = 1 - obs.seat
     pool = [sample_hand(obs, rng, excluded) for _ in range(size)]
-    logs = [model.log_likelihood(obs, [c for c in range(20) if h._hands[other] >> c & 1], rng)
-            for h in pool]
+    logs = [model.log_likelihood(obs, [c.index for c in h.holding(other)], rng) for h in pool]
     top = max(logs)
     return rng.choices(pool, [math.exp(x - top) for x in logs], k=size)
 
