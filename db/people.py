@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from db.base import Base, utcnow
+from db.base import Base, aware, utcnow
 from db.models import ORIGIN_PEOPLE  # noqa: F401  (`matches.origin` of a game with a person)
 
 
@@ -37,8 +37,12 @@ class Person(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+INVITE_TTL = timedelta(minutes=15)  # an invite nobody took by then is expired
+
+
 class PersonInvite(Base):
-    """A link that seats whoever opens it first against the person who made it."""
+    """A link that seats whoever opens it first against the person who made it, within
+    `INVITE_TTL` of its making."""
 
     __tablename__ = "person_invites"
 
@@ -50,6 +54,11 @@ class PersonInvite(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     accepted_by: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
     match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id", ondelete="SET NULL"))
+
+    def expired(self, now: datetime | None = None) -> bool:
+        """No one took it within INVITE_TTL of its making."""
+        return self.accepted_by is None and aware(self.created_at) + INVITE_TTL <= (
+            now or utcnow())
 
 
 class PeopleRating(Base):

@@ -34,6 +34,10 @@ DEFAULTS: dict[str, Any] = {
     "TABLE_STREAMS": 256,  # table event streams open at once (past it: the page polls)
     "SERVICE_CALLS": 32,  # calls to PeopleService in flight at once; the rest wait their turn
     "SERVICE_QUEUE_SECONDS": 30,  # ... at most this long, then "the service is busy" (503)
+    # The largest request body (a 413 past it): the site takes small forms and JSON only
+    # (a sign-up, an action), no uploads.
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    "ANALYSE_LIMIT": "5 per 10 minutes",  # analyses one person may ask for (a 429 past it)
 }
 
 

@@ -3,25 +3,30 @@ one's loss and the better action, exact and estimated apart), a bot's losses per
 its page, `/api/matches/<id>/analysis`, and the "analyse" button.
 
 The button writes nothing itself: `POST /matches/<id>/analyse` asks the engine service
-(AdminService.AnalyseMatch, with the operator token `BUMMERL_OPERATOR_TOKEN` at
-`BUMMERL_SERVICE_ADDRESS`), which adds a request row (`db.analyses`) and, after its commit,
-fires the hook on which the workers enqueue `bummerl.analyse`. The dashboard never imports
-workers/.
+(PeopleService.RequestReview, for the signed-in person, who must have played in the match:
+anonymous visitors are a 401, others a 403; at most `ANALYSE_LIMIT` asks per person, then a 429
+with Retry-After), which adds a request row (`db.analyses`) and, after its commit, fires the
+hook on which the workers enqueue `bummerl.analyse`. Operators ask with `bummerl analyse N`.
+The dashboard never imports workers/.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import time
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, redirect, request, url_for
+from flask import Blueprint, current_app, jsonify, make_response, redirect, request, url_for
+from limits import RateLimitItem, parse_many, storage, strategies
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import analyses
+from web.accounts import current, person_id
 from web.db import sessions
-from web.params import whole_number
-from web.queries import Conflict, Invalid, Missing
+from web.errors import error_response
+from web.params import ident
+from web.queries import Missing
+from web.service_client import Refused, client
 
 bp = Blueprint("analyses", __name__)
 
@@ -55,46 +60,62 @@ def losses(factory: sessionmaker[Session], bot_id: int) -> list[dict[str, Any]]:
         return analyses.losses_by_version(s, bot_id)
 
 
-def operator_token() -> str | None:
-    return (current_app.config.get("OPERATOR_TOKEN")
-            or os.environ.get("BUMMERL_OPERATOR_TOKEN") or None)
+def _limiter() -> tuple[list[RateLimitItem], strategies.MovingWindowRateLimiter]:
+    """The app's limit of analyses asked per person (`ANALYSE_LIMIT`, counted where the log-in
+    attempts are: `RATELIMIT_STORAGE_URI`)."""
+    app = current_app
+    found = app.extensions.get("bummerl.analyse_limit")
+    if found is None:
+        found = app.extensions["bummerl.analyse_limit"] = (
+            parse_many(app.config["ANALYSE_LIMIT"]),
+            strategies.MovingWindowRateLimiter(storage.storage_from_string(
+                app.config.get("RATELIMIT_STORAGE_URI", "memory://"))))
+    return found  # type: ignore[no-any-return]
 
 
-def ask_service(match_id: int) -> str:
-    """AdminService.AnalyseMatch for the match: its analysis's state; Invalid/Missing/Conflict
-    from the service's answer, Unreachable when it cannot be asked."""
-    import grpc
-    from bummerl.v1 import admin_pb2, admin_pb2_grpc
+def too_many(person: int) -> Any | None:
+    """Count an analysis asked by `person`: None while within `ANALYSE_LIMIT`, else the 429
+    (with Retry-After) to answer."""
+    items, window = _limiter()
+    for item in items:
+        if not window.hit(item, "analyse", str(person)):
+            reset = window.get_window_stats(item, "analyse", str(person)).reset_time
+            wait = max(1, int(reset - time.time()) + 1)
+            answer = error_response(429, "Too many analyses asked",
+                                    f"you asked for too many analyses (at most {item}): try "
+                                    f"again in {wait} s")
+            body, status = answer
+            response = make_response(body, status)
+            response.headers["Retry-After"] = str(wait)
+            return response
+    return None
 
-    from web.health import service_address
 
-    token = operator_token()
-    if not token:
-        raise Conflict("the dashboard has no operator token to ask the service for an "
-                       "analysis: set BUMMERL_OPERATOR_TOKEN (or run `bummerl analyse "
-                       f"{match_id}`)")
-    with grpc.insecure_channel(service_address()) as channel:
-        stub = admin_pb2_grpc.AdminServiceStub(channel)
-        try:
-            reply = stub.AnalyseMatch(admin_pb2.AnalyseMatchRequest(match_id=match_id),
-                                      metadata=(("authorization", f"Bearer {token}"),),
-                                      timeout=10)
-        except grpc.RpcError as e:
-            code, details = e.code(), e.details() or str(e.code())
-            if code == grpc.StatusCode.NOT_FOUND:
-                raise Missing(details) from None
-            if code == grpc.StatusCode.FAILED_PRECONDITION:
-                raise Invalid(details) from None
-            raise Conflict(f"the engine service at {service_address()} could not take the "
-                           f"request ({code.name}: {details})") from None
-    return str(reply.state)
+def ask_service(match_id: int, person: int) -> str:
+    """PeopleService.RequestReview for `person`'s finished match: its analysis's state (the
+    service refuses a person who held no seat of it, 403, and a match not over, 409)."""
+    from bummerl.v1 import people_pb2
+
+    answer = client().call("RequestReview", people_pb2.RequestReviewRequest(
+        person_id=person, match_id=match_id))
+    return str(answer.state)
 
 
 @bp.post("/matches/<match_id>/analyse")
 def ask(match_id: str) -> Any:
-    """Ask for the match's analysis; back to the page it was asked from (`next`: a path)."""
-    number = whole_number(match_id, "match id")
-    state = ask_service(number)
+    """Ask for the match's analysis; back to the page it was asked from (`next`: a path).
+    Only a signed-in person who played in the match may (the web has no operators' sign-in:
+    operators run `bummerl analyse N`), at most `ANALYSE_LIMIT` times."""
+    number = ident(match_id, "match id")
+    if current() is None:
+        raise Refused(401, "UNAUTHENTICATED", "only a person who played in this match may ask "
+                      "for its analysis here: log in first (operators: `bummerl analyse "
+                      f"{number}`)")
+    person = person_id()
+    refused = too_many(person)
+    if refused is not None:
+        return refused
+    state = ask_service(number, person)
     back = request.form.get("next", "")
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("matches.show", match_id=number)
@@ -105,7 +126,7 @@ def ask(match_id: str) -> Any:
 
 @bp.get("/api/matches/<match_id>/analysis")
 def api_show(match_id: str) -> Any:
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
     found = of_match(sessions(), number)
     if found is None:
         raise Missing(f"match {number} has not been analysed: POST /matches/{number}/analyse "

@@ -8,14 +8,14 @@ from flask import Blueprint, current_app, jsonify, render_template
 
 from web import analyses, charts, people_queries, queries
 from web.db import sessions
-from web.params import int_arg, page_arg, whole_number
+from web.params import ident, int_arg, page_arg
 
 bp = Blueprint("bots", __name__)
 
 
 @bp.get("/bots/<bot_id>")
 def show(bot_id: str) -> str:
-    bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
+    bot = queries.bot_detail(sessions(), ident(bot_id, "bot id"))
     page = page_arg()
     matches = queries.list_matches(sessions(), queries.MatchFilter(bot_id=bot["id"]), page,
                                    current_app.config["PAGE_SIZE"],
@@ -35,7 +35,7 @@ def show(bot_id: str) -> str:
 
 @bp.get("/api/bots/<bot_id>")
 def api_show(bot_id: str) -> Any:
-    bot = queries.bot_detail(sessions(), whole_number(bot_id, "bot id"))
+    bot = queries.bot_detail(sessions(), ident(bot_id, "bot id"))
     bot["rating_history"] = queries.rating_history(sessions(), bot["id"])
     bot["opponents"] = queries.opponents(sessions(), bot["id"])
     bot["versions"] = queries.versions(sessions(), bot["id"])

@@ -22,7 +22,7 @@ from flask import Blueprint, jsonify, redirect, render_template, request, url_fo
 from web import analyses
 from web.accounts import current, person_id
 from web.db import sessions
-from web.params import whole_number
+from web.params import ident, json_body
 from web.queries import Invalid
 from web.service_client import client
 from web.tableview import action_text, card_key, trick_json
@@ -41,7 +41,7 @@ def hint(match_id: str) -> Any:
     from bummerl.v1 import people_pb2
 
     answer = client().call("Hint", people_pb2.HintRequest(
-        person_id=person_id(), match_id=whole_number(match_id, "match id")))
+        person_id=person_id(), match_id=ident(match_id, "match id")))
     return jsonify({"seq": answer.seq, "best": answer.best, "method": answer.method,
                     "basis": answer.basis, "actions": values_json(answer.actions)})
 
@@ -50,7 +50,10 @@ def hint(match_id: str) -> Any:
 def ask_review(match_id: str) -> Any:
     from bummerl.v1 import people_pb2
 
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
+    refused = analyses.too_many(person_id())  # the analyse button's limit: one count
+    if refused is not None:
+        return refused
     client().call("RequestReview", people_pb2.RequestReviewRequest(person_id=person_id(),
                                                                    match_id=number))
     return redirect(url_for("coach.review", match_id=number))
@@ -61,7 +64,7 @@ def review(match_id: str) -> Any:
     """The person's finished match with each decision's loss and the better action."""
     from bummerl.v1 import people_pb2
 
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
     table = client().call("GetTable", people_pb2.GetTableRequest(
         person_id=person_id(), match_id=number)).table  # only a seat's person: 403 otherwise
     names = list(table.names)
@@ -102,7 +105,7 @@ def exercises() -> Any:
 def exercise(exercise_id: str) -> Any:
     from bummerl.v1 import people_pb2
 
-    number = whole_number(exercise_id, "exercise id")
+    number = ident(exercise_id, "exercise id")
     answer = client().call("GetExercise", people_pb2.GetExerciseRequest(
         person_id=person_id(), exercise_id=number))
     return render_template("exercise.html", exercise=answer.exercise,
@@ -135,8 +138,8 @@ def exercise_json(answer: Any) -> dict[str, Any]:
 def solve(exercise_id: str) -> Any:
     from bummerl.v1 import people_pb2
 
-    number = whole_number(exercise_id, "exercise id")
-    body = request.get_json(silent=True) or {}
+    number = ident(exercise_id, "exercise id")
+    body = json_body()
     action = body.get("action")
     if not isinstance(action, str) or not action or len(action) > 20:
         raise Invalid('the body must hold "action": the action\'s text, e.g. "play TH"')

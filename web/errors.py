@@ -1,11 +1,11 @@
-"""Error pages: 404, 400 and 409 name what is wrong; under /api/ and /healthz they are JSON."""
+"""Error pages: 404, 400, 409 and 413 name what is wrong; under /api/ and /healthz they are JSON."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException
+from flask import Flask, current_app, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from web.queries import Conflict, Invalid, Missing
 
@@ -32,6 +32,13 @@ def install(app: Flask) -> None:
     @app.errorhandler(Conflict)
     def conflict(e: Conflict) -> Any:
         return error_response(409, "Not yet", str(e))
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(e: RequestEntityTooLarge) -> Any:
+        cap = current_app.config.get("MAX_CONTENT_LENGTH")
+        return error_response(413, "Request too large",
+                              f"the request's body is larger than this site takes (at most "
+                              f"{cap} bytes); nothing was done")
 
     @app.errorhandler(HTTPException)
     def http(e: HTTPException) -> Any:

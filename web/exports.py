@@ -2,12 +2,12 @@
 download links of the bot and match pages), and a finished match's turns as one seat saw them
 (`/matches/ID/seats/N`, JSON at `/api/matches/ID/seats/N`).
 
-Only finished matches have records (`db.records`): a running match is never exported, and its
-seat pages are a 404 until it is over. A finished leg of a duplicate pair whose other leg has
-not ended is withheld (the release horizon): an export stops before it (`X-Bummerl-Withheld`
-says how many it holds back), and asking for it by `match` is a 409. An export is read page by
-page while it is sent, so its size does not bound by memory (waitress pauses the stream while
-the client is slow to read).
+Only finished matches have records (`db.records`): a running match is never exported (asked
+for by `match`, a 409 says it is still running), and its seat pages are a 404 until it is
+over. A finished leg of a duplicate pair whose other leg has not ended is withheld (the release
+horizon): an export stops before it (`X-Bummerl-Withheld` says how many it holds back), and
+asking for it by `match` is a 409. An export is read page by page while it is sent, so its size
+does not bound by memory (waitress pauses the stream while the client is slow to read).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from flask import Blueprint, Response, jsonify, render_template
 from sqlalchemy import Engine, select
 
 from db import records
-from db.models import Match
+from db.models import FINISHED, RUNNING, Match
 from engine.matchrecord import seat_view
 from web.db import sessions
-from web.params import int_arg, text_arg, whole_number
+from web.params import ident, int_arg, text_arg
 from web.queries import Conflict, Invalid, Missing, legs_in_play
 
 bp = Blueprint("exports", __name__)
@@ -80,6 +80,8 @@ def export() -> Response:
         raise Invalid(str(e)) from None
     except records.Withheld as e:
         raise Conflict(str(e)) from None
+    if where.match_id is not None and held.total == 0:
+        _why_not(bind, where.match_id)
     total = held.total if limit is None else min(held.total, limit)
 
     def lines() -> Iterator[str]:
@@ -97,9 +99,25 @@ def export() -> Response:
                                   else held.withheld)})
 
 
+def _why_not(bind: Engine, match_id: int) -> None:
+    """Why `match` names no record: Missing for no such match (or one with no record),
+    Conflict for a running one (its record, hidden cards and seed, exists once it is over)."""
+    with sessions()() as s:
+        state = s.scalar(select(Match.state).where(Match.id == match_id))
+    if state == RUNNING:
+        raise Conflict(f"match {match_id} is still running: its record is exported when it ends")
+    if state is None or state != FINISHED:
+        raise Missing(f"no match with id {match_id}" if state is None else
+                      f"match {match_id} was aborted: it has no result and no record")
+    try:  # a finished match: the other filters left it out, or its log was archived
+        records.finished_record(bind, match_id)
+    except records.NoSuchThing as e:
+        raise Missing(str(e)) from None
+
+
 def _seat_data(match_id: str, seat: str) -> dict[str, Any]:
-    number = whole_number(match_id, "match id")
-    who = whole_number(seat, "seat")
+    number = ident(match_id, "match id")
+    who = ident(seat, "seat", low=0)
     if who not in (0, 1):
         raise Missing(f"a match has seats 0 and 1, not {who}")
     try:

@@ -9,7 +9,7 @@ from flask import Blueprint, current_app, jsonify, render_template, request
 
 from web import analyses, live, queries
 from web.db import sessions
-from web.params import int_arg, page_arg, text_arg, whole_number
+from web.params import ident, int_arg, page_arg, text_arg
 
 bp = Blueprint("matches", __name__)
 
@@ -53,7 +53,7 @@ def index_events() -> Any:
 
 @bp.get("/matches/<match_id>")
 def show(match_id: str) -> str:
-    match = queries.match_detail(sessions(), whole_number(match_id, "match id"))
+    match = queries.match_detail(sessions(), ident(match_id, "match id"))
     return render_template("match.html", match=match)
 
 
@@ -61,7 +61,7 @@ def show(match_id: str) -> str:
 def events(match_id: str) -> Any:
     """The live part of a match page: its facts (the ended and detail rows appear when it
     ends), its table, refusals, hands and log."""
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
     queries.match_detail(sessions(), number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:
@@ -77,8 +77,8 @@ def events(match_id: str) -> Any:
 def replay(match_id: str, number: str) -> str:
     """A finished hand step by step, both hands visible (`#step-N` links to a step). Hands are
     numbered from 0, as in the API and the kit's log (`HandEnded.hand_number`)."""
-    data = queries.hand_replay(sessions(), whole_number(match_id, "match id"),
-                               whole_number(number, "hand number"))
+    data = queries.hand_replay(sessions(), ident(match_id, "match id"),
+                               ident(number, "hand number", low=0))
     data["analysis"] = analyses.of_hand(sessions(), data["match"]["id"], data["hand"]["number"],
                                         [seat["name"] for seat in data["match"]["seats"]])
     return render_template("replay.html", data=data)
@@ -87,8 +87,8 @@ def replay(match_id: str, number: str) -> str:
 @bp.get("/api/matches/<match_id>/hands/<number>")
 def api_replay(match_id: str, number: str) -> Any:
     """A finished hand's deal and steps (404 while the hand is in play)."""
-    return jsonify(queries.hand_replay(sessions(), whole_number(match_id, "match id"),
-                                       whole_number(number, "hand number")))
+    return jsonify(queries.hand_replay(sessions(), ident(match_id, "match id"),
+                                       ident(number, "hand number", low=0)))
 
 
 @bp.get("/api/matches")
@@ -100,4 +100,4 @@ def api_index() -> Any:
 
 @bp.get("/api/matches/<match_id>")
 def api_show(match_id: str) -> Any:
-    return jsonify(queries.match_detail(sessions(), whole_number(match_id, "match id")))
+    return jsonify(queries.match_detail(sessions(), ident(match_id, "match id")))

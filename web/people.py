@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from db import records
 from web import people_queries, queries
 from web.db import sessions
-from web.params import int_arg, page_arg, whole_number
+from web.params import ident, int_arg, page_arg
 
 bp = Blueprint("people", __name__)
 
@@ -30,7 +30,7 @@ def api_leaderboard() -> Any:
 
 @bp.get("/people/<person_id>")
 def show(person_id: str) -> str:
-    person = people_queries.person(whole_number(person_id, "person id"))
+    person = people_queries.person(ident(person_id, "person id"))
     matches = queries.list_matches(sessions(), queries.MatchFilter(bot_id=person["bot_id"]),
                                    page_arg(), current_app.config["PAGE_SIZE"],
                                    before=int_arg("before", what="match id"))
@@ -39,13 +39,13 @@ def show(person_id: str) -> str:
 
 @bp.get("/api/people/<person_id>")
 def api_show(person_id: str) -> Any:
-    return jsonify(people_queries.person(whole_number(person_id, "person id")))
+    return jsonify(people_queries.person(ident(person_id, "person id")))
 
 
 @bp.get("/people/<person_id>/games")
 def games(person_id: str) -> Response:
     """The person's finished games as match records, one JSON line each (a download)."""
-    person = people_queries.person(whole_number(person_id, "person id"))
+    person = people_queries.person(ident(person_id, "person id"))
     bind = sessions().kw["bind"]
     assert isinstance(bind, Engine)
     where = records.ExportFilter(bot_id=person["bot_id"]).check()

@@ -15,7 +15,7 @@ from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import aliased
 
 from db.models import FINISHED, PERSON, RUNNING, Bot, Match
-from db.people import PeopleRating, Person, PersonInvite
+from db.people import INVITE_TTL, PeopleRating, Person, PersonInvite
 from web.db import sessions
 from web.queries import Missing, iso
 
@@ -113,7 +113,7 @@ def bot_against_people(bot_id: int) -> dict[str, Any] | None:
 
 
 def invite(code: str) -> dict[str, Any]:
-    """An invite by its code: who made it, who took it, its match."""
+    """An invite by its code: who made it, who took it, its match, whether it expired."""
     if not code or len(code) > 40:
         raise Missing("there is no such invite")
     with sessions()() as s:
@@ -124,6 +124,7 @@ def invite(code: str) -> dict[str, Any]:
         raise Missing("there is no such invite (a link is good for one game)")
     inv, name = row
     return {"inviter_id": inv.person_id, "inviter": name, "accepter_id": inv.accepted_by,
-            "match_id": inv.match_id, "profile": inv.profile,
+            "match_id": inv.match_id, "profile": inv.profile, "expired": inv.expired(),
+            "minutes": int(INVITE_TTL.total_seconds() // 60),
             "move_s": None if inv.move_ms is None else math.ceil(inv.move_ms / 1000),
             "bank_s": None if inv.bank_ms is None else math.ceil(inv.bank_ms / 1000)}

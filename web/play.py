@@ -21,7 +21,7 @@ from flask import Blueprint, Flask, jsonify, redirect, render_template, request,
 from web import tablefeed
 from web.accounts import current, person_id
 from web.errors import error_response
-from web.params import whole_number
+from web.params import MAX_ID, ident, json_body, json_int
 from web.queries import Invalid
 from web.service_client import Refused, client
 from web.tableview import opponent_json, table_json
@@ -119,7 +119,7 @@ def api_invite(code: str) -> Any:
     invite = people_queries.invite(code)
     me = current()
     mine = me is not None and me["person_id"] in (invite["inviter_id"], invite["accepter_id"])
-    return jsonify({"taken": invite["match_id"] is not None,
+    return jsonify({"taken": invite["match_id"] is not None, "expired": invite["expired"],
                     "table": url_for("play.table", match_id=invite["match_id"])
                     if mine and invite["match_id"] is not None else None})
 
@@ -135,7 +135,7 @@ def accept(code: str) -> Any:
 
 @bp.get("/table/<match_id>")
 def table(match_id: str) -> Any:
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
     state = _table(number)  # 401/403/404 before the page
     return render_template("table.html", match_id=number, state=state)
 
@@ -156,7 +156,7 @@ def stamped(state: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/api/table/<match_id>")
 def api_table(match_id: str) -> Any:
-    return jsonify(_table(whole_number(match_id, "match id")))
+    return jsonify(_table(ident(match_id, "match id")))
 
 
 @bp.post("/api/table/<match_id>/act")
@@ -165,13 +165,13 @@ def act(match_id: str) -> Any:
     service's refusal (an illegal action names its rule)."""
     from bummerl.v1 import people_pb2
 
-    number = whole_number(match_id, "match id")
-    body = request.get_json(silent=True) or {}
+    number = ident(match_id, "match id")
+    body = json_body()
     action = body.get("action")
-    seq = body.get("seq")
+    seq = json_int(body, "seq", 0, MAX_ID)
     if not isinstance(action, str) or not action or len(action) > 20:
         raise Invalid('the body must hold "action": the action\'s text, e.g. "play TH"')
-    if not isinstance(seq, int) or isinstance(seq, bool):
+    if seq is None:
         raise Invalid('the body must hold "seq": the seq of the table the action was chosen on')
     request_id = body.get("request_id") or uuid.uuid4().hex
     if not isinstance(request_id, str) or len(request_id) > 64:
@@ -187,13 +187,13 @@ def resign(match_id: str) -> Any:
     from bummerl.v1 import people_pb2
 
     answer = client().call("Resign", people_pb2.ResignRequest(
-        person_id=person_id(), match_id=whole_number(match_id, "match id")))
+        person_id=person_id(), match_id=ident(match_id, "match id")))
     return jsonify(stamped(table_json(answer.table)))
 
 
 @bp.get("/events/table/<match_id>")
 def events(match_id: str) -> Any:
-    number = whole_number(match_id, "match id")
+    number = ident(match_id, "match id")
     _table(number)  # only a seat's person may follow the table
     return tablefeed.stream(number)
 

@@ -8,7 +8,7 @@ from flask import Blueprint, jsonify, render_template
 
 from web import live, queries
 from web.db import sessions
-from web.params import whole_number
+from web.params import ident
 
 bp = Blueprint("simulations", __name__)
 
@@ -34,14 +34,14 @@ def events() -> Any:
 
 @bp.get("/simulations/<sim_id>")
 def show(sim_id: str) -> str:
-    sim = queries.simulation_detail(sessions(), whole_number(sim_id, "simulation id"))
+    sim = queries.simulation_detail(sessions(), ident(sim_id, "simulation id"))
     return render_template("simulation.html", sim=sim, live=sim["state"] == "running")
 
 
 @bp.get("/events/simulations/<sim_id>")
 def show_events(sim_id: str) -> Any:
     """The live progress and result table of one simulation."""
-    number = whole_number(sim_id, "simulation id")
+    number = ident(sim_id, "simulation id")
     queries.simulation_detail(sessions(), number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:
@@ -54,5 +54,5 @@ def show_events(sim_id: str) -> Any:
 
 @bp.get("/api/simulations/<sim_id>")
 def api_show(sim_id: str) -> Any:
-    return jsonify(queries.simulation_detail(sessions(), whole_number(sim_id,
+    return jsonify(queries.simulation_detail(sessions(), ident(sim_id,
                                                                       "simulation id")))

@@ -12,7 +12,7 @@ from flask import Blueprint, jsonify, render_template
 from db.events import T_RUNNING
 from web import live
 from web.db import sessions
-from web.params import whole_number
+from web.params import ident
 from web.tournament_queries import list_tournaments, tournament_detail
 
 bp = Blueprint("tournaments", __name__)
@@ -38,14 +38,14 @@ def index_events() -> Any:
 
 @bp.get("/tournaments/<tournament_id>")
 def show(tournament_id: str) -> str:
-    t = tournament_detail(sessions(), whole_number(tournament_id, "tournament id"))
+    t = tournament_detail(sessions(), ident(tournament_id, "tournament id"))
     return render_template("tournament.html", t=t, live=t["state"] == T_RUNNING)
 
 
 @bp.get("/events/tournaments/<tournament_id>")
 def show_events(tournament_id: str) -> Any:
     """The live part of a tournament's page; the stream ends once the event is over."""
-    number = whole_number(tournament_id, "tournament id")
+    number = ident(tournament_id, "tournament id")
     tournament_detail(sessions(), number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:
@@ -64,4 +64,4 @@ def api_index() -> Any:
 
 @bp.get("/api/tournaments/<tournament_id>")
 def api_show(tournament_id: str) -> Any:
-    return jsonify(tournament_detail(sessions(), whole_number(tournament_id, "tournament id")))
+    return jsonify(tournament_detail(sessions(), ident(tournament_id, "tournament id")))

@@ -15,7 +15,7 @@ from db.versiontests import H0, H1, OPEN, VersionTest, list_tests, summarize
 from web import live
 from web.db import sessions
 from web.filters import bound, plural, signed
-from web.params import whole_number
+from web.params import ident
 from web.queries import Missing
 
 bp = Blueprint("versiontests", __name__)
@@ -74,14 +74,14 @@ def events() -> Any:
 
 @bp.get("/tests/<test_id>")
 def show(test_id: str) -> str:
-    t = _summary(whole_number(test_id, "test id"))
+    t = _summary(ident(test_id, "test id"))
     return render_template("test.html", t=t, decision=decision(t), live=t.test.state in OPEN)
 
 
 @bp.get("/events/tests/<test_id>")
 def show_events(test_id: str) -> Any:
     """The live numbers and matches of one version test."""
-    number = whole_number(test_id, "test id")
+    number = ident(test_id, "test id")
     _summary(number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:

@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.security import check_password_hash, generate_password_hash
 
 import engine
+from db.base import utcnow
 from db.models import (
     HOUSE,
     PEOPLE_RATED,
@@ -51,7 +52,7 @@ from db.models import (
     Hand,
     Match,
 )
-from db.people import ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
+from db.people import INVITE_TTL, ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
 from db.presence import CHALLENGE
 from db.ratings import Rating
 from db.settings import Settings, settings, sha256
@@ -72,7 +73,8 @@ from services.live.presence import is_connected
 
 NAME = re.compile(r"[A-Za-z0-9_-]{2,20}")
 MIN_PASSWORD, MAX_PASSWORD = 8, 200
-MAX_OPEN_TABLES = 5  # running games of one person at once
+MAX_OPEN_TABLES = 5  # running games of one person at once, however they were started
+MAX_OPEN_INVITES = 3  # invites of one person not yet taken nor expired (db.people.INVITE_TTL)
 WRONG_LOGIN = "wrong name or password"
 FAILED_LOGINS = parse("10 per 15 minutes")  # failed log-ins of one name, from anywhere
 _failed_logins = MovingWindowRateLimiter(MemoryStorage())
@@ -294,6 +296,14 @@ def _open_tables(s: Session, bot_id: int) -> int:
         Match.state == RUNNING, or_(Match.bot0_id == bot_id, Match.bot1_id == bot_id))) or 0
 
 
+def _room_for_a_game(s: Session, bot_id: int, who: str = "you have") -> None:
+    """FailedPrecondition when the seat holder `bot_id` plays MAX_OPEN_TABLES games already
+    (against bots and people, from invites too)."""
+    if _open_tables(s, bot_id) >= MAX_OPEN_TABLES:
+        raise FailedPrecondition(f"{who} {MAX_OPEN_TABLES} games running, the most one person "
+                                "may play at once: finish one first")
+
+
 def start_game(person_id: int, opponent: str, *, profile: str | None = "soft",
                move_ms: int | None = None, bank_ms: int | None = None,
                max_illegal: int | None = None, rated: bool = False,
@@ -320,9 +330,7 @@ def start_game(person_id: int, opponent: str, *, profile: str | None = "soft",
                 "kit does not run with --people)")
         if rated and accepts != PEOPLE_RATED:
             raise FailedPrecondition(f"bot {other.name} plays casual games with people only")
-        if _open_tables(s, view.bot.id) >= MAX_OPEN_TABLES:
-            raise FailedPrecondition(f"you have {MAX_OPEN_TABLES} games running: finish one "
-                                     "first")
+        _room_for_a_game(s, view.bot.id)
         seat = 0
         if rated:  # alternate seats against this bot
             before = s.scalar(select(func.count()).select_from(Match).where(
@@ -351,6 +359,16 @@ def create_invite(person_id: int, *, profile: str | None = "soft", move_ms: int 
     with factory_of(sessions)() as s, writing(s), s.begin():
         view = _view(s, _person(s, person_id))
         _may_play(view.bot)
+        _room_for_a_game(s, view.bot.id)
+        open_invites = s.scalar(select(func.count()).select_from(PersonInvite).where(
+            PersonInvite.person_id == person_id, PersonInvite.accepted_by.is_(None),
+            PersonInvite.created_at > utcnow() - INVITE_TTL)) or 0
+        if open_invites >= MAX_OPEN_INVITES:
+            minutes = int(INVITE_TTL.total_seconds() // 60)
+            raise FailedPrecondition(
+                f"you have {MAX_OPEN_INVITES} open invites, the most one person may have: wait "
+                f"until a friend takes one (an invite expires {minutes} minutes after it is "
+                "made)")
         s.add(PersonInvite(code=code, person_id=person_id, profile=profile,
                            move_ms=move_ms or None, bank_ms=bank_ms or None))
     return code
@@ -367,13 +385,20 @@ def accept_invite(person_id: int, code: str, *, sessions: sessionmaker[Session] 
             raise NotFound("no such invite: check the link")
         if invite.person_id == person_id:
             raise FailedPrecondition("this is your own invite: send the link to a friend")
+        if invite.expired():
+            minutes = int(INVITE_TTL.total_seconds() // 60)
+            raise FailedPrecondition(f"this invite expired: nobody took it within {minutes} "
+                                     "minutes of its making; ask your friend for a new link")
         guest = _view(s, _person(s, person_id))
         host = _view(s, _person(s, invite.person_id))
         _may_play(guest.bot)
         _may_play(host.bot)
+        _room_for_a_game(s, guest.bot.id)
+        _room_for_a_game(s, host.bot.id, f"{host.person.name} has")
     with factory() as s, writing(s), s.begin():  # claim it: one person only
         claimed = s.execute(update(PersonInvite).where(
-            PersonInvite.code == invite.code, PersonInvite.accepted_by.is_(None))
+            PersonInvite.code == invite.code, PersonInvite.accepted_by.is_(None),
+            PersonInvite.created_at > utcnow() - INVITE_TTL)
             .values(accepted_by=person_id))
         if claimed.rowcount == 0:  # type: ignore[attr-defined]
             raise FailedPrecondition("this invite was accepted already")

@@ -1,6 +1,7 @@
-"""Analyses on the dashboard: the replay page's "analyse" button asks a real engine service
-(AdminService.AnalyseMatch with the operator token), which adds the request row and fires the
-hook the workers enqueue on; the replay shows each decision's loss and the better action (exact
+"""Analyses on the dashboard: an operator asks a real engine service (AdminService.AnalyseMatch
+with the operator token, as `bummerl analyse` does), which adds the request row and fires the
+hook the workers enqueue on (the replay page's button is for a person who played in the match:
+tests/web/test_web_input.py); the replay shows each decision's loss and the better action (exact
 and estimated in columns of their own), a bot's page its losses per match by version and kind;
 bad requests are named and change nothing."""
 
@@ -13,7 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
-from servicekit import OPERATOR, fresh_database, running_service
+from bummerl.v1 import admin_pb2, admin_pb2_grpc
+from servicekit import OPERATOR, auth, fresh_database, running_service
 from sqlalchemy import select
 
 from db.analyses import Analysis, losses_by_version
@@ -64,7 +66,7 @@ def make_client(service, **config):
 
 @pytest.fixture
 def client(service):
-    app, client = make_client(service, OPERATOR_TOKEN=OPERATOR)
+    app, client = make_client(service)
     yield client
     app.extensions["bummerl.sessions"].kw["bind"].dispose()
 
@@ -77,16 +79,16 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
         match_id, bot_id, version = m.id, m.bot0_id, m.version0
     page = f"/matches/{match_id}/hands/0"
     text = client.get(page).get_data(as_text=True)
-    assert "analyse this match" in text
+    # an anonymous visitor gets no button (only a person who played in it may ask, web/
+    # analyses.py; tests/web/test_web_input.py): operators ask through AdminService
+    assert "analyse this match" not in text and f"bummerl analyse {match_id}" in text
     assert client.get(f"/api/matches/{match_id}/analysis").status_code == 404
-    token = re.search(r'name="csrf_token" value="([^"]+)"', text).group(1)  # the button's form
-    answer = client.post(f"/matches/{match_id}/analyse",
-                         data={"next": page + "#analysis", "csrf_token": token})
-    assert answer.status_code == 303 and answer.headers["Location"].endswith(page + "#analysis")
+    admin = admin_pb2_grpc.AdminServiceStub(service.channel)
+    for _ in range(2):  # what `bummerl analyse` asks
+        reply = admin.AnalyseMatch(admin_pb2.AnalyseMatchRequest(match_id=match_id),
+                                   metadata=auth(OPERATOR))
+        assert reply.state == "requested"  # one row only
     assert "Analysis requested" in client.get(page).get_data(as_text=True)
-    again = client.post(f"/matches/{match_id}/analyse",
-                        headers={"Accept": "application/json", **csrf(client)})
-    assert again.get_json() == {"match_id": match_id, "state": "requested"}  # one row only
     with sessions() as s:
         assert [r.match_id for r in s.scalars(select(Analysis))] == [match_id]
     # each ask of a requested analysis fires the hook (the workers' task is idempotent)
@@ -122,23 +124,15 @@ def test_ask_then_read_the_analysis_on_the_replay_and_the_bot_page(client, sessi
         assert api["analysis_losses"] == json.loads(json.dumps(losses_by_version(s, bot_id)))
 
 
-def test_a_request_for_no_finished_match_is_refused_and_changes_nothing(client, sessions,
-                                                                        service):
+def test_an_anonymous_request_is_refused_and_changes_nothing(client, sessions, service):
     assert client.post("/matches/77/analyse").status_code == 400  # no CSRF token
-    answer = client.post("/matches/77/analyse", headers={"Accept": "application/json",
-                                                         **csrf(client)})
-    assert answer.status_code == 404 and "no match with id 77" in answer.get_data(as_text=True)
     (a, _), (b, _) = service.register("mybot"), service.register("randy")
     running = plain.create_match([a, b], seed=1, sessions=sessions, config=service.config)
-    answer = client.post(f"/matches/{running.id}/analyse",
-                         headers={"Accept": "application/json", **csrf(client)})
-    assert answer.status_code == 400
-    assert f"match {running.id} is not a finished match" in answer.get_data(as_text=True)
-    assert client.post("/matches/x/analyse", headers=csrf(client)).status_code in (400, 404)
-    app, tokenless = make_client(service)
-    answer = tokenless.post(f"/matches/{running.id}/analyse", headers=csrf(tokenless))
-    assert answer.status_code == 409 and "BUMMERL_OPERATOR_TOKEN" in answer.get_data(as_text=True)
-    app.extensions["bummerl.sessions"].kw["bind"].dispose()
+    for match_id in (77, running.id):
+        answer = client.post(f"/matches/{match_id}/analyse",
+                             headers={"Accept": "application/json", **csrf(client)})
+        assert answer.status_code == 401 and "log in first" in answer.get_data(as_text=True)
+    assert client.post("/matches/x/analyse", headers=csrf(client)).status_code == 400
     with sessions() as s:
         assert s.scalars(select(Analysis)).all() == []
     assert service.asked == []

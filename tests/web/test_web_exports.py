@@ -102,6 +102,9 @@ def test_export_pages_are_streamed_and_cursors_resume(client, sessions):
     ("cursor=12", 400, "bad cursor"),
     ("limit=0", 400, "limit must be 1 or more"),
     ("match=x", 400, "match id must be a whole number"),
+    ("match=99999999999999999999999", 400, "match id must be from"),
+    ("match=%EF%BC%91%EF%BC%92", 400, "match id must be a whole number"),  # full-width 12
+    ("match=777", 404, "no match with id 777"),
     ("bot=a%00b", 404, "bot names are 1-40 letters"),
     ("version=1%00", 400, "version must be printable"),
     ("since=0001-01-01T00:00:00%2B14:00", 400, "since is out of range"),
@@ -128,7 +131,11 @@ def test_a_running_match_is_never_exported_at_any_seq(client, sessions):
                      f"/api/export?match={running}"):
             answer = client.get(path)
             text = answer.get_data(as_text=True)
-            assert answer.status_code in (200, 404) and (answer.status_code == 404 or not text)
+            if "export" in path:  # a clear refusal, not an empty 200
+                assert answer.status_code == 409, (answer.status_code, text)
+                assert f"match {running} is still running" in answer.get_json()["error"]
+            else:
+                assert answer.status_code == 404
             assert_safe(text, hidden, f"{path} at seq {seq}")
             assert str(seed) not in text.replace(str(running), "")
         play(running, sessions, actions=3, seed=seq)
