@@ -117,7 +117,8 @@ def ask(match_id: str) -> Any:
         return refused
     state = ask_service(number, person)
     back = request.form.get("next", "")
-    if not back.startswith("/") or back.startswith("//"):
+    if not back.startswith("/") or back.startswith("//") or not back.isprintable() \
+            or "\\" in back:  # only this site's paths: no //host, /\t/host, /\\host
         back = url_for("matches.show", match_id=number)
     if request.accept_mimetypes.best == "application/json":
         return jsonify({"match_id": number, "state": state})

@@ -195,9 +195,11 @@ def test_only_a_seat_of_the_match_orders_its_analysis_a_few_at_a_time(app, servi
     assert answer.status_code == 403, answer.get_data(as_text=True)
     with service.sessions() as s:
         assert s.scalars(select(Analysis)).all() == []
-    answer = ann.post(f"/matches/{match_id}/analyse", headers={**ann.csrf, **json_})
-    assert answer.status_code == 200, answer.get_data(as_text=True)
-    assert answer.get_json() == {"match_id": match_id, "state": "requested"}
+    answer = ann.post(f"/matches/{match_id}/analyse", headers=ann.csrf,
+                      data={"next": "/\t/example.org/phish"})  # back to this site only
+    assert answer.status_code == 303, answer.get_data(as_text=True)
+    assert answer.headers["Location"] == f"/matches/{match_id}"
+    assert ann.get(f"/api/matches/{match_id}/analysis").get_json()["state"] == "requested"
     answer = ann.post(f"/review/{other}", headers=ann.csrf)  # the review counts too
     assert answer.status_code == 302, answer.get_data(as_text=True)
     answer = ann.post(f"/matches/{other}/analyse", headers={**ann.csrf, **json_})
