@@ -228,7 +228,7 @@ def test_play_lists_the_strongest_first_by_one_rating_and_says_which(site):
     order = re.findall(r'class="primary play-bot" data-bot="([^"]+)"', body)
     assert order == ["house-champion", "house-bully", "house-random", "house-level-5"], order
     rows = dict(re.findall(r'>([\w-]+)</a></td>\s*<td>[^<]*</td>\s*<td class="num ladder">'
-                           r'(<span class="hint">not yet rated|[^<]*)', body))
+                           r'(<span class="hint">unrated|[^<]*)', body))
     assert rows == {"house-champion": "34.0", "house-bully": "22.0", "house-random": "12.0",
-                    "house-level-5": '<span class="hint">not yet rated'}, rows
+                    "house-level-5": '<span class="hint">unrated'}, rows
     assert "by their <b>ladder rating</b>" in body
