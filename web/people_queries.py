@@ -1,6 +1,7 @@
 """What the web reads of people from the shared database (read-only, like every dashboard
 read): a person's page and open tables, the people's leaderboard, a bot's record against
-people, an invite's state. Acting for a person goes through the service (web.service_client).
+people, the ladder ratings /play shows, an invite's state. Acting for a person goes through
+the service (web.service_client).
 
 A person's seat holder is a `bots` row of kind `person` (db.people): their matches, records
 and exports are those of that bot.
@@ -16,6 +17,7 @@ from sqlalchemy.orm import aliased
 
 from db.models import FINISHED, PERSON, RUNNING, Bot, Match
 from db.people import INVITE_TTL, PeopleRating, Person, PersonInvite
+from db.ratings import Rating
 from web.db import sessions
 from web.queries import Missing, iso
 
@@ -98,6 +100,18 @@ def leaderboard(limit: int = 200) -> list[dict[str, Any]]:
     for rank, row in enumerate(board[:limit], start=1):
         row["rank"] = rank
     return board[:limit]
+
+
+def ladder_ratings(bot_ids: list[int], profile: str = "soft") -> dict[int, dict[str, Any]]:
+    """The ladder rating in `profile` of each of `bot_ids` that has one (mu - 3 sigma, the
+    strength /play orders its opponents by: PeopleService.ListOpponents), with its matches."""
+    if not bot_ids:
+        return {}
+    with sessions()() as s:
+        rows = s.scalars(select(Rating).where(Rating.profile == profile,
+                                              Rating.bot_id.in_(bot_ids))).all()
+    return {r.bot_id: {"mu": r.mu, "sigma": r.sigma, "matches": r.matches,
+                       "ordinal": r.mu - ORDINAL_SIGMAS * r.sigma} for r in rows}
 
 
 def bot_against_people(bot_id: int) -> dict[str, Any] | None:

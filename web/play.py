@@ -1,4 +1,5 @@
-"""Playing from the browser: the play page (house bots by strength, remote bots that accept
+"""Playing from the browser: the play page (house bots strongest first by their ladder rating,
+shown; remote bots that accept
 people, profile, time control, casual or rated; play a friend by link), the table page, and the
 table's JSON, actions and event stream.
 
@@ -72,6 +73,10 @@ def index() -> Any:
         error = e.message
     from web import people_queries
 
+    # the strength they are listed by (the service's order): their ladder rating, soft rules
+    ladder = people_queries.ladder_ratings([o["bot_id"] for o in opponents], "soft")
+    for o in opponents:
+        o["ladder"] = ladder.get(o["bot_id"])
     tables = people_queries.open_tables(me["person_id"])
     return render_template("play.html", opponents=opponents, presets=PRESETS,
                            default_preset=DEFAULT_PRESET, error=error, tables=tables)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 import secrets
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ from db.people import INVITE_TTL, ORIGIN_PEOPLE, PeopleRating, Person, PersonInv
 from db.presence import CHALLENGE
 from db.ratings import Rating
 from db.settings import Settings, settings, sha256
+from events.levels import level_for_strategy
 from services.core import actions, matches
 from services.core.cache import live_match
 from services.core.connections import factory_of, writing
@@ -249,10 +251,13 @@ def accepts_of(bot: Bot, config: Settings) -> str | None:
 def list_opponents(*, profile: str | None = "soft",
                    sessions: sessionmaker[Session] | None = None,
                    config: Settings | None = None) -> list[OpponentView]:
-    """House bots strongest first, then the connected remote bots that accept people, by name.
-    Strength: the conservative rating (mu - 3 sigma) against people once a bot has one, else
-    its ladder rating in `profile` (both openskill, the same scale), else openskill's start (0);
-    then the name."""
+    """House bots strongest first, then the connected remote bots that accept people, strongest
+    first. Strength is one measure for every bot: its ladder rating in `profile` (mu - 3 sigma,
+    from its games against the other bots: every house bot plays the ladder). A rating against
+    people is not mixed in: few games make it a poor measure, and on another scale of
+    opponents it put house-random above house-champion. Bots with no ladder rating yet come
+    after those with one: the house levels by their measured strength (events.levels), then
+    by name."""
     config = config or settings()
     profile = _profile(profile)
     with factory_of(sessions)() as s:
@@ -268,10 +273,12 @@ def list_opponents(*, profile: str | None = "soft",
     views = [OpponentView(b, ratings.get(b.id), accepts_of(b, config) or "",
                           *record.get(b.id, (0, 0))) for b in bots]
 
-    def strength(v: OpponentView) -> tuple[int, float, str]:
-        r = v.rating
-        ordinal = r.mu - 3 * r.sigma if r else ladder.get(v.bot.id, 0.0)
-        return (0 if v.bot.kind == HOUSE else 1, -ordinal, v.bot.name)
+    def strength(v: OpponentView) -> tuple[int, int, float, float, str]:
+        ordinal = ladder.get(v.bot.id)
+        level = level_for_strategy(v.bot.house_strategy) if v.bot.kind == HOUSE else None
+        measured = level.rating if level is not None and level.rating is not None else None
+        return (0 if v.bot.kind == HOUSE else 1, 0 if ordinal is not None else 1,
+                -(ordinal or 0.0), -measured if measured is not None else math.inf, v.bot.name)
 
     return sorted(views, key=strength)
 

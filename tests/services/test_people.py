@@ -508,10 +508,17 @@ def test_house_bots_are_listed_strongest_first(people):
 
     assert names() == ["house-rdeep", "house-bully", "house-random"]
     assert names(common_pb2.PROFILE_SHARP)[0] == "house-random"
-    # a rating against people, once there is one, decides
+    # a rating against people (another scale of opponents, and few games) is not mixed in:
+    # house-random, rated high by people it beat, stays below the stronger bots
     with sessions.begin() as s:
         s.add(PeopleRating(bot_id=ids["house-random"], mu=35.0, sigma=1.0, games=9, wins=9))
-    assert names() == ["house-random", "house-rdeep", "house-bully"]
+    assert names() == ["house-rdeep", "house-bully", "house-random"]
+    # bots with no ladder rating yet come after those with one: the house levels by their
+    # measured strength (events.levels), then by name
+    for name in ("house-level-1", "house-level-5", "house-level-3", "house-aaa"):
+        house_bot(sessions, name, name.removeprefix("house-"))
+    assert names() == ["house-rdeep", "house-bully", "house-random", "house-level-5",
+                       "house-level-3", "house-level-1", "house-aaa"]
 
 
 def test_failed_log_ins_of_one_name_are_limited_from_anywhere(people):

@@ -23,7 +23,7 @@ from tablekit import Refused, people_site, wait_for
 from web_safety import shown_cards
 
 import engine
-from db.models import ActionLog, Hand, Match
+from db.models import ActionLog, Bot, Hand, Match
 
 
 @pytest.fixture
@@ -198,3 +198,37 @@ def test_a_guest_cannot_play_rated_and_a_person_has_a_page(site):
     assert status == 200 and "bea" in body and f"#{match_id}" in body
     status, body, headers = bea.get(f"/people/{person_id}/games")
     assert status == 200 and headers["X-Bummerl-Total"] == "0"  # nothing finished yet
+
+
+def test_play_lists_the_strongest_first_by_one_rating_and_says_which(site):
+    """/play orders its opponents by one measure, their ladder rating (every house bot has
+    one), and shows it: a rating against people (another scale, few games) is not mixed in,
+    so house-random rated high by the people it beat stays below house-champion."""
+    import re
+
+    from db.models import HOUSE
+    from db.people import PeopleRating
+    from db.ratings import Rating
+    from services.ops import bots
+
+    ids = {name: bots.register_bot(name, kind=HOUSE, house_strategy=strategy,
+                                   sessions=site.sessions)[0].id
+           for name, strategy in (("house-champion", "champion"), ("house-level-5", "level-5"))}
+    with site.sessions() as s:
+        ids |= {b.name: b.id for b in s.query(Bot).filter(
+            Bot.name.in_(["house-random", "house-bully"]))}
+    with site.sessions.begin() as s:
+        for name, mu in (("house-champion", 40.0), ("house-bully", 28.0), ("house-random", 18.0)):
+            s.add(Rating(bot_id=ids[name], profile="soft", mu=mu, sigma=2.0, matches=50))
+        s.add(PeopleRating(bot_id=ids["house-random"], mu=45.0, sigma=1.0, games=12, wins=12))
+    anna = site.person()
+    anna.guest("anna")
+    status, body, _ = anna.get("/play")
+    assert status == 200
+    order = re.findall(r'class="primary play-bot" data-bot="([^"]+)"', body)
+    assert order == ["house-champion", "house-bully", "house-random", "house-level-5"], order
+    rows = dict(re.findall(r'>([\w-]+)</a></td>\s*<td>[^<]*</td>\s*<td class="num ladder">'
+                           r'(<span class="hint">unrated|[^<]*)', body))
+    assert rows == {"house-champion": "34.0", "house-bully": "22.0", "house-random": "12.0",
+                    "house-level-5": '<span class="hint">unrated'}, rows
+    assert "by their <b>ladder rating</b>" in body

@@ -1,5 +1,6 @@
 // The cards as the people's pages draw them (web/static/table.js, the table; web/static/exercise.js,
-// an exercise): a card's face, its back, a card of one's hand as a button, and the small DOM
+// an exercise): a card's face, its back, a card of one's hand as a button, a card or an action
+// named in a line of text (a hint's or an exercise's values), and the small DOM
 // helpers they are built with. Loaded before the page's own script, which takes what it needs
 // from window.bummerlCards. Every text goes in with textContent (never as HTML).
 (function () {
@@ -51,9 +52,40 @@
     return b;
   }
 
+  // a card named in a line of text: "K♥", in its suit's colour, read out as "king of hearts"
+  function cardName(card) {
+    var c = el("span", "cardname " + (red(card) ? "red" : "black"), RANKS[card[0]] + SUITS[card[1]]);
+    c.title = RANK_NAMES[card[0]] + " of " + SUIT_NAMES[card[1]];
+    c.setAttribute("aria-label", c.title);
+    return c;
+  }
+  // an action's text ("play KH", "declare H", "exchange", "close", "claim": the service's) in
+  // words a player knows, its cards named as cards: "Play K♥", "Marriage K♥ Q♥ (20)",
+  // "Exchange J♣ for A♣", "Close the stock", "Claim 66". `where` is the position's state (its
+  // trump_suit and trump_card), for a marriage's 20 or 40 and the exchange's cards.
+  function actionName(action, where) {
+    var span = el("span", "action-name");
+    function words(text) { span.appendChild(document.createTextNode(text)); }
+    var trumpSuit = where && where.trump_suit, trumpCard = where && where.trump_card;
+    if (action.indexOf("play ") === 0 && RANKS[action[5]] && SUITS[action[6]]) {
+      words("Play "); span.appendChild(cardName(action.slice(5, 7)));
+    } else if (action.indexOf("declare ") === 0 && SUITS[action[8]]) {
+      var suit = action[8];
+      words("Marriage "); span.appendChild(cardName("K" + suit)); words(" ");
+      span.appendChild(cardName("Q" + suit));
+      if (trumpSuit) { words(" (" + (suit === trumpSuit ? 40 : 20) + ")"); }
+    } else if (action === "exchange" && trumpCard) {
+      words("Exchange "); span.appendChild(cardName("J" + trumpCard[1])); words(" for ");
+      span.appendChild(cardName(trumpCard));
+    } else {
+      words({exchange: "Exchange the trump jack", close: "Close the stock", claim: "Claim 66"}[action] || action);
+    }
+    return span;
+  }
+
   window.bummerlCards = {
     SUITS: SUITS, SUIT_NAMES: SUIT_NAMES, RANKS: RANKS, RANK_NAMES: RANK_NAMES,
     el: el, byId: byId, clear: clear, cardFace: cardFace, trumpFace: trumpFace, backs: backs,
-    handCard: handCard
+    handCard: handCard, cardName: cardName, actionName: actionName
   };
 })();

@@ -9,12 +9,7 @@
   var box = document.getElementById("hint-box");
   if (!coach || !button || !table) { return; }
 
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined) { e.textContent = text; }
-    return e;
-  }
+  var cards = window.bummerlCards, el = cards.el;
   function unmark() {
     Array.prototype.forEach.call(document.querySelectorAll(".hinted"), function (n) {
       n.classList.remove("hinted");
@@ -28,25 +23,42 @@
       : document.querySelector('#actions [data-action="' + best + '"]');
     if (target) { target.classList.add("hinted"); }
   }
-  function number(x) { return (x > 0 ? "+" : x < 0 ? "−" : "±") + Math.abs(x).toFixed(2); }
+  // game points as a person reads them: "+1.5", "−3", "0" (two decimals at most)
+  function points(x) {
+    var r = Math.round(x * 100) / 100;
+    return r === 0 ? "0" : (r > 0 ? "+" : "−") + String(Math.abs(r));
+  }
+  function worth(a) {
+    var r = Math.round(a.value * 100) / 100;
+    var text = points(a.value) + " game point" + (Math.abs(r) === 1 ? "" : "s");
+    // the estimate's standard error, where there is one worth showing
+    if (!a.exact && a.se !== null && a.se >= 0.005) { text += " ± " + a.se.toFixed(2); }
+    return text;
+  }
 
   function show(h) {
     clearHint();
-    box.appendChild(el("p", "note", (h.method === "exact" ? "Exact: " : "Estimated: ") + h.basis +
-                       ". Values in game points of this hand, from what your seat knows."));
+    var where = window.bummerlTable ? window.bummerlTable.state() : null;
+    var only = h.actions.length === 1;
+    var spread = h.actions.some(function (a) { return !a.exact && a.se !== null && a.se >= 0.005; });
+    box.appendChild(el("p", "note", (h.method === "exact" ? "Exact: " : "Estimated: ") + h.basis + "." +
+      (only ? "" : " What each action is worth: game points of this hand, + yours, − the opponent's, " +
+                   "from what your seat knows" + (spread ? " (± the estimate's standard error)." : "."))));
     var list = el("ol", "hint-list");
     h.actions.slice().sort(function (a, b) { return b.value - a.value; }).forEach(function (a) {
       var li = el("li", a.action === h.best ? "best" : "");
       li.dataset.action = a.action;
-      li.appendChild(el("span", "hint-action", a.action));
-      li.appendChild(el("span", "hint-value", " " + number(a.value) +
-                        (a.exact ? " (exact)" : " ± " + a.se.toFixed(2))));
-      if (a.action === h.best) { li.appendChild(el("b", null, " ← best")); }
+      var name = cards.actionName(a.action, where);
+      name.classList.add("hint-action");
+      li.appendChild(name);
+      if (!only) { li.appendChild(el("span", "hint-value", worth(a))); }
+      if (a.action === h.best) { li.appendChild(el("b", "hint-best", only ? "your only move" : "best")); }
       list.appendChild(li);
     });
     box.appendChild(list);
     box.dataset.seq = String(h.seq);
     mark(h.best);
+    if (box.scrollIntoView) { box.scrollIntoView({block: "nearest"}); }
   }
 
   function ask() {

@@ -9,7 +9,6 @@
   var cards = window.bummerlCards;
   var SUITS = cards.SUITS, SUIT_NAMES = cards.SUIT_NAMES;
   var el = cards.el, byId = cards.byId, cardFace = cards.cardFace;
-  var WORDS = {exchange: "Exchange the trump jack", close: "Close the stock", claim: "Claim 66"};
   var s = JSON.parse(document.getElementById("exercise-state").textContent);
   var busy = false;
 
@@ -40,7 +39,8 @@
     });
     var actions = byId("ex-actions");
     s.legal.filter(function (a) { return a.indexOf("play ") !== 0; }).forEach(function (a) {
-      var b = el("button", "act", a.indexOf("declare ") === 0 ? "Marriage in " + SUIT_NAMES[a.slice(8)] : (WORDS[a] || a));
+      var b = el("button", "act");
+      b.appendChild(cards.actionName(a, s));
       b.type = "button";
       b.dataset.action = a;
       b.addEventListener("click", function () { answer(a); });
@@ -48,19 +48,30 @@
     });
   }
 
+  // game points as a person reads them: 1.5, 3, 0.33 (two decimals at most)
+  function gamePoints(x) { return String(Math.round(x * 100) / 100); }
+
   function verdict(d) {
     var v = byId("ex-verdict");
     v.className = "pstatus " + (d.correct ? "right" : "wrong");
-    v.textContent = d.correct
-      ? "Right! " + d.answer + " is the one action best against every hand the opponent could hold. You solved " + d.solved + "."
-      : "Not this one: it loses " + d.loss.toFixed(2) + " game points on average against the hands the opponent could hold. Try again.";
+    cards.clear(v);
+    if (d.correct) {
+      v.appendChild(document.createTextNode("Right! "));
+      v.appendChild(cards.actionName(d.answer, s));
+      v.appendChild(document.createTextNode(" is the one action best against every hand the opponent could hold. You solved " + d.solved + "."));
+    } else {
+      v.textContent = "Not this one: it loses " + gamePoints(d.loss) + " game points on average against the hands the opponent could hold. Try again.";
+    }
     if (d.correct) {
       var table = byId("ex-values"), body = cards.clear(table.tBodies[0]);
       d.actions.slice().sort(function (a, b) { return b.value - a.value; }).forEach(function (a) {
         var tr = el("tr", a.action === d.answer ? "best" : "");
-        tr.appendChild(el("td", null, a.action));
-        tr.appendChild(el("td", "num", a.value.toFixed(2)));
-        tr.appendChild(el("td", "num", a.loss.toFixed(2)));
+        var name = el("td");
+        name.dataset.action = a.action;
+        name.appendChild(cards.actionName(a.action, s));
+        tr.appendChild(name);
+        tr.appendChild(el("td", "num", (a.value > 0 ? "+" : a.value < 0 ? "−" : "") + gamePoints(Math.abs(a.value))));
+        tr.appendChild(el("td", "num", gamePoints(a.loss)));
         body.appendChild(tr);
       });
       table.hidden = false;

@@ -351,7 +351,20 @@
   }, 1000);
   document.addEventListener("bummerl:table", function () { quietSince = Date.now(); });
 
+  // on a phone the dock (the hand and the buttons) is fixed at the bottom of the screen: the page
+  // keeps room for it and scrolls nothing under it (--dock-height in table.css), whatever its
+  // height now (one row of buttons or three); once the match is over it is no longer fixed
+  var dock = byId("dock");
+  function fitDock() {
+    var fixed = window.getComputedStyle(dock).position === "fixed";
+    document.documentElement.style.setProperty("--dock-height", fixed ? dock.offsetHeight + "px" : "0px");
+  }
+  document.addEventListener("bummerl:table", function () { window.setTimeout(fitDock, 0); });
+  window.addEventListener("resize", fitDock);
+  if (window.ResizeObserver) { new ResizeObserver(fitDock).observe(dock); }
+
   draw();
+  fitDock();
   window.setInterval(tick, 100);
   if (state.state === "running") { live(); } else { badge.textContent = "● over"; badge.className = "live over"; }
   window.bummerlTable = {state: function () { return state; }, load: load};
