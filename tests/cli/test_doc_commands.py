@@ -300,3 +300,47 @@ def test_the_match_record_doc_gives_the_readme_export_commands():
     readme = command_lines(fenced(guide, "**Your games as data.**"))
     record = command_lines(fenced((ROOT / "docs" / "match-record.md").read_text(), "# "))
     assert record and all(line in readme for line in record), (record, readme)
+
+
+def port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_first_command_bash_scripts_run(tmp_path):
+    """The README's first command as written, `bash scripts/run`, from the checkout: it sets up
+    (the .venv is there already, so that is quick) and starts the whole site on its default
+    ports, the service on 127.0.0.1:50051 and the web on 127.0.0.1:8000, with the house bots on
+    the ladder; SIGTERM stops it with the final standings. Only the site's folders are the
+    test's (the database, the broker, `BUMMERL_VAR`)."""
+    (line, _) = command_lines(fenced(README.read_text(), "# bummerl"))
+    assert line == "bash scripts/run", line
+    if port_taken(50051) or port_taken(8000):
+        pytest.skip("127.0.0.1:50051 or :8000 is in use: `bash scripts/run` needs both")
+    env = site_env(tmp_path)
+    env.pop("BUMMERL_LADDER_MATCHES")
+    log = tmp_path / "run.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["bash", "-c", line], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for_line(log, "Ctrl-C stops everything", 300)
+        health = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                 "http://127.0.0.1:8000/healthz"], capture_output=True,
+                                text=True, timeout=30)
+        assert health.stdout == "200", health.stdout + log.read_text()
+        wait_for_line(log, r"match \d+", 180)  # the ladder plays
+        assert port_taken(50051)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(90)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text()
+    assert proc.returncode == 0, text
+    assert "ladder standings" in text.rsplit("Ctrl-C stops everything", 1)[1], text
+    assert "Traceback" not in text, text
