@@ -1,4 +1,4 @@
-# One image for every role of bummerl (see the README's operators section):
+# One image for every role of bummerl (see docs/operators.md):
 #   bummerl serve --address 0.0.0.0:50051 | bummerl worker -Q moves | bummerl worker -Q batch
 #   | bummerl beat | bummerl web --host 0.0.0.0        and the migration: python -m db.migrate
 # Build: docker build -t bummerl:0.1.0 .     (or: bash scripts/image build, with podman; any base

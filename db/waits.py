@@ -8,7 +8,7 @@ Each wait of a connection (a statement, a ping of an idle pooled connection, a c
 registered here while it lasts; `release()` shuts down the socket of every registered wait (the
 waiting thread sees the connection closed and fails at once) and refuses new waits until
 `resume()`. The service's breaker (`services.core.breaker`) releases when it opens and resumes
-when its health check reaches the database again (docs/service.md, "Database outages").
+when its health check reaches the database again (docs/service-errors.md, "Database outages").
 
 `exempt()` marks the current thread's waits as never released nor refused: the health check's
 ping, which must go on trying while the others are refused.

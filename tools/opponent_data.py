@@ -6,7 +6,7 @@ than one action is legal, as the deciding seat saw it: its hand, the trump suit,
 (if it answers), the trick number, its points, and the action it chose among the legal ones.
 
 Run: `.venv/bin/python tools/opponent_data.py -n 5000 --ms 50 --procs 2 -o /tmp/opponent.jsonl`
-(docs/workers.md)
+(docs/house-bots.md)
 """
 
 from __future__ import annotations

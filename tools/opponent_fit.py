@@ -8,7 +8,7 @@ fit and the mean log-loss on it is printed beside the uniform guess's (and for t
 base rate's), so the figures say how much each part knows.
 
 Run: `.venv/bin/python tools/opponent_fit.py /tmp/opponent.jsonl --l2 3e-4` (the shipped model's
-fit, docs/workers.md)
+fit, docs/house-bots.md)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ answer time-outs of `db.base.DbTimeouts`, seconds each) for as long as the outag
 One breaker per database engine (`of`). The health check (`services.api.health`) opens it when
 the database does not answer its ping in time, and the first ping that succeeds closes it;
 while it is open the health check pings every `RECHECK_S`. What is refused while it is open,
-and how the Play streams are told (once), is in docs/service.md ("Database outages").
+and how the Play streams are told (once), is in docs/service-errors.md ("Database outages").
 
 When it opens it also releases the engine's waits in flight (`db.waits`): a call already waiting
 on a socket of the black-holed database fails then with UNAVAILABLE, instead of at its answer

@@ -1,6 +1,6 @@
 """The error policy of the service: what a client is told of any exception of a call (a status
 code's name and a bounded, safe message), and the log line it makes
-(docs/service.md, "Errors and limits"). `services.api.status` turns a `Failure` into a gRPC
+(docs/service-errors.md). `services.api.status` turns a `Failure` into a gRPC
 status.
 
 - A `ServiceError` keeps its code, rule id and message (cut to `MAX_MESSAGE` characters).

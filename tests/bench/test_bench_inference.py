@@ -1,6 +1,7 @@
-"""bench/inference.py runs end to end with docs/workers.md's flags (three hands instead of 100):
-the close's error for each way of drawing deals beside the floor's, and how often the opponent
-repeats itself. The figures belong to the bench."""
+"""bench/inference.py runs end to end with the flags of the champion's experiment that used it
+(`-n 100 --ms 100`; the experiments' history is in the commit messages, docs/house-bots.md),
+three hands instead of 100: the close's error for each way of drawing deals beside the floor's,
+and how often the opponent repeats itself. The figures belong to the bench."""
 
 from __future__ import annotations
 

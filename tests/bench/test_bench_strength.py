@@ -1,7 +1,7 @@
-"""bench/strength.py runs end to end with docs/workers.md's flags (tiny: two deals instead of
-2,000, 1,000 or 200), fair, with `--see-all`, with `--see-hand`, with `--leads` and with
-`--model`. The figures
-belong to the bench (hours of play)."""
+"""bench/strength.py runs end to end with docs/house-bots.md's flags and those of the champion's
+experiments (in the commit messages; tiny: two deals instead of 2,000, 1,000 or 200), fair, with
+`--see-all`, with `--see-hand`, with `--leads` and with `--model`. The figures belong to the
+bench (hours of play)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """bench/vu.py, the champion inside the VU course's engine: its venv is made with the command
-docs/workers.md and the bench's docstring give, and the bench runs end to end with the
+docs/house-bots.md and the bench's docstring give, and the bench runs end to end with the
 documented flags (tiny: a few games), fair, with `--see-all` and with `--see-hand`. Every
 decision must map to a VU move. The figures themselves belong to the bench (thousands of games,
 minutes each)."""

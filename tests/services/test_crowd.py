@@ -63,7 +63,8 @@ def test_a_burst_of_streams_is_welcomed_or_refused_properly_never_internal(tmp_p
     raise_fd_limit()
     # A refused stream's status waits for its Hello; the burst's client, sharing the machine's
     # cores with the suite, has written Hellos more than the default 2 s late (then it reads
-    # INTERNAL, docs/service.md): the wait is raised as tests/services/test_fuzz.py's storm does.
+    # INTERNAL, docs/service-model.md): the wait is raised as tests/services/test_fuzz.py's
+    # storm does.
     service = ServiceProcess(f"sqlite:///{tmp_path / 'crowd.sqlite3'}", tmp_path / "serve.log",
                              BUMMERL_MAX_PLAY_STREAMS="4", BUMMERL_REFUSED_WAIT_S="60")
     try:

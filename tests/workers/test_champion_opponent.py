@@ -1,6 +1,6 @@
 """The learned model of the opponent's play (`workers.bots.opponent`), the champion's deals
 weighed by it (`weighed_deals`), and the tools that fit it (`tools/opponent_data.py`,
-`tools/opponent_fit.py`, run as docs/workers.md writes them)."""
+`tools/opponent_fit.py`, run as docs/house-bots.md writes them)."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_features_read_cards_relative_to_the_trump_and_the_lead():
 
 
 def test_the_documented_fit_learns_a_preference_and_writes_a_model(tmp_path):
-    """tools/opponent_data.py as docs/workers.md runs it (two hands instead of 5,000), then
+    """tools/opponent_data.py as docs/house-bots.md runs it (two hands instead of 5,000), then
     tools/opponent_fit.py on its records with the documented flags; and the fit on records in
     which the seat always answers with its highest card (one of each rank held) learns that
     preference, and reports closes that never happen (a base rate of 0)."""

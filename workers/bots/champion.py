@@ -276,14 +276,14 @@ class ChampionBot(Bot):
         self.prune = prune
         self.stop_fraction = STOP_FRACTION
         # Draw deals in which the opponent's open-stock answers are plausible more often (off by
-        # default: it measured no better, see docs/workers.md).
+        # default: it measured no better, docs/house-bots.md).
         self.infer = infer
         # Draw deals in which the opponent's leads are likely (it exchanges the trump jack and
         # declares its marriages when it can) more often (`workers.bots.leads`).
         self.leads = leads
         # Draw deals in proportion to how likely a learned model of the opponent's play
         # (`workers.bots.opponent`) makes its play so far (off by default: it measured no
-        # better, see docs/workers.md).
+        # better, docs/house-bots.md).
         self.model = model
         self._pool: list[Hand] = []  # the move's weighed deals not yet evaluated (`model`)
         if objective not in OBJECTIVES:

@@ -10,7 +10,7 @@ The move is the root action visited most. Once the stock is closed or exhausted 
 as the champion (exact solves of sampled deals).
 
 `bench/strength.py --opponents ismcts` plays the two against each other (duplicate deals, the same
-budget per move, `--clock cpu` on a shared machine); `docs/workers.md` has the figures: no
+budget per move, `--clock cpu` on a shared machine); `docs/house-bots.md` has the figures: no
 difference measurable over 300 deals, so the champion stays flat Monte Carlo.
 """
 

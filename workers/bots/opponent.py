@@ -1,6 +1,6 @@
 """A learned model of how an opponent plays while the stock is open, and the likelihood of its
 recorded play under a sampled deal: what the champion may weigh its deals by
-(`ChampionBot(model=...)`, off by default: it measured no better, docs/workers.md).
+(`ChampionBot(model=...)`, off by default: it measured no better, docs/house-bots.md).
 
 The model (`OpponentModel`) is fitted by `tools/opponent_fit.py` to self-play records of
 `tools/opponent_data.py`; the shipped one, `opponent_model.json`, to champion-v1's play. It gives
