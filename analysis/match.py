@@ -2,6 +2,11 @@
 decision of both seats (`decision.analyse` on the seat's observation before it acted), and a
 summary per seat of the game points lost, exact and estimated apart, by kind.
 
+A mistake is a decision whose loss is above its noise: an exact loss above 0, an estimated one
+above `NOISE_Z` standard errors (beyond its 95 % interval; one with no sampling noise, all
+deals valued, above 0). An estimate's loss is never below 0 (its best action is the highest
+mean), so without this most estimated decisions counted as mistakes, noise included.
+
 Pure: a record dict in, a JSON-ready dict out (its form: docs/analysis.md).
 """
 
@@ -15,7 +20,8 @@ from analysis.decision import ENUMERATE, KINDS, SAMPLES, analyse
 from engine import Action, Card, Match
 from engine.matchrecord import verify_record
 
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2  # 2: estimated mistakes counted only beyond their noise (1: any loss)
+NOISE_Z = 1.96  # an estimated loss is a mistake above this many standard errors (95 %)
 
 
 def count_actions(record: dict[str, Any]) -> int:
@@ -27,14 +33,22 @@ def _tally() -> dict[str, Any]:
     return {"loss": 0.0, "decisions": 0, "mistakes": 0, "by_kind": {}}
 
 
+def is_mistake(decision: dict[str, Any]) -> bool:
+    """Whether a decision's loss is above its noise (exact: above 0; estimated: above NOISE_Z
+    standard errors)."""
+    return decision["loss"] > NOISE_Z * (decision.get("loss_se") or 0.0)
+
+
 def summarise(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per seat: the decisions and game points lost, exact and estimated apart, by kind."""
+    """Per seat: the decisions, game points lost (every loss, summed) and mistakes (losses
+    above their noise, `is_mistake`), exact and estimated apart, and the losses by kind."""
     seats = [{"exact": _tally(), "estimate": _tally()} for _ in range(2)]
     for d in decisions:
         part = seats[d["seat"]][d["method"]]
         part["decisions"] += 1
-        if d["loss"] > 0:
+        if is_mistake(d):
             part["mistakes"] += 1
+        if d["loss"] > 0:
             part["loss"] = round(part["loss"] + d["loss"], 4)
             by_kind = part["by_kind"]
             by_kind[d["kind"]] = round(by_kind.get(d["kind"], 0.0) + d["loss"], 4)
@@ -75,4 +89,5 @@ def analyse_record(record: dict[str, Any], samples: int = SAMPLES,
     }
 
 
-__all__ = ["ANALYSIS_VERSION", "KINDS", "analyse_record", "count_actions", "summarise"]
+__all__ = ["ANALYSIS_VERSION", "KINDS", "NOISE_Z", "analyse_record", "count_actions",
+           "is_mistake", "summarise"]

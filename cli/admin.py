@@ -3,13 +3,13 @@
     bummerl admin bots [--suspended]
     bummerl admin suspend BOT REASON
     bummerl admin reinstate BOT
-    bummerl admin rotate-token BOT_ID
+    bummerl admin rotate-token BOT
     bummerl admin abort-match MATCH_ID REASON
 
 Each needs the operator token (`--operator-token` or $BUMMERL_OPERATOR_TOKEN); `--server`,
-`--tls` and `--ca` say where and how to connect. BOT is a bot's id or name; a person (who
-plays from the browser) is suspended by their seat's name, e.g. `bummerl admin suspend @alice
-"abusive chat"`.
+`--tls` and `--ca` say where and how to connect. BOT is a bot's id or name (in any case: bot
+names are unique whatever their case); a person (who plays from the browser) is suspended by
+their seat's name, e.g. `bummerl admin suspend @alice "abusive chat"`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
     reinstate.set_defaults(func=run_reinstate)
     rotate = commands.add_parser("rotate-token",
                                  help="give a bot a new token (shown once; the old one stops)")
-    rotate.add_argument("bot_id", type=int)
+    rotate.add_argument("bot_id", metavar="BOT", help="the bot's id or name")
     rotate.set_defaults(func=run_rotate)
     abort = commands.add_parser("abort-match", help="abort a running match (not rated)")
     abort.add_argument("match_id", type=int)
@@ -104,10 +104,20 @@ def _bot_id(args: argparse.Namespace) -> int:
 
     if args.bot_id.isdigit():
         return int(args.bot_id)
+    wanted = args.bot_id.lower()  # names are unique whatever their case (db.models.Bot)
     for status in _call(args, "ListBots", admin_pb2.ListBotsRequest()).bots:
-        if status.bot.name == args.bot_id:
+        if status.bot.name.lower() == wanted:
             return int(status.bot.bot_id)
     raise KitError(f"no bot or person named {args.bot_id!r}: `bummerl admin bots` lists them")
+
+
+def _who(bot: Any) -> str:
+    """A seat holder as the operator reads it: `bot 7 (MyBot)`, `person 12 (@alice)`."""
+    from bummerl.v1 import bot_pb2
+
+    kind = {bot_pb2.BOT_KIND_HOUSE: "house bot", bot_pb2.BOT_KIND_PERSON: "person"}.get(
+        bot.kind, "bot")
+    return f"{kind} {bot.bot_id} ({bot.name})"
 
 
 def run_suspend(args: argparse.Namespace) -> int:
@@ -115,8 +125,7 @@ def run_suspend(args: argparse.Namespace) -> int:
 
     reply = _call(args, "SuspendBot",
                   admin_pb2.SuspendBotRequest(bot_id=_bot_id(args), reason=args.reason))
-    print(f"suspended bot {reply.bot.bot.bot_id} ({reply.bot.bot.name}): "
-          f"{reply.bot.suspended_reason}")
+    print(f"suspended {_who(reply.bot.bot)}: {reply.bot.suspended_reason}")
     return 0
 
 
@@ -124,16 +133,16 @@ def run_reinstate(args: argparse.Namespace) -> int:
     from bummerl.v1 import admin_pb2
 
     reply = _call(args, "ReinstateBot", admin_pb2.ReinstateBotRequest(bot_id=_bot_id(args)))
-    print(f"reinstated bot {reply.bot.bot.bot_id} ({reply.bot.bot.name})")
+    print(f"reinstated {_who(reply.bot.bot)}")
     return 0
 
 
 def run_rotate(args: argparse.Namespace) -> int:
     from bummerl.v1 import admin_pb2
 
-    reply = _call(args, "RotateBotToken", admin_pb2.RotateBotTokenRequest(bot_id=args.bot_id))
-    print(f"bot id {reply.bot.bot.bot_id}\ntoken {reply.token}\n(keep the token: it is shown "
-          "once; the old token no longer works)")
+    reply = _call(args, "RotateBotToken", admin_pb2.RotateBotTokenRequest(bot_id=_bot_id(args)))
+    print(f"bot id {reply.bot.bot.bot_id} ({reply.bot.bot.name})\ntoken {reply.token}\n"
+          "(keep the token: it is shown once; the old token no longer works)")
     return 0
 
 

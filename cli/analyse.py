@@ -97,14 +97,25 @@ def targets(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
             raise KitError(f"{target!r} is neither a match id (a whole number) nor a file")
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
 def line_of(record: dict[str, Any]) -> str:
-    """What each seat lost, in one line for a person."""
+    """What each seat lost, in one line for a person: exact and estimated apart, and how many
+    decisions were mistakes (an estimated one only when its loss is beyond its noise,
+    `analysis.is_mistake`)."""
     parts = []
     for seat, tally in enumerate(record["analysis"]["seats"]):
         name = (record.get("bots") or [{}, {}])[seat].get("name") or f"seat {seat}"
         exact, estimate = tally["exact"], tally["estimate"]
-        parts.append(f"{name} lost {exact['loss']:.2f} game points to {exact['mistakes']} exact "
-                     f"mistakes, {estimate['loss']:.2f} estimated ({estimate['mistakes']})")
+        parts.append(
+            f"{name} lost {exact['loss']:.2f} game points to "
+            f"{_count(exact['mistakes'], 'mistake')} in "
+            f"{_count(exact['decisions'], 'exact decision')}, "
+            f"and an estimated {estimate['loss']:.2f} in "
+            f"{_count(estimate['decisions'], 'estimated decision')}, "
+            f"{estimate['mistakes']} of them beyond the estimate's noise")
     return f"match {record.get('match_id')}: " + "; ".join(parts)
 
 

@@ -203,7 +203,7 @@ def _bot_id(args: argparse.Namespace, bot: str) -> int:
     reply = _call(args, "GetTournament",
                   tournament_pb2.GetTournamentRequest(tournament_id=args.tournament_id))
     for entry in reply.entries:
-        if entry.name == bot:
+        if entry.name.lower() == bot.lower():  # names are unique whatever their case
             return int(entry.bot_id)
     raise KitError(f"no bot named {bot!r} in tournament {args.tournament_id}'s field "
                      f"(`bummerl tournament show {args.tournament_id}`)")

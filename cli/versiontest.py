@@ -98,10 +98,36 @@ def _side(side: Any) -> str:
     return f"{side.bot_name}@{side.version}" if side.version else side.bot_name
 
 
+NO_PAIRS = "no pairs played yet"  # instead of a score and an Elo, whose intervals say nothing
+
+
 def line(test: Any) -> str:
+    pairs = test.lost_both + test.split + test.won_both
     return (f"{test.test_id:>5}  {_state(test):<9}  {_side(test.candidate)} vs "
-            f"{_side(test.baseline)}  pairs {test.lost_both + test.split + test.won_both}  "
-            f"LLR {test.llr:+.2f}  score {test.score:.3f}")
+            f"{_side(test.baseline)}  pairs {pairs}  "
+            f"LLR {test.llr:+.2f}  score {f'{test.score:.3f}' if pairs else '-'}")
+
+
+def _match_line(entry: Any) -> str:
+    """One of `test show`'s matches: id, pair and leg, the seats with their versions (the
+    winner starred), how it stands or ended, and whether its pair counts."""
+    from bummerl.v1 import match_pb2
+
+    m = entry.match
+    seats = []
+    for seat in (0, 1):
+        version = m.bot_versions[seat] if len(m.bot_versions) > seat else ""
+        seats.append(f"{m.bot_names[seat]}@{version}" if version else m.bot_names[seat])
+        if m.winner == seat:
+            seats[seat] += " (won)"
+    if m.state == match_pb2.MATCH_STATE_RUNNING:
+        status = f"running, game points needed {m.counters[0]}-{m.counters[1]}"
+    else:
+        status = match_pb2.EndReason.Name(m.end_reason).removeprefix("END_REASON_").lower()
+    if entry.counts:
+        status += f"; {entry.counts}"
+    return (f"  #{m.match_id:<6} pair {m.event.pair_id}·{m.event.pair_leg}  "
+            f"{seats[0]} vs {seats[1]}  {status}")
 
 
 def describe(test: Any) -> str:
@@ -130,11 +156,21 @@ def describe(test: Any) -> str:
     lines += [
         f"pairs      {pairs} (lost both {test.lost_both}, split {test.split}, won both "
         f"{test.won_both}; forfeited {test.forfeited_pairs}; void {test.void_pairs})",
-        f"score      {test.score:.3f}  95% [{test.score_low:.3f}, {test.score_high:.3f}]",
-        f"Elo        {test.elo:+.1f}  95% [{test.elo_low:+.1f}, {test.elo_high:+.1f}]",
+    ]
+    if pairs:
+        lines += [
+            f"score      {test.score:.3f}  95% [{test.score_low:.3f}, {test.score_high:.3f}]",
+            f"Elo        {test.elo:+.1f}  95% [{test.elo_low:+.1f}, {test.elo_high:+.1f}]",
+        ]
+    else:
+        lines += [f"score      {NO_PAIRS}", f"Elo        {NO_PAIRS}"]
+    lines += [
         f"running    {', '.join(str(i) for i in test.running_match_ids) or '-'}",
         f"started by {test.started_by}",
+        f"matches    {len(test.matches) or 'none yet'}"
+        + (" (newest first; at most 50)" if test.matches else ""),
     ]
+    lines += [_match_line(entry) for entry in test.matches]
     return "\n".join(lines)
 
 

@@ -50,11 +50,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise KitError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e} (choose "
                        "another with --host/--port)") from None
-    from services.core.metrics import start_from_env
-    from web.metrics import instrument
+    from services.core.metrics import metrics_port, serve
+    from web.metrics import REGISTRY, instrument
 
     server.application = instrument(server.application)  # counted, served on its own port:
-    start_from_env(with_database=False)  # /metrics on BUMMERL_METRICS_PORT, if set
+    port = metrics_port()
+    if port is not None:  # /metrics on BUMMERL_METRICS_PORT: the web's own metrics only
+        serve(port, REGISTRY)
     print(f"bummerl dashboard on {url_of(server)} (Ctrl-C stops it)", flush=True)
     try:
         server.run()

@@ -1,7 +1,8 @@
 """Apply the Alembic migrations: `python -m db.migrate [URL]` (default: DATABASE_URL / SQLite).
 
 `python -m db.migrate --wait [SECONDS]` changes nothing: it waits until the database is at the
-newest revision (the Kubernetes pods wait so for the migration Job), failing after SECONDS.
+newest revision (the Kubernetes pods wait so for the migration Job), failing after SECONDS
+(default 600). Give the URL before `--wait`: `python -m db.migrate URL --wait`.
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ def is_current(url: str | None = None) -> bool:
         engine.dispose()
 
 
-def wait(url: str | None = None, timeout: float = 600, every: float = 2) -> bool:
+WAIT_SECONDS = 600.0  # `--wait` alone
+
+
+def wait(url: str | None = None, timeout: float = WAIT_SECONDS, every: float = 2) -> bool:
     """Wait until the database is current; False if it is not after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not is_current(url):
@@ -64,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m db.migrate", description=__doc__)
     parser.add_argument("url", nargs="?", default=None,
                         help="database URL (default: DATABASE_URL, else SQLite under var/)")
-    parser.add_argument("--wait", type=float, metavar="SECONDS", default=None,
-                        help="do not migrate: wait until the database is current")
+    parser.add_argument("--wait", type=float, metavar="SECONDS", nargs="?", default=None,
+                        const=WAIT_SECONDS,
+                        help="do not migrate: wait until the database is current, failing "
+                             f"after SECONDS (default {WAIT_SECONDS:g})")
     return parser
 
 

@@ -19,9 +19,12 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
+    or_,
     true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.sql.elements import ColumnElement
 
 from db.base import Base, utcnow
 
@@ -70,7 +73,6 @@ class Bot(Base):
     """A player: a remote bot (token) or a house bot (strategy run by the workers)."""
 
     __tablename__ = "bots"
-
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
     kind: Mapped[str] = mapped_column(String(10), default=REMOTE)
@@ -100,6 +102,16 @@ class Bot(Base):
     # Whether a remote bot plays people (`Hello.accepts_people` of its newest stream):
     # None: no; PEOPLE_CASUAL or PEOPLE_RATED (casual and rated).
     accepts_people: Mapped[str | None] = mapped_column(String(10))
+
+
+# Bot names are unique whatever their case, as people's are (`people.name_key`, their name in
+# lower case): `mybot` cannot be registered beside `MyBot` (migration 0019_bot_names_case).
+Index("uq_bots_name_lower", func.lower(Bot.name), unique=True)
+
+
+def bot_named(name: str) -> ColumnElement[bool]:
+    """The condition "the bot is called `name`", whatever the case (names are unique so)."""
+    return or_(Bot.name == name, func.lower(Bot.name) == name.lower())
 
 
 class Match(Base):

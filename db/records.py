@@ -336,7 +336,8 @@ def bot_id_named(bind: Engine, name: str) -> int:
         raise NoSuchThing(f"no bot named {name[:40]!r}: bot names are 1-40 letters, digits, "
                           "'-', '_' or '.'")
     with bind.connect() as connection:
-        found = connection.execute(select(BOTS.c.id).where(BOTS.c.name == name)).scalar()
+        found = connection.execute(select(BOTS.c.id).where(  # names are unique whatever the case
+            func.lower(BOTS.c.name) == name.lower())).scalar()
     if found is None:
         raise NoSuchThing(f"no bot named {name[:40]!r}")
     return int(found)

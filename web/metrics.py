@@ -1,5 +1,7 @@
 """Prometheus metrics of the dashboard, served on their own port (`BUMMERL_METRICS_PORT`) by
-`bummerl web`, never on the dashboard's port.
+`bummerl web`, never on the dashboard's port. They live in their own registry (`REGISTRY`, with
+the process's own collectors): the web process serves only them, never the service's counters
+it would never increment.
 
 | metric | type | what |
 |---|---|---|
@@ -15,11 +17,22 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+)
 
+REGISTRY = CollectorRegistry(auto_describe=True)
+for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+    REGISTRY.register(_collector)
 REQUESTS = Counter("bummerl_web_requests_total", "Dashboard requests answered",
-                   ["method", "status"])
-REQUEST_SECONDS = Histogram("bummerl_web_request_seconds", "Time to answer a dashboard request")
+                   ["method", "status"], registry=REGISTRY)
+REQUEST_SECONDS = Histogram("bummerl_web_request_seconds", "Time to answer a dashboard request",
+                            registry=REGISTRY)
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 

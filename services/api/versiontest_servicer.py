@@ -14,6 +14,7 @@ import engine
 from db.settings import Settings
 from db.versiontests import Side, Summary
 from services.api.servicers import token_of, unary
+from services.live.convert import match_to_pb
 from services.ops import versiontests
 
 VERSION_TEST_SERVICE = versiontest_pb2.DESCRIPTOR.services_by_name["VersionTestService"].full_name
@@ -55,7 +56,10 @@ def test_to_pb(summary: Summary) -> versiontest_pb2.VersionTest:
         elo=_finite(summary.elo), elo_low=_finite(summary.elo_ci[0]),
         elo_high=_finite(summary.elo_ci[1]), running_match_ids=summary.running_match_ids,
         started_by=t.started_by, reason=t.reason or "", created_at=wire.timestamp(t.created_at),
-        started_at=wire.timestamp(t.started_at), finished_at=wire.timestamp(t.finished_at))
+        started_at=wire.timestamp(t.started_at), finished_at=wire.timestamp(t.finished_at),
+        matches=[versiontest_pb2.TestMatch(match=match_to_pb(m),
+                                           counts=summary.counts.get(m.pair_id or 0, ""))
+                 for m in summary.matches])
 
 
 class VersionTestServicer(versiontest_pb2_grpc.VersionTestServiceServicer):

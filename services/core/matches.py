@@ -40,6 +40,7 @@ from db.models import (
     Bot,
     Hand,
     Match,
+    bot_named,
 )
 from db.pairs import PLAYING, DuplicatePair
 from db.presence import PAIRING
@@ -330,15 +331,18 @@ def record_leg(connection: Connection, pair: PairLeg, match_id: int) -> None:
 
 def bot_ids_named(names: Sequence[str], *, sessions: sessionmaker[Session] | None = None
                   ) -> list[int]:
-    """The ids of the bots named `names`, in order; NotFound naming the first unknown one."""
+    """The ids of the bots named `names` (whatever the case), in order; NotFound naming the
+    first unknown one."""
+    if not names:
+        return []
     with factory_of(sessions)() as session:
-        found = dict(session.execute(select(Bot.name, Bot.id).where(
-            Bot.name.in_(list(names)))).all())
+        found = {name.lower(): bot_id for name, bot_id in session.execute(
+            select(Bot.name, Bot.id).where(or_(*(bot_named(name) for name in names)))).all()}
     for name in names:
-        if name not in found:
+        if name.lower() not in found:
             raise NotFound(f"no bot named {quote(name)}: give a registered bot's name or id "
                            "(`bummerl bot register NAME` prints both)")
-    return [found[name] for name in names]
+    return [found[name.lower()] for name in names]
 
 
 def _match(session: Session, match_id: int) -> Match:

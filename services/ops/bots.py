@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import base
-from db.models import HOUSE, REMOTE, Bot, Match
+from db.models import HOUSE, REMOTE, Bot, Match, bot_named
 from db.settings import Settings, settings, sha256
 from services.core.errors import (
     AlreadyExists,
@@ -71,12 +71,26 @@ def register_bot(
         token_hash=sha256(token) if token else None,
     )
     with _sessions(sessions).begin() as session:
+        _refuse_taken(session, name)
         session.add(bot)
         try:
             session.flush()
-        except IntegrityError:
-            raise AlreadyExists(f"a bot named {quote(name)} exists: choose another name") from None
+        except IntegrityError:  # registered meanwhile
+            raise AlreadyExists(f"a bot named {quote(name)} (in some case) exists: choose "
+                                "another name") from None
     return bot, token
+
+
+def _refuse_taken(session: Session, name: str) -> None:
+    """AlreadyExists naming the bot that holds `name`, whatever the case (names are unique so,
+    as people's are)."""
+    held = session.scalar(select(Bot.name).where(bot_named(name)))
+    if held is None:
+        return
+    if held == name:
+        raise AlreadyExists(f"a bot named {quote(name)} exists: choose another name")
+    raise AlreadyExists(f"the name {quote(name)} is taken by the bot {quote(held)} (bot names "
+                        "are unique whatever their case): choose another name")
 
 
 def get_bot(bot_id: int, *, sessions: sessionmaker[Session] | None = None) -> Bot:

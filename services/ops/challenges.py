@@ -21,7 +21,7 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.models import HOUSE, ORIGIN_CHALLENGE, PERSON, RUNNING, Bot, Match
+from db.models import HOUSE, ORIGIN_CHALLENGE, PERSON, RUNNING, Bot, Match, bot_named
 from db.presence import CHALLENGE, refusal, takes_challenges
 from db.settings import Settings, settings
 from services.core import matches
@@ -55,7 +55,7 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
         raise InvalidArgument("name the opponent: a house bot (e.g. house-rdeep) or a "
                               "connected bot")
     with factory_of(sessions)() as s:
-        other = s.scalar(select(Bot).where(Bot.name == name))
+        other = s.scalar(select(Bot).where(bot_named(name)))
         if other is None:
             raise NotFound(f"no bot named {name[:100]!r}: " + _who_is_there(s, config))
         if other.id == challenger.id:

@@ -52,6 +52,7 @@ from db.models import (
     Bot,
     Hand,
     Match,
+    bot_named,
 )
 from db.people import INVITE_TTL, ORIGIN_PEOPLE, PeopleRating, Person, PersonInvite
 from db.presence import CHALLENGE
@@ -327,7 +328,7 @@ def start_game(person_id: int, opponent: str, *, profile: str | None = "soft",
         _may_play(view.bot)
         if rated and view.person.guest:
             raise FailedPrecondition("guests play casual games only: sign up to play rated")
-        other = s.scalar(select(Bot).where(Bot.name == name))
+        other = s.scalar(select(Bot).where(bot_named(name)))
         if other is None or other.kind == PERSON:
             raise NotFound(f"no bot named {name[:100]!r} to play: see ListOpponents")
         accepts = accepts_of(other, config)

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import engine
 from db.base import utcnow
-from db.models import HOUSE, PERSON, Bot
+from db.models import HOUSE, PERSON, Bot, bot_named
 from db.settings import Settings, settings
 from db.versiontests import (
     OPEN,
@@ -95,7 +95,7 @@ def _side(s: Session, field: str, text: str) -> SideSpec:
         raise InvalidArgument(f"{field} is missing: name it as bot@version (or a house bot)",
                               field=field)
     name, at, version = text.rpartition("@") if "@" in text else (text, "", "")
-    bot = s.scalar(select(Bot).where(Bot.name == name))
+    bot = s.scalar(select(Bot).where(bot_named(name)))
     if bot is None and text.startswith("@") or bot is not None and bot.kind == PERSON:
         raise InvalidArgument(f"{field}: {quote(text)} is a person's seat: people do not play "
                               "version tests", field=field)

@@ -58,6 +58,44 @@ def test_analyse_a_file_offline_then_replay_it(tmp_path, capsys, monkeypatch):
     status, out, _ = bummerl(capsys, "replay", "analysed.jsonl")
     assert status == 0
     assert all(json.loads(line)["verified"] for line in out.splitlines())
+    # the line per match says in words what it counts (issue 44: "6.53 estimated (12)"), and
+    # an estimated decision is a mistake only when its loss is beyond its noise
+    for record, line in zip(analysed[:1], [err.splitlines()[-1]], strict=True):
+        seats = record["analysis"]["seats"]
+        decisions = record["analysis"]["decisions"]
+        for seat, tally in enumerate(seats):
+            mine = [d for d in decisions if d["seat"] == seat and d["method"] == "estimate"]
+            clear = [d for d in mine if d["loss"] > 1.96 * d["loss_se"]]
+            assert tally["estimate"]["mistakes"] == len(clear)
+            assert tally["estimate"]["decisions"] == len(mine)
+            name = record["bots"][seat]["name"]
+            assert (f"{name} lost {tally['exact']['loss']:.2f} game points to "
+                    f"{tally['exact']['mistakes']} mistake") in line, line
+            assert (f"and an estimated {tally['estimate']['loss']:.2f} in {len(mine)} "
+                    f"estimated decision{'' if len(mine) == 1 else 's'}, {len(clear)} of them "
+                    "beyond the estimate's noise") in line, line
+
+
+def test_an_estimated_loss_within_its_noise_is_no_mistake():
+    """`summarise`: an exact loss above 0 is a mistake; an estimated one only above 1.96
+    standard errors (beyond its 95 % interval), or above 0 when nothing was sampled (se 0);
+    every loss is still summed."""
+    from analysis.match import summarise
+
+    def decision(method: str, loss: float, se: float | None) -> dict:
+        return {"seat": 0, "method": method, "loss": loss, "loss_se": se, "kind": "open play"}
+
+    seats = summarise([decision("exact", 0.5, None), decision("exact", 0.0, None),
+                       decision("estimate", 0.3, 0.2),  # within its noise
+                       decision("estimate", 0.39, 0.2),  # 1.95 standard errors
+                       decision("estimate", 0.41, 0.2),  # 2.05: a mistake
+                       decision("estimate", 0.05, 0.0),  # every deal valued: no noise
+                       decision("estimate", 0.0, 0.1)])
+    exact, estimate = seats[0]["exact"], seats[0]["estimate"]
+    assert (exact["decisions"], exact["mistakes"], exact["loss"]) == (2, 1, 0.5)
+    assert (estimate["decisions"], estimate["mistakes"]) == (5, 2)
+    assert estimate["loss"] == round(0.3 + 0.39 + 0.41 + 0.05, 4)
+    assert estimate["by_kind"] == {"open play": estimate["loss"]}
 
 
 def test_bad_input_is_named(tmp_path, capsys):

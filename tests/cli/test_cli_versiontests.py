@@ -59,8 +59,14 @@ def test_start_list_show_stop(service, capsys):
         assert out.startswith("test 1: WAITING") and "candidate  mybot@2.0  connected" in out
         assert "SPRT       elo0 0  elo1 10  alpha 0.05  beta 0.05" in out
         assert "pairs      0 (lost both 0, split 0, won both 0" in out
+        # before any pair: no score or Elo with an interval that says nothing (issue 44: it
+        # printed "score 0.500 95% [0.000, 1.000]", "Elo -0.0 95% [-2400.0, +2400.0]")
+        assert "score      no pairs played yet\nElo        no pairs played yet\n" in out, out
+        assert "95%" not in out and "0.500" not in out and "2400" not in out, out
+        assert out.endswith("matches    none yet\n"), out
         status, out, _ = bummerl(capsys, "test", "list", "--token", token, *server)
         assert status == 0 and out.split()[:4] == ["1", "WAITING", "mybot@2.0", "vs"]
+        assert out.rstrip().endswith("score -"), out
         status, out, _ = bummerl(capsys, "test", "list", "--state", "H1",
                                  "--operator-token", OPERATOR, *server)
         assert status == 0 and out == "no version tests\n"

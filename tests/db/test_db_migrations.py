@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -96,3 +97,29 @@ def test_a_moves_update_of_its_match_row_can_be_a_hot_update(database_url):
     finally:
         engine.dispose()
         downgrade(database_url)
+
+
+def test_the_readme_s_wait_command_as_written(tmp_path):
+    """README: `python -m db.migrate --wait` (no SECONDS: the default, 600 s), as the init
+    containers run it; `--wait SECONDS` also, and a URL given before it."""
+    import os
+    import subprocess
+    import sys
+
+    from db import migrate
+
+    assert migrate.build_parser().parse_args(["--wait"]).wait == migrate.WAIT_SECONDS
+    assert migrate.build_parser().parse_args(["--wait", "900"]).wait == 900
+    url = f"sqlite:///{tmp_path / 'readme.sqlite3'}"
+    env = {**os.environ, "DATABASE_URL": url}
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "db.migrate", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert run("--wait", "0.1").returncode == 1  # not migrated yet: gives up after 0.1 s
+    assert run().returncode == 0
+    done = run("--wait")
+    assert done.returncode == 0, done.stderr
+    assert run(url, "--wait").returncode == 0

@@ -68,6 +68,18 @@ def render(overlay: str) -> tuple[dict[str, Any], ...]:
     return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
 
 
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_rendering_warns_of_nothing(overlay):
+    """No deprecated kustomize field (issue 44: `bases`, `patchesStrategicMerge` and
+    `commonLabels` each printed a warning): the render's stderr is empty."""
+    done = subprocess.run([kubectl(), "kustomize", str(K8S / "overlays" / overlay)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    for path in [K8S / "base", *(K8S / "overlays").iterdir()]:
+        fields = yaml.safe_load((path / "kustomization.yaml").read_text())
+        assert not {"bases", "patchesStrategicMerge", "commonLabels"} & set(fields), path
+
+
 def of_kind(docs, kind: str) -> list[dict[str, Any]]:
     return [d for d in docs if d["kind"] == kind]
 

@@ -283,3 +283,36 @@ def test_a_suspension_made_elsewhere_ends_the_open_stream_within_a_heartbeat(sql
     assert stream.error is not None
     assert stream.error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "suspended: automatic: test" in stream.error.details()
+
+
+def test_the_operators_commands_as_the_readme_writes_them(sqlite_service, capsys):
+    """README: `bummerl admin suspend BOT REASON`, `reinstate BOT`, `rotate-token BOT`: BOT is
+    a name (in any case, as names are unique so) or an id, for every one of them (issue 44:
+    rotate-token took an id only); a person is named as a person, not as a bot."""
+    from services.ops.people import register_person
+
+    service = sqlite_service
+    my_bot, _ = service.register("MyBot")
+    common = ["--server", service.server.address, "--operator-token", OPERATOR]
+    assert bummerl(["admin", "rotate-token", "MyBot", *common]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"bot id {my_bot} (MyBot)\n"), out
+    token = out.split("\ntoken ", 1)[1].split()[0]
+    assert plain_bots.bot_for_token(token, sessions=service.sessions).id == my_bot
+    assert bummerl(["admin", "rotate-token", "mybot", *common]) == 0  # any case
+    assert f"bot id {my_bot} (MyBot)" in capsys.readouterr().out
+    assert bummerl(["admin", "rotate-token", str(my_bot), *common]) == 0  # an id, as before
+    assert f"bot id {my_bot} (MyBot)" in capsys.readouterr().out
+    assert bummerl(["admin", "suspend", "mybot", "too many forfeits", *common]) == 0
+    assert capsys.readouterr().out == f"suspended bot {my_bot} (MyBot): too many forfeits\n"
+    assert bummerl(["admin", "reinstate", "MYBOT", *common]) == 0
+    assert capsys.readouterr().out == f"reinstated bot {my_bot} (MyBot)\n"
+    assert bummerl(["admin", "rotate-token", "nobody", *common]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no bot or person named 'nobody'"), err
+
+    alice = register_person("alice", "a long password", sessions=service.sessions).bot.id
+    assert bummerl(["admin", "suspend", "@alice", "abusive chat", *common]) == 0
+    assert capsys.readouterr().out == f"suspended person {alice} (@alice): abusive chat\n"
+    assert bummerl(["admin", "reinstate", "@Alice", *common]) == 0
+    assert capsys.readouterr().out == f"reinstated person {alice} (@alice)\n"

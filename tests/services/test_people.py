@@ -236,7 +236,7 @@ def test_a_suspended_person_is_refused(people, capsys):
     table = people.my_turn(alice.person_id, started.match.match_id)
     common = ["--server", people.service.server.address, "--operator-token", OPERATOR]
     assert bummerl(["admin", "suspend", "@alice", "abusive names", *common]) == 0
-    assert f"suspended bot {alice.bot_id} (@alice)" in capsys.readouterr().out
+    assert f"suspended person {alice.bot_id} (@alice)" in capsys.readouterr().out  # issue 44
     assert bummerl(["admin", "bots", "--suspended", *common]) == 0
     assert "person" in capsys.readouterr().out
     assert people.stub.GetPerson(people_pb2.GetPersonRequest(person_id=alice.person_id),

@@ -269,3 +269,29 @@ def test_open_registration_needs_no_operator_token(tmp_path, request):
                              match_pb2.CreateMatchRequest(bot_ids=[1, 2]),
                              metadata=auth(reply.token))
         assert code == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_bot_names_are_unique_whatever_their_case(service):
+    """As people's names are (issue 44): `mybot` is refused beside `MyBot`, naming it, and a
+    lookup by name finds the bot whatever the case."""
+    from db.records import bot_id_named
+
+    mine = service.bots.RegisterBot(bot_pb2.RegisterBotRequest(name="MyBot"),
+                                    metadata=auth(OPERATOR)).bot.bot_id
+    for other in ("mybot", "MYBOT"):
+        code, details, _ = code_of(service.bots.RegisterBot,
+                                   bot_pb2.RegisterBotRequest(name=other),
+                                   metadata=auth(OPERATOR))
+        assert code == grpc.StatusCode.ALREADY_EXISTS
+        assert f"the name '{other}' is taken by the bot 'MyBot'" in details, details
+    code, details, _ = code_of(service.bots.RegisterBot, bot_pb2.RegisterBotRequest(name="MyBot"),
+                               metadata=auth(OPERATOR))
+    assert code == grpc.StatusCode.ALREADY_EXISTS and "'MyBot' exists" in details
+    theirs = service.bots.RegisterBot(bot_pb2.RegisterBotRequest(name="Other"),
+                                      metadata=auth(OPERATOR)).bot.bot_id
+    assert plain.bot_ids_named(["mybot", "OTHER", "MyBot"], sessions=service.sessions) == \
+        [mine, theirs, mine]
+    assert bot_id_named(service.sessions.kw["bind"], "myBOT") == mine
+    m = service.matches.CreateMatch(match_pb2.CreateMatchRequest(bot_names=["mybot", "other"]),
+                                    metadata=auth(OPERATOR)).match
+    assert list(m.bot_ids) == [mine, theirs] and list(m.bot_names) == ["MyBot", "Other"]

@@ -34,8 +34,13 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 DOC = ROOT / "docs" / "version-tests.md"
 BIN = Path(sys.executable).parent  # the venv's `bummerl`
-OLD = "from examples.random_bot import RandomBot as Bot\n"  # mybot.py: 1.9
-NEW = "from examples.simple_bot import SimpleBot as Bot\n"  # mybot_new.py: 2.0, stronger
+README = ROOT / "README.md"
+# The README's bot is class MyBot in mybot.py; its versions here: 1.9 plays at random, 2.0 is
+# the greedy example, much stronger. The files define MyBot and no other bot class, so the
+# doc's commands must name the README's class (issue 44: they ran `mybot.py:Bot`, the kit's
+# abstract class, every turn a NotImplementedError).
+OLD = "from examples.random_bot import RandomBot as MyBot\n"  # mybot.py: 1.9
+NEW = "from examples.simple_bot import SimpleBot as MyBot\n"  # mybot_new.py: 2.0, stronger
 
 
 @pytest.fixture
@@ -169,11 +174,21 @@ def check_ladder_pairs(site: Site, name: str, since: int, log: str,
     return match
 
 
+def readme_bot_class() -> str:
+    """The class of the README's `mybot.py`."""
+    guide = README.read_text().split("**2. Write `mybot.py`:**", 1)[1]
+    code = re.search(r"```python\n(.*?)```", guide, re.S).group(1)  # type: ignore[union-attr]
+    return re.search(r"^class (\w+)\(Bot\):", code, re.M).group(1)  # type: ignore[union-attr]
+
+
 def test_a_version_test_run_as_documented_ends_with_every_pair_final(site):
     commands = doc_commands()
     kits, (start_test,), (show,), (keep,) = (commands["bot run"][:2], commands["test start"],
                                               commands["test show"], commands["bot run"][2:])
     assert all("--challenges-only" in k for k in kits) and "--challenges-only" not in keep
+    assert readme_bot_class() == "MyBot"
+    assert [c.split()[3] for c in (*kits, keep)] == \
+        ["mybot.py:MyBot", "mybot_new.py:MyBot", "mybot_new.py:MyBot"]
     site.add_remote("mybot", start=False)
     token = site.tokens["mybot"]
     site.start_worker()
@@ -185,6 +200,8 @@ def test_a_version_test_run_as_documented_ends_with_every_pair_final(site):
     began = time.monotonic()
     out = run(site, start_test, token)
     test_id = int(re.search(r"test (\d+)", out).group(1))  # type: ignore[union-attr]
+    if "pairs      0 " in out:  # before any pair: no score or Elo (issue 44)
+        assert "score      no pairs played yet" in out and "95%" not in out, out
     show = show.replace(" 1 ", f" {test_id} ")
 
     def decided() -> str | None:
@@ -198,6 +215,13 @@ def test_a_version_test_run_as_documented_ends_with_every_pair_final(site):
     except AssertionError as e:
         raise AssertionError(f"{e}\n{site.report(test_id)}") from None
     assert f"test {test_id}: H1" in shown, shown
+    # the matches the doc says `test show` lists: each with its pair, seats and versions
+    listed = [int(i) for i in re.findall(r"^  #(\d+) +pair \d+·[01]  mybot@", shown, re.M)]
+    with site.sessions() as s:
+        test_legs = list(s.scalars(select(Match.id).where(
+            Match.origin == ORIGIN_TEST, Match.event_id == test_id).order_by(Match.id.desc())))
+    assert listed and listed == test_legs[:50], shown
+    assert re.search(r"mybot@(1\.9|2\.0)( \(won\))? vs mybot@(1\.9|2\.0).*; counted", shown), shown
     print(f"decided after {time.monotonic() - began:.1f} s: "
           f"{re.search(r'pairs .*', shown).group(0)}")  # type: ignore[union-attr]
     # the decision leaves no pair open: those in play are void at once (not counted)
