@@ -24,7 +24,7 @@ from client import connect, events
 from client.argv import join_values
 from client.bot import Bot
 from client.errors import KitError, closed_pipe
-from client.runner import Backoff, Runner
+from client.runner import Backoff, Runner, Stats
 
 log = logging.getLogger("bummerl.client")
 
@@ -244,10 +244,19 @@ def play(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     if "error" in result:
         raise result["error"]
-    s = runner.stats
-    print(f"[{runner.speaker}] turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, "
-          f"refused {s.rejected}", flush=True)
+    print(f"[{runner.speaker}] {summary(runner.stats)}", flush=True)
     return 0
+
+
+def summary(s: Stats) -> str:
+    """The run's last line: turns, matches won and lost, answers refused, and the turns on
+    which the bot raised (the kit answered them with the first legal action)."""
+    line = (f"turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, "
+            f"refused {s.rejected}")
+    if s.exceptions:
+        line += (f", exceptions {s.exceptions} (the bot's act raised on {s.exceptions} "
+                 f"turn(s): the kit played the first legal action instead)")
+    return line
 
 
 def main(args: argparse.Namespace) -> int:
