@@ -24,9 +24,48 @@ from client import connect, events
 from client.argv import join_values
 from client.bot import Bot
 from client.errors import KitError, closed_pipe
-from client.runner import Backoff, Runner
+from client.runner import Backoff, Runner, Stats
 
 log = logging.getLogger("bummerl.client")
+
+
+def _shown(filename: str) -> str:
+    """`filename` as a person gave it: relative to the current folder when inside it."""
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # (another drive)
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+def _where(module_name: str, e: BaseException) -> str:
+    """`file.py line N` of an error raised while the bot's module was loaded (the deepest
+    frame outside the import machinery), or `module_name`."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"{_shown(e.filename)} line {e.lineno}" if e.lineno else _shown(e.filename)
+    frames = traceback.extract_tb(e.__traceback__)
+    own = [f for f in frames if "importlib" not in f.filename and f.filename != __file__]
+    if own:
+        return f"{_shown(own[-1].filename)} line {own[-1].lineno}"
+    return module_name
+
+
+def _exec(module_name: str, load):  # type: ignore[no-untyped-def]
+    """`load()`, with what fails while the bot's module runs said in one line (KitError)."""
+    try:
+        return load()
+    except KitError:
+        raise
+    except SyntaxError as e:  # (IndentationError and TabError are SyntaxErrors)
+        raise KitError(f"cannot load the bot: {_where(module_name, e)}: "
+                       f"{type(e).__name__}: {e.msg}") from e
+    except ModuleNotFoundError as e:
+        raise KitError(f"cannot load the bot: {_where(module_name, e)} imports {e.name!r}, "
+                       "which is not installed (or not on the path): install it, or run from "
+                       "the folder that holds it") from e
+    except Exception as e:  # noqa: BLE001  (any error of the bot's module: one line)
+        raise KitError(f"cannot load the bot: {_where(module_name, e)}: "
+                       f"{type(e).__name__}: {e} (--debug shows the traceback)") from e
 
 
 def _import(module_name: str):  # type: ignore[no-untyped-def]
@@ -39,19 +78,43 @@ def _import(module_name: str):  # type: ignore[no-untyped-def]
             raise KitError(f"cannot load {path} as Python code")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        loader = spec.loader
+        _exec(module_name, lambda: loader.exec_module(module))
         return module
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:  # the `bummerl` script does not add it
         sys.path.insert(0, cwd)
     try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name and module_name.startswith(e.name):
+        return _exec(module_name, lambda: importlib.import_module(module_name))
+    except KitError as k:
+        e = k.__cause__
+        if (isinstance(e, ModuleNotFoundError) and e.name
+                and module_name.startswith(e.name)):
             raise KitError(
                 f"no module named {module_name!r} (from {cwd}): give a file "
                 f"(mybot.py:MyBot) or run from the folder that holds the module") from e
         raise
+
+
+def implements(cls: object) -> bool:
+    """Whether `cls` is a bot class that implements what a bot must: `act` (its own, not
+    client.Bot's)."""
+    return isinstance(cls, type) and issubclass(cls, Bot) and cls.act is not Bot.act
+
+
+def _bots_in(module) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the classes of `module` that would do as its bot: subclasses of
+    client.Bot that implement `act` (those it defines, else those it imports)."""
+    found = [(k, v) for k, v in vars(module).items() if implements(v)]
+    own = [k for k, v in found if v.__module__ == module.__name__]
+    return sorted(own or [k for k, _ in found])
+
+
+def _did_you_mean(module_name: str, names: list[str]) -> str:
+    if not names:
+        return (f"; {module_name} holds no class that does (subclass client.Bot and define "
+                "act(self, observation))")
+    return "; did you mean " + " or ".join(f"{module_name}:{n}" for n in names) + "?"
 
 
 def load_bot(spec: str) -> Bot:
@@ -62,23 +125,28 @@ def load_bot(spec: str) -> Bot:
         raise KitError(f"bad bot {spec!r}: give FILE.py:Class or module:Class")
     module = _import(module_name)
     if not class_name:
-        found = [v for v in vars(module).values()
-                 if isinstance(v, type) and issubclass(v, Bot) and v is not Bot
-                 and v.__module__ == module.__name__]
+        found = _bots_in(module)
         if len(found) != 1:
             raise KitError(f"name the bot class: {module_name}:ClassName "
-                           f"({len(found)} Bot classes found in it)")
-        return found[0]()
+                           f"({len(found)} Bot classes found in it"
+                           + (f": {', '.join(found)})" if found else ")"))
+        return _exec(module_name, getattr(module, found[0]))
     cls = getattr(module, class_name, None)
     if cls is None:
-        classes = sorted(k for k, v in vars(module).items()
-                         if isinstance(v, type) and issubclass(v, Bot) and v is not Bot)
+        classes = _bots_in(module)
         raise KitError(f"{module_name} has no class {class_name!r}"
                        + (f" (its bots: {', '.join(classes)})" if classes else
                           " (and no subclass of client.Bot)"))
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
-        raise KitError(f"{module_name}:{class_name} is not a subclass of client.Bot")
-    return cls()
+        raise KitError(f"{module_name}:{class_name} is not a subclass of client.Bot"
+                       + _did_you_mean(module_name, _bots_in(module)))
+    if cls is Bot:
+        raise KitError(f"{module_name}:{class_name} is the kit's abstract base class"
+                       + _did_you_mean(module_name, _bots_in(module)))
+    if not implements(cls):
+        raise KitError(f"{module_name}:{class_name} does not implement act(self, observation),"
+                       " which a bot must" + _did_you_mean(module_name, _bots_in(module)))
+    return _exec(module_name, cls)
 
 
 def default_token() -> str:
@@ -176,10 +244,19 @@ def play(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     if "error" in result:
         raise result["error"]
-    s = runner.stats
-    print(f"[{runner.speaker}] turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, "
-          f"refused {s.rejected}", flush=True)
+    print(f"[{runner.speaker}] {summary(runner.stats)}", flush=True)
     return 0
+
+
+def summary(s: Stats) -> str:
+    """The run's last line: turns, matches won and lost, answers refused, and the turns on
+    which the bot raised (the kit answered them with the first legal action)."""
+    line = (f"turns {s.turns}, won {s.matches_won}, lost {s.matches_lost}, "
+            f"refused {s.rejected}")
+    if s.exceptions:
+        line += (f", exceptions {s.exceptions} (the bot's act raised on {s.exceptions} "
+                 f"turn(s): the kit played the first legal action instead)")
+    return line
 
 
 def main(args: argparse.Namespace) -> int:

@@ -21,6 +21,10 @@
   a service that does not confirm it in its Welcome is left at once (`Unsupported`).
 - `people="casual"` or `"rated"`: the Hello says the bot plays people (PeopleService: the
   site's table in the browser), casual games only or rated too; the same check of the Welcome.
+- Another process of the bot with the same version and kind of matches takes over (each run
+  names itself in `Hello.instance`): the service tells this one why (NOTICE_KIND_REPLACED) and
+  ends its stream; the kit logs it in one line (event `replaced`) and stops, never reconnecting
+  (two processes of one version would race for every turn).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import random
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -57,6 +62,7 @@ END_REASONS = {
 }
 PROFILES = {common_pb2.PROFILE_SOFT: "soft", common_pb2.PROFILE_SHARP: "sharp"}
 MAX_VERSION = 100  # characters of Hello.version the service takes
+MATCH_POINTS = 7  # each seat's counter at the start of a match (R9.1)
 DRAIN_CHECK_S = 5.0  # while draining: how often the running matches are listed again
 ACK_WAIT_S = 10.0  # a drain the service has not confirmed by then: an older service
 
@@ -81,6 +87,7 @@ class Backoff:
 class Stats:
     turns: int = 0
     rejected: int = 0
+    exceptions: int = 0  # turns on which the bot's act raised (the first legal action went)
     matches_won: int = 0
     matches_lost: int = 0
     connections: int = 0  # connections that got a Welcome
@@ -144,9 +151,19 @@ class Runner:
         self._running: dict[int, Running] = {}
         self._in_flight: set[tuple[int, int]] = set()  # (match id, seq) the bot is deciding
         self._sent: dict[tuple[int, int], str] = {}  # (match id, seq) -> the action sent
+        # answers sent and refusals heard per (match id, seq) (a turn refused is sent again with
+        # the same seq): each refusal is counted and logged once, whether the one that forfeits
+        # a match arrives before its MatchEnded, after it, or not at all (the kit left)
+        self._answers: Counter[tuple[int, int]] = Counter()
+        self._refusals: Counter[tuple[int, int]] = Counter()
         self._pool = ThreadPoolExecutor(max_workers=max(1, parallel),
                                         thread_name_prefix="bummerl-bot")
         self._rng = random.Random()
+        # this run's id (Hello.instance): another process of the bot with the same version and
+        # kind of matches takes over from it (NOTICE_KIND_REPLACED), and its reconnects are
+        # its own
+        self.instance = uuid.uuid4().hex
+        self.replaced: str | None = None  # why the service ended this run (another process)
 
     # --- hooks for subclasses (e.g. the benchmark) ---------------------------------------
     def on_turn(self, turn: bot_pb2.Turn) -> None:
@@ -265,9 +282,8 @@ class Runner:
         except grpc.RpcError:
             m = None
         seat = info.seat if info else None
-        if m is not None and self.bot_info is not None and seat is None:
-            seat = list(m.bot_ids).index(self.bot_info.bot_id) \
-                if self.bot_info.bot_id in m.bot_ids else None
+        if m is not None and seat is None:
+            seat = self._seat_in(m)
         if m is not None and m.state != match_pb2.MATCH_STATE_RUNNING:
             return f"match {match_id}: already over"
         if m is not None and seat is not None and m.to_act == seat and m.HasField("deadline"):
@@ -290,7 +306,8 @@ class Runner:
         yield bot_pb2.PlayRequest(hello=bot_pb2.Hello(client=self.client_name,
                                                       version=self.version,
                                                       challenges_only=self.challenges_only,
-                                                      accepts_people=self.people))
+                                                      accepts_people=self.people,
+                                                      instance=self.instance))
         if self.draining:  # a reconnect while draining: the new stream takes nothing new
             yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:
@@ -418,14 +435,16 @@ class Runner:
         self.speaker = welcome.bot.name
         self.stats.connections += 1
         again = self.stats.connections > 1
+        joined = joined_of(welcome)
+        who = f"{welcome.bot.name}@{welcome.version}" if welcome.version else welcome.bot.name
         self._event(logging.INFO, "reconnected" if again else "connected",
-                    "%s %s as %s (bot id %d, %d running matches%s)",
+                    "%s %s as %s (bot id %d, %d running matches); the service confirms: %s",
                     "reconnected to" if again else "connected to", self.server,
-                    welcome.bot.name, welcome.bot.bot_id, welcome.running_matches,
-                    "; challenges only: the ladder does not pair it" if self.challenges_only
-                    else "", server=self.server, bot_id=welcome.bot.bot_id,
-                    running_matches=welcome.running_matches,
-                    challenges_only=welcome.challenges_only)
+                    who, welcome.bot.bot_id, welcome.running_matches,
+                    joined_text(welcome, joined), server=self.server,
+                    bot_id=welcome.bot.bot_id, running_matches=welcome.running_matches,
+                    challenges_only=welcome.challenges_only, joined=joined,
+                    version=welcome.version)
         if welcome.running_matches:  # learn which (and count them: they are this run's too)
             try:
                 for m in self._list_running():
@@ -500,11 +519,9 @@ class Runner:
                         "unavailable: %s)", match_id,
                         e.code().name if hasattr(e, "code") else e, match_id=match_id)
             return
-        me = self.bot_info.bot_id if self.bot_info else None
-        if seat is None and me in m.bot_ids:
-            seat = list(m.bot_ids).index(me)
-        names = list(m.bot_names)
-        opponent = names[1 - seat] if seat is not None and len(names) == 2 else "?"
+        if seat is None:
+            seat = self._seat_in(m)
+        opponent = seat_name(m, 1 - seat) if seat is not None else "?"
         with self._lock:
             if match_id in self._running:
                 self._running[match_id].opponent = opponent
@@ -515,6 +532,16 @@ class Runner:
                     tc.bank_ms / 1000, match_id=match_id, seat=seat, opponent=opponent,
                     profile=PROFILES.get(m.profile, "?"), move_ms=tc.move_ms,
                     bank_ms=tc.bank_ms)
+
+    def _seat_in(self, m: match_pb2.Match) -> int | None:
+        """The bot's seat in `m` (None: not known); of the two, when the bot plays both (a
+        version test), the one of this run's version."""
+        me = self.bot_info.bot_id if self.bot_info else None
+        seats = [i for i, bot_id in enumerate(m.bot_ids) if bot_id == me]
+        if len(seats) > 1:
+            seats = [i for i in seats if i < len(m.bot_versions)
+                     and m.bot_versions[i] == self.version] or seats
+        return seats[0] if seats else None
 
     def _turn_arrived(self, turn: bot_pb2.Turn) -> None:
         if self._track(turn.match_id, turn.seat):
@@ -545,10 +572,12 @@ class Runner:
             except Exception as e:  # noqa: BLE001  (a buggy bot must not kill the connection)
                 log.exception("the bot failed on match %d; playing its first legal action",
                               turn.match_id, extra={"bot": self.speaker})
+                self.stats.exceptions += 1
                 self.stats.errors.append(repr(e))
                 action = observation.legal_actions[0]
             with self._lock:
                 self._sent[key] = str(action)
+                self._answers[key] += 1
                 info = self._running.get(turn.match_id)
                 if info is not None:
                     info.deadline = None
@@ -569,20 +598,58 @@ class Runner:
             return method(*args)
 
     def _rejected(self, r: bot_pb2.ActionRejected) -> None:
-        self.stats.rejected += 1
+        key = (r.match_id, r.seq)
         with self._lock:
-            action = self._sent.get((r.match_id, r.seq), "?")
+            if r.match_id in self._ended and self._refusals[key] >= self._answers[key]:
+                log.debug("match %d seq %d: refusal already counted at the match's end",
+                          r.match_id, r.seq, extra={"bot": self.speaker})
+                return  # the forfeiting one, counted and logged with the match's end
+            self._refusals[key] += 1
+            self.stats.rejected += 1
+            action = self._sent.get(key, "?")
         left = f"; {r.illegal_left} more illegal action(s) forfeit the match" \
             if r.illegal_left else ""
+        self._refused_line(r.match_id, r.seq, action, r.code, r.rule, r.message, left,
+                           illegal_left=r.illegal_left, field=r.field)
+
+    def _refused_line(self, match_id: int, seq: int, action: str, code: str, rule: str,
+                      message: str, more: str, **fields: object) -> None:
+        # the rule once: the service's message starts with it already ("R4.1 you do not ...")
+        shown = f" {rule}" if rule and not message.startswith(rule) else ""
         self._event(logging.WARNING, "refused", "match %d: %s refused (%s%s: %s)%s",
-                    r.match_id, action, r.code, f" {r.rule}" if r.rule else "", r.message, left,
-                    match_id=r.match_id, seq=r.seq, action=action, code=r.code, rule=r.rule,
-                    detail=r.message, illegal_left=r.illegal_left, field=r.field)
+                    match_id, action, code, shown, message, more, match_id=match_id, seq=seq,
+                    action=action, code=code, rule=rule, detail=message, **fields)
+
+    def _forfeiting_refusal(self, m: match_pb2.Match) -> None:
+        """A match the bot forfeited for illegal actions: the last of them is refused too, but
+        its ActionRejected may come after the MatchEnded (or never: the kit leaves). Count and
+        log it now, once, unless it came already."""
+        with self._lock:
+            keys = [k for k in self._answers if k[0] == m.match_id]
+            if not keys:
+                return
+            key = max(keys)
+            if self._refusals[key] >= self._answers[key]:
+                return  # it came before the match's end
+            self._refusals[key] += 1
+            self.stats.rejected += 1
+            action = self._sent.get(key, "?")
+        last = m.end_detail.rpartition("last: ")[2] or m.end_detail
+        rule = last.split(" ", 1)[0] if last[:1] == "R" and last[1:2].isdigit() else ""
+        self._refused_line(m.match_id, key[1], action, "FAILED_PRECONDITION", rule, last,
+                           ": the match is forfeited for illegal actions", illegal_left=0,
+                           field="")
 
     def _notice(self, n: bot_pb2.Notice) -> None:
         """What the service says that is not about one answer (its Hello refused, ...)."""
         kind = (bot_pb2.NoticeKind.Name(n.kind).removeprefix("NOTICE_KIND_").lower()
                 .replace("_", "-") if n.kind in bot_pb2.NoticeKind.values() else str(n.kind))
+        if n.kind == bot_pb2.NOTICE_KIND_REPLACED:  # another process took over: stop here
+            self.replaced = n.message
+            self._event(logging.WARNING, "replaced", "%s", n.message, kind=kind, code=n.code,
+                        detail=n.message)
+            self.stop()
+            return
         self._event(logging.INFO if n.code == "OK" else logging.WARNING, "notice",
                     "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
                     detail=n.message, field=n.field)
@@ -597,12 +664,13 @@ class Runner:
         outcome = "hand won" if seat == res.winner else "hand lost" if seat is not None \
             else f"seat {res.winner} won"
         self._event(logging.INFO, "hand_ended",
-                    "match %d hand %d: %s, %d game point(s) (%s), points %s, counters %s",
+                    "match %d hand %d: %s, %d game point(s) (%s), points %s, %s",
                     h.match_id, h.hand_number, outcome, res.game_points, res.reason,
-                    you_them(res.points, seat), you_them(h.counters, seat),
+                    you_them(res.points, seat), match_score(h.counters, seat),
                     match_id=h.match_id, hand=h.hand_number, winner_seat=res.winner,
                     seat=seat, game_points=res.game_points, reason=res.reason,
-                    points=list(res.points), counters=list(h.counters))
+                    points=list(res.points), counters=list(h.counters),
+                    score=won_so_far(h.counters))
         self._call_bot(self.bot.hand_ended, h.match_id, h.hand_number, {
             "winner": res.winner, "game_points": res.game_points, "reason": res.reason,
             "points": list(res.points), "tricks": list(res.tricks)})
@@ -615,27 +683,88 @@ class Runner:
             self._ended.add(m.match_id)
             self._taken.add(m.match_id)
             self._running.pop(m.match_id, None)
+            left = len(self._running)
+        if not ended.won and m.end_reason == match_pb2.END_REASON_FORFEIT_ILLEGAL:
+            self._forfeiting_refusal(m)
+        with self._lock:
+            keys = sorted(k for k in self._answers if k[0] == m.match_id)
+            for key in keys[:-1]:  # (the last one's counts stay: its refusal may come late)
+                self._answers.pop(key, None)
+                self._refusals.pop(key, None)
             for key in [k for k in self._sent if k[0] == m.match_id]:
                 del self._sent[key]
-            left = len(self._running)
         if ended.won:
             self.stats.matches_won += 1
         else:
             self.stats.matches_lost += 1
-        names = list(m.bot_names)
-        opponent = names[1 - ended.seat] if len(names) == 2 else "?"
+        opponent = seat_name(m, 1 - ended.seat)
         reason = END_REASONS.get(m.end_reason, "ended")
         self._event(logging.INFO, "match_ended",
-                    "match %d ended: %s vs %s, counters %s, %s%s", m.match_id,
-                    "won" if ended.won else "lost", opponent, you_them(m.counters, ended.seat),
-                    reason, f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
+                    "match %d ended: %s vs %s, %s, %s%s", m.match_id,
+                    "won" if ended.won else "lost", opponent,
+                    match_score(m.counters, ended.seat), reason,
+                    f" ({m.end_detail})" if m.end_detail else "", match_id=m.match_id,
                     won=ended.won, opponent=opponent, counters=list(m.counters), reason=reason,
-                    detail=m.end_detail, seat=ended.seat)
+                    detail=m.end_detail, seat=ended.seat, score=won_so_far(m.counters))
         self._call_bot(self.bot.match_ended, m.match_id, ended.won, m.end_detail)
         if self.max_matches is not None and len(self._taken) >= self.max_matches:
             self.drain(f"--matches {self.max_matches} reached")  # (if not draining yet)
         if self.draining and left == 0 and self._drain_acked:
             self._finish_drain()
+
+
+def joined_of(welcome: bot_pb2.Welcome) -> list[str]:
+    """What the service took this stream for, as its Welcome says: "ladder" (with
+    tournaments) unless challenges only, "challenges", "people-casual" or "people-rated", and
+    "version-tests" when it runs a version (a version test's matches of that version)."""
+    joined = [] if welcome.challenges_only else ["ladder"]
+    joined.append("challenges")
+    if welcome.accepts_people == common_pb2.ACCEPTS_PEOPLE_CASUAL:
+        joined.append("people-casual")
+    elif welcome.accepts_people == common_pb2.ACCEPTS_PEOPLE_RATED:
+        joined.append("people-rated")
+    if welcome.version:
+        joined.append("version-tests")
+    return joined
+
+
+def joined_text(welcome: bot_pb2.Welcome, joined: list[str]) -> str:
+    """`joined_of`, for a person: what reaches this bot, as the service took it."""
+    words = {"ladder": "the ladder and tournaments", "challenges": "challenges",
+             "people-casual": "people's casual games (--people casual)",
+             "people-rated": "people's casual and rated games (--people rated)",
+             "version-tests": f"version tests of {welcome.version}"}
+    text = ", ".join(words[j] for j in joined)
+    if welcome.challenges_only:
+        text += " (challenges only: the ladder does not pair it)"
+    if not any(j.startswith("people") for j in joined):
+        text += "; no people (--people casual or rated to play them)"
+    return text
+
+
+def seat_name(m: match_pb2.Match, seat: int) -> str:
+    """Who plays `seat` of `m`: the bot's name, with the version it ran (mybot@2.0) when both
+    seats are the same bot (a version test, or a bot against its other version)."""
+    names, versions = list(m.bot_names), list(m.bot_versions)
+    if len(names) != 2:
+        return "?"
+    if names[0] == names[1] and len(versions) == 2 and versions[seat]:
+        return f"{names[seat]}@{versions[seat]}"
+    return names[seat]
+
+
+def won_so_far(counters: Any) -> list[int]:
+    """The game points each seat has won in the match: 7 minus its counter (R9.1: counters
+    go from 7 down; the first at 0 or below wins, so a winner's counter may end below 0)."""
+    return [MATCH_POINTS - c for c in list(counters)[:2]]
+
+
+def match_score(counters: Any, seat: int | None) -> str:
+    """The match's score for the log, `match score 4:8 (you:them; game points, 7 win)`: the
+    game points each seat has won (R9.1), not the counters from 7 down ("3:-1" read like a
+    lead of the loser's)."""
+    return "match score " + you_them(won_so_far(counters), seat).replace(
+        ")", "; game points, 7 win)")
 
 
 def you_them(pair: Any, seat: int | None) -> str:

@@ -195,6 +195,13 @@ class Match(Base):
     def bot(self, seat: int) -> Bot:
         return self.bot1 if seat else self.bot0
 
+    def seat_name(self, seat: int) -> str:
+        """Who plays `seat`, for a person: the bot's name, with the version it runs
+        (mybot@2.0) when both seats are the same bot (a version test)."""
+        name = self.bot(seat).name
+        version = self.version1 if seat else self.version0
+        return f"{name}@{version}" if self.bot0_id == self.bot1_id and version else name
+
     def seat_of(self, bot_id: int) -> int | None:
         """The seat `bot_id` plays in this match (seat 0 if it plays both), or None."""
         if self.bot0_id == bot_id:

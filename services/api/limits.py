@@ -37,6 +37,7 @@ FIELD_LIMITS = {
     "bummerl.v1.RegisterBotRequest.name": 40,
     "bummerl.v1.Hello.client": 200,
     "bummerl.v1.Hello.version": 100,
+    "bummerl.v1.Hello.instance": 100,
     "bummerl.v1.TurnAnswer.request_id": 64,
     "bummerl.v1.SubmitActionRequest.request_id": 64,
     "bummerl.v1.Action.card": 8,

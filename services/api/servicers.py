@@ -25,7 +25,7 @@ from services.live import bus, convert, notify, revocation
 from services.live.batches import Batched, Connects
 from services.live.play import PlaySession
 from services.live.presence import Presence
-from services.live.streams import Limits, peer_address
+from services.live.streams import Holders, Limits, peer_address
 from services.live.watchers import Players, Watched
 from services.ops import admin, bots, challenges, exports
 
@@ -91,6 +91,7 @@ class Streams:
         self.pool = pool
         self.config = config
         self.limits = Limits()
+        self.holders = Holders()  # the Play stream of each bot, version and kind of matches
         self.watched: Watched | None = None  # made on the event loop, by the first spectator
         self.players: Players | None = None  # made on the event loop, by the first Play stream
 
@@ -329,9 +330,15 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         # ended if the bot is suspended or its token rotated meanwhile (services.live.revocation)
         watch = revocation.watch(bot, self.sessions, session.stop_soon, self.config.heartbeat_s)
         reader = None
+        held = None
         try:
             reader = asyncio.ensure_future(session.read(request_iterator))
             await session.greet(self.presence)  # its Hello says what it takes
+            if session.instance:  # a program that names itself takes over from another
+                held = session.hold_key()
+                older = self.streams.holders.take(held, session)
+                if isinstance(older, PlaySession):
+                    older.replaced_by(session, peer_address(context.peer()))
             async for response in session.responses():
                 if context.done():  # the bot went (cancelled, or its deadline passed): a write
                     break  # now fails in gRPC's core, which logs it as an error
@@ -348,6 +355,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
             if reader is not None:
                 reader.cancel()
             self.streams.players.remove(session)
+            if held is not None:
+                self.streams.holders.leave(held, session)
             session.close()
             release()
             key = session.presence_key

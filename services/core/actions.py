@@ -326,7 +326,7 @@ def _submit(
                    f"at {m.max_illegal} the seat forfeits the match)")
         if left <= 0:
             forfeit(m, seat, FORFEIT_ILLEGAL,
-                     f"seat {seat} ({m.bot(seat).name}) forfeited: {count} illegal actions "
+                     f"seat {seat} ({m.seat_name(seat)}) forfeited: {count} illegal actions "
                      f"(policy: {m.max_illegal} illegal actions forfeit the match); last: {e}",
                      now)
             message = f"{e}; seat {seat} forfeits the match ({count} illegal actions)"
@@ -396,7 +396,7 @@ def _timeout(m: Match, now: datetime) -> None:
     else:
         m.bank0_ms = 0
     forfeit(m, seat, FORFEIT_TIMEOUT,
-             f"seat {seat} ({bot.name}) forfeited on time at seq {m.seq}: no legal action "
+             f"seat {seat} ({m.seat_name(seat)}) forfeited on time at seq {m.seq}: no legal action "
              f"within {allowed} (policy: a time-out forfeits the match)", now)
 
 

@@ -220,6 +220,9 @@ class LiveMatch:
     def seat_of(self, bot_id: int) -> int | None:
         return Match.seat_of(self, bot_id)  # type: ignore[arg-type]
 
+    def seat_name(self, seat: int) -> str:
+        return Match.seat_name(self, seat)  # type: ignore[arg-type]
+
 
 def follow(key: tuple[int, int], seq: int, action: tuple[int, str] | None) -> None:
     """Another process committed the match `key` at `seq` (with `action`, if one, at

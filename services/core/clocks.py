@@ -32,8 +32,8 @@ def summarize(m: Match, game: engine.Match) -> None:
         # what the loser still needed, not the counters ("7:-1" read like a lead)
         needed = max(game.counters[loser], 0)
         m.end_detail = (
-            f"seat {game.winner} ({m.bot(game.winner or 0).name}) won the match; seat "
-            f"{loser} ({m.bot(loser).name}) lost, still needing {needed} game "
+            f"seat {game.winner} ({m.seat_name(game.winner or 0)}) won the match; seat "
+            f"{loser} ({m.seat_name(loser)}) lost, still needing {needed} game "
             f"point{'s' * (needed != 1)}"
             + (" (Schneider-Bummerl, R9.1)" if game.schneider else "")
         )

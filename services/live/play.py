@@ -59,6 +59,7 @@ from services.core import (
 )
 from services.core.errors import (
     Aborted,
+    FailedPrecondition,
     InvalidArgument,
     PermissionDenied,
     RefusedRequest,
@@ -110,6 +111,7 @@ class PlaySession:
         # The version the bot's first Hello said this stream runs ("" if none): in a version
         # test's match, a seat with a version is this stream's only if it is this one.
         self.version = ""
+        self.instance = ""  # the program the first Hello named (Hello.instance), "" if none
         # What the latest Hello said ("" none; None: no Hello yet), recorded as the bot's
         # version (`bots.version`), and the version last written to the bot's row.
         self.hello_version: str | None = None
@@ -207,6 +209,7 @@ class PlaySession:
                                                  sessions=self.sessions)
         if first:
             self.version = hello.version  # routing: a later Hello's version changes nothing
+            self.instance = hello.instance
         self.hello_version = hello.version
         self.greeted.set()
         if not first or self.presence is not None:  # a later Hello, or one after the wait:
@@ -264,6 +267,35 @@ class PlaySession:
             if row.to_act == seat and self.sent.get(row.id) != row.seq:
                 return True
         return False
+
+    def hold_key(self) -> tuple[int, str, bool, int]:
+        """What this stream holds (services.live.streams.Holders): its bot, version and kind
+        of matches."""
+        return (self.bot_id, self.version, self.challenges_only, int(self.accepts_people))
+
+    def what(self) -> str:
+        """`mybot@1.0 ... for the ladder`: the bot, version and kind of matches of the stream,
+        for a person."""
+        who = f"{self.bot.name}@{self.version}" if self.version else self.bot.name
+        kind = "challenges only" if self.challenges_only else "the ladder"
+        people = {common_pb2.ACCEPTS_PEOPLE_CASUAL: " and people's casual games",
+                  common_pb2.ACCEPTS_PEOPLE_RATED: " and people's games"}.get(
+                      self.accepts_people, "")
+        return f"{who} for {kind}{people}"
+
+    def replaced_by(self, newer: PlaySession, peer: str) -> None:
+        """A newer stream of another program took over this one's bot, version and kind of
+        matches: tell the bot why, then end the stream (any thread)."""
+        if newer.instance == self.instance:  # the same program reconnected: this one is gone
+            self.stop_soon()
+            return
+        message = (f"{newer.what()} is now connected from another process ({peer}): it plays "
+                   "this bot's turns from now on, and this connection ends (two processes of "
+                   "one version would race for every turn). Stop the other process to play "
+                   "from this one")
+        notice = self._notice(bot_pb2.NOTICE_KIND_REPLACED, "FAILED_PRECONDITION", message)
+        self.loop.call_soon_threadsafe(self.events.put_nowait, notice)
+        self.loop.call_soon_threadsafe(self.events.put_nowait, FailedPrecondition(message))
 
     def stop_soon(self) -> None:
         """End the stream's responses (any thread): the bot was suspended or its token
@@ -424,7 +456,8 @@ class PlaySession:
                                      sessions=self.sessions)
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running),
-            challenges_only=self.challenges_only, accepts_people=self.accepts_people))
+            challenges_only=self.challenges_only, accepts_people=self.accepts_people,
+            version=self.version))
         for response in await self.run(self.step, running) if running else ():
             yield response
         while True:

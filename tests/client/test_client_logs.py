@@ -77,7 +77,8 @@ def test_a_line_for_each_event(service, caplog):
     ended = events(caplog, "match_ended")
     assert len(ended) == 2
     assert {r.fields["won"] for r in ended} == {True, False}
-    assert all("played out" in r.getMessage() and "counters" in r.getMessage() for r in ended)
+    assert all("played out" in r.getMessage() and "match score" in r.getMessage()
+               for r in ended)
     for record in caplog.records:  # every line --log-json would print
         SCHEMA.validate(json.loads(JsonFormatter().format(record)))
     line = json.loads(JsonFormatter().format(ended[0]))
