@@ -272,6 +272,7 @@ class Players:
         # one write at a time on a call (a bot thinking over two matches at once)
         async with self.writing.setdefault(id(call), asyncio.Lock()):
             try:
+                # guessable, and harmless: request ids are per seat (issue 44)
                 await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
                     match_id=turn.match_id, seq=turn.seq,
                     action=self.rng.choice(turn.observation.legal_actions),

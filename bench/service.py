@@ -215,6 +215,7 @@ async def play(address: str, token: str, clock: Clock, seed: int,
             if kind == "turn":
                 turn = message.turn
                 clock.turn(turn.match_id)
+                # guessable, and harmless: request ids are per seat (issue 44)
                 await call.write(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
                     match_id=turn.match_id, seq=turn.seq,
                     action=rng.choice(turn.observation.legal_actions),

@@ -583,6 +583,9 @@ class Runner:
                     info.deadline = None
             log.debug("match %d seq %d: answering %s", turn.match_id, turn.seq, action,
                       extra={"bot": self.speaker})
+            # A random id: the service keys request ids by (match, seat, id), so even an id
+            # made from the match and seq could not be squatted by the opponent (issue 44);
+            # a random one cannot even be named by it.
             self._outbox.put(bot_pb2.PlayRequest(action=bot_pb2.TurnAnswer(
                 match_id=turn.match_id, seq=turn.seq, action=wire.action_to_pb(action),
                 request_id=uuid.uuid4().hex)))

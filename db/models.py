@@ -239,7 +239,9 @@ class ActionLog(Base):
     __tablename__ = "actions"
     __table_args__ = (
         UniqueConstraint("match_id", "seq"),
-        Index("ix_actions_request", "match_id", "request_id", unique=True),
+        # A request id is its seat's own (migration 0019): one seat's id never blocks, answers
+        # for or is refused to the other seat (issue 44).
+        Index("ix_actions_request", "match_id", "seat", "request_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -321,18 +321,20 @@ def match_detail(sessions: sessionmaker[Session], match_id: int) -> dict[str, An
         steps = [(a["seat"], a["action"]) for a in current["actions"]]
         summary["table"] = table.public_table(table.play(dealt, steps),
                                               tuple(summary["counters"]), current["number"])
-    # A refused action of the hand in play may name a card its seat holds (a play that does
-    # not follow suit, say): its text waits until that hand is over; its rule is public.
+    # A refused action of the hand in play tells what its seat holds: its card (a play that
+    # does not follow suit), and its rule too ("R3.4": that seat could follow suit), its kind
+    # (an exchange refused: no trump jack). This page is public, the opponent's included: only
+    # that there was a refusal shows until that hand is over (issue 44); the refused seat was
+    # told everything at once, in the answer to its action.
     in_play_from = hands[-1]["first_seq"] if hands and not hands[-1]["over"] else None
     summary["refusals"] = []
     for r in refusals:
         hidden = in_play_from is not None and r.seq >= in_play_from
         summary["refusals"].append({
             "seq": r.seq, "seat": r.seat, "name": names[r.seat],
-            "action": r.action.split(" ")[0] + (" …" if " " in r.action else "")
-            if hidden else r.action,
-            "rule": r.rule,
-            "message": f"{r.rule or 'refused'} (the details are shown once this hand is over)"
+            "action": "…" if hidden else r.action,
+            "rule": None if hidden else r.rule,
+            "message": "refused: the action and its rule are shown once this hand is over"
             if hidden else r.message,
             "at": iso(r.created_at)})
     return summary

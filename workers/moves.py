@@ -7,10 +7,11 @@ not have the game at hand) asks the engine service for (GetObservation, at
 `BUMMERL_SERVICE_ADDRESS`, default 127.0.0.1:50051) with the house credential
 (`BUMMERL_HOUSE_TOKEN`, which may act only for seats held by house bots). The seat's house
 strategy chooses, and the action is submitted (SubmitAction) with `expected_seq=seq` and the
-request id `house:<match>:<seq>`. The worker reads no match rows to decide and writes none: the
-service is the one door to every match. A duplicate or late task (redelivery, sweeper) finds
-the match moved on (GetObservation), or its submit is refused as stale (ABORTED) or recognised
-as the same request: never applied twice.
+request id `house_request_id(match, seat, seq)`, which no one without the house token can
+guess. The worker reads no match rows to decide and writes none: the service is the one door
+to every match. A duplicate or late task (redelivery, sweeper) finds the match moved on
+(GetObservation), or its submit is refused as stale (ABORTED) or recognised as the same
+request: never applied twice.
 
 gRPC errors: stale or over (ABORTED, FAILED_PRECONDITION, NOT_FOUND) → nothing owed;
 UNAVAILABLE or DEADLINE_EXCEEDED → retried with backoff a few times, then left to the sweeper
@@ -21,6 +22,8 @@ them with the sender it is given: `workers.tasks.send_move`).
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import logging
 import os
 import random
@@ -66,6 +69,36 @@ def bot_options(strategy: str) -> dict[str, object]:
     if strategy == "rdeep" and os.environ.get("BUMMERL_RDEEP_SAMPLES"):
         return {"samples": int(os.environ["BUMMERL_RDEEP_SAMPLES"])}
     return {}
+
+
+def house_request_id(match_id: int, seat: int, seq: int, token: str | None = None) -> str:
+    """The request id of the house move of `seat` at `seq` of match `match_id`:
+    `house:<match>:<seq>:` and an HMAC-SHA256 of (match, seat, seq) keyed with the house token
+    (`token`, default `BUMMERL_HOUSE_TOKEN`), 96 bits in hex.
+
+    Unguessable: the service keys request ids by (match, seat, request id), so another seat's
+    id could not block this one anyway; the secret part makes sure no one can even name it
+    (issue 44: with `house:<match>:<seq>`, a person or a bot sent its own move with the house's
+    next id and the house's move was refused until it forfeited on time).
+
+    Deterministic for a retry of the same move: every attempt at that turn, in this process or
+    in another worker's (a task redelivered after its worker crashed, the sweeper's re-enqueued
+    task), makes the same id from the same token, so a submit whose first attempt was applied
+    before the crash is answered as a duplicate (the same seq), never applied twice, provided
+    it decides the same action (the move's randomness is seeded by match and seq; a search bot
+    that stopped at a different point may decide another one: then the id is refused as used
+    for another action, and the move that was applied stands). A different token (rotated
+    between the attempts) makes another id: that retry is then refused as stale (ABORTED), as
+    any late task is, since the first attempt moved the match on. Without a token (a
+    misconfigured worker, which the service refuses anyway) the key is this process's own
+    random secret."""
+    key = (token if token is not None else os.environ.get("BUMMERL_HOUSE_TOKEN", "")).encode()
+    digest = hmac.new(key or _PROCESS_SECRET, f"{match_id}:{seat}:{seq}".encode(),
+                      hashlib.sha256).hexdigest()[:24]
+    return f"house:{match_id}:{seq}:{digest}"
+
+
+_PROCESS_SECRET = os.urandom(32)
 
 
 def _code(error: Exception) -> str:
@@ -146,7 +179,7 @@ def play_house_move(match_id: int, seat: int, seq: int, *, strategy: str | None 
             time.sleep(max(0.0, min(not_before - time.time(), min_think_seconds())))
         request = match_pb2.SubmitActionRequest(
             match_id=match_id, seat=seat, action=wire.action_to_pb(action), expected_seq=seq,
-            request_id=f"house:{match_id}:{seq}")
+            request_id=house_request_id(match_id, seat, seq))
         attempts = 0
 
         def submit() -> Any:

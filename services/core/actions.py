@@ -90,8 +90,9 @@ def submit_action(
 ) -> SubmitResult:
     """Apply `action` for `seat` in match `match_id`, after `expected_seq` actions.
 
-    - `request_id` makes the call idempotent: a retry with the same id returns the first
-      result (`duplicate=True`) and applies nothing.
+    - `request_id` makes the call idempotent: a retry by the same seat with the same id
+      returns the first result (`duplicate=True`) and applies nothing. Ids are per seat: the
+      other seat's use of the same id changes nothing for this one.
     - `expected_seq` must equal the match's seq, else Aborted (stale: re-read and retry).
     - `bot_id` is the calling bot (remote callers); None means a trusted caller (the workers).
 
@@ -372,15 +373,19 @@ def _refused(session: Session, m: Match, seat: int, action: engine.Action,
 
 def _duplicate(session: Session, m: Match, seat: int, action: engine.Action,
                request_id: str) -> SubmitResult | None:
-    """The first result of the submit with this request_id, if it was applied."""
+    """The first result of `seat`'s submit with this request_id, if it was applied.
+
+    A request id is its seat's own (the log's unique index is (match, seat, request id)):
+    the other seat's ids are never looked at, so no id of one seat can block, answer for or
+    be refused to the other (issue 44)."""
     done = session.scalar(select(ActionLog).where(
-        ActionLog.match_id == m.id, ActionLog.request_id == request_id))
+        ActionLog.match_id == m.id, ActionLog.seat == seat, ActionLog.request_id == request_id))
     if done is None:
         return None
-    if done.seat != seat or done.action != str(action):
+    if done.action != str(action):
         raise InvalidArgument(
-            f"request_id {request_id!r} was already used for '{done.action}' by seat "
-            f"{done.seat}: use a new request_id for a new action")
+            f"request_id {request_id!r} was already used for '{done.action}' by this seat: "
+            "use a new request_id for a new action")
     return SubmitResult(done.seq, True, m)
 
 

@@ -21,7 +21,7 @@ import grpc
 import pytest
 from bummerl import wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2, people_pb2
-from peoplekit import WEB, code_of, house_bot, people_service
+from peoplekit import HOUSE_TOKEN, WEB, code_of, house_bot, people_service
 from servicekit import OPERATOR, auth
 from sqlalchemy import select
 
@@ -32,7 +32,7 @@ from db.people import PeopleRating
 from db.ratings import LadderMatch, Rating
 from services.core.errors import InvalidArgument
 from services.ops import tournaments, versiontests
-from workers import ladder
+from workers import ladder, moves
 from workers.people import rate_people_match
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -547,3 +547,52 @@ def test_failed_log_ins_of_one_name_are_limited_from_anywhere(people):
         people_ops._failed_logins.clear(people_ops.FAILED_LOGINS, key)
     assert people.stub.Login(people_pb2.LoginRequest(name=key, password="correct horse"),
                              metadata=WEB).person.person_id == me.person_id
+
+
+def house_id(match_id: int, seat: int, seq: int) -> str:
+    """The request id the house bot submits its move at `seq` with (the attacker at its best:
+    as if it knew the house token its ids are made with)."""
+    return moves.house_request_id(match_id, seat, seq, HOUSE_TOKEN)
+
+
+def test_a_person_cannot_squat_the_house_bots_next_request_id(people):
+    """Issue 44: a person who sends its card with the request id the house bot will use for
+    its next move blocks nothing: idempotency is keyed by (match, seat, request id), so the
+    person's move lands, the house bot's next move lands, and nobody forfeits."""
+    house_bot(people.service.sessions)
+    gus = people.guest("gus")
+    started = start(people, gus.person_id)
+    match_id, seat = started.match.match_id, started.seat
+    rng = random.Random(5)
+    squatted = None
+    for _ in range(40):  # until the person leads a trick: the house answers at the next seq
+        table = people.my_turn(gus.person_id, match_id)
+        assert table.match.state == match_pb2.MATCH_STATE_RUNNING, table.match.end_detail
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        plays = [a for a in legal if a.startswith("play ")]
+        if table.observation.lead_card or not plays:
+            people.act(gus.person_id, table, rng.choice([a for a in legal if a != "claim"]))
+            continue
+        squatted = house_id(match_id, 1 - seat, table.seq + 1)
+        played = rng.choice(plays)
+        reply = people.act(gus.person_id, table, played, request_id=squatted)
+        assert reply.seq == table.seq and not reply.duplicate  # the attacker's move lands
+        break
+    assert squatted is not None, "the person never led a trick"
+    after = people.my_turn(gus.person_id, match_id, timeout=15)
+    assert after.match.state == match_pb2.MATCH_STATE_RUNNING, after.match.end_detail
+    assert after.seq >= reply.seq + 2 and after.on_clock == seat, \
+        "the house bot's next move did not land"
+    with people.service.sessions() as s:
+        rows = {(a.seq, a.seat): a.request_id for a in s.scalars(
+            select(ActionLog).where(ActionLog.match_id == match_id))}
+        m = s.get(Match, match_id)
+        assert (m.state, m.illegal0, m.illegal1) == ("running", 0, 0)
+    assert rows[(reply.seq, seat)] == squatted
+    assert (reply.seq + 1, 1 - seat) in rows
+    # a retry by the person with its id still answers its own move, nothing is applied again
+    again = people.stub.Act(people_pb2.ActRequest(
+        person_id=gus.person_id, match_id=match_id, expected_seq=reply.seq,
+        action=played, request_id=squatted), metadata=WEB)
+    assert again.duplicate and again.seq == reply.seq
+

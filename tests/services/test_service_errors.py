@@ -219,18 +219,64 @@ def test_duplicate_submit_applies_once_and_stale_is_aborted(service, match):
     other = next(a for a in engine.Match(3, "soft").legal_actions() if a != action)
     code, _, _ = code_of(submit, service, match_id, seat, tokens[seat], other, 0, "req-1")
     assert code == grpc.StatusCode.INVALID_ARGUMENT
-    # a request id reused at the current seq for another action is caught too
+    # a seat's own request id reused at the current seq for another action is caught too
+    # (the other seat's ids are its own: see test_a_seats_request_ids_are_its_own)
     nxt = game.to_act
-    code, details, _ = code_of(submit, service, match_id, nxt, tokens[nxt],
-                               game.legal_actions()[0], 1, "req-1")
-    assert code == grpc.StatusCode.INVALID_ARGUMENT and "req-1" in details
+    follow = game.legal_actions()[0]
+    assert submit(service, match_id, nxt, tokens[nxt], follow, 1, "req-n").seq == 1
+    game.apply(nxt, follow)
+    now, used = game.to_act, {seat: "req-1", nxt: "req-n"}[game.to_act]
+    code, details, _ = code_of(submit, service, match_id, now, tokens[now],
+                               game.legal_actions()[0], 2, used)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and used in details
     # a stale expected_seq is refused: nothing applies twice
-    nxt = game.to_act
-    code, details, _ = code_of(submit, service, match_id, nxt, tokens[nxt],
+    code, details, _ = code_of(submit, service, match_id, now, tokens[now],
                                game.legal_actions()[0], 0, "req-2")
     assert code == grpc.StatusCode.ABORTED and "stale" in details
     m = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id))
-    assert m.match.seq == 1 and sum(len(h.actions) for h in m.hands) == 1
+    assert m.match.seq == 2 and sum(len(h.actions) for h in m.hands) == 2
+
+
+@pytest.mark.parametrize("path", ["live", "database"])
+def test_a_seats_request_ids_are_its_own(service, match, path):
+    """Issue 44: idempotency is keyed by (match, seat, request id). Bot A, on its turn, uses the
+    id bot B will use next (B names its ids by match and seq, as a naive client does): both
+    moves land, nobody forfeits; a retry by either seat answers its own move, never the other's.
+    `path`: the live rows in memory (the fast path), or every submit read from the database."""
+    from services.core import cache
+
+    match_id, a, tokens = match
+    b = 1 - a
+    game = engine.Match(3, "soft")
+
+    def send(seat, action, seq, request_id):
+        if path == "database":
+            cache.forget_rows()
+        return submit(service, match_id, seat, tokens[seat], action, seq, request_id)
+
+    squat = f"{match_id}:1"  # B's id for its move at seq 1
+    a_action = game.legal_actions()[0]
+    first = send(a, a_action, 0, squat)
+    assert first.seq == 0 and not first.duplicate
+    game.apply(a, a_action)
+    assert game.to_act == b
+    b_action = game.legal_actions()[0]
+    second = send(b, b_action, 1, squat)  # B's own move with its own id: it lands
+    assert second.seq == 1 and not second.duplicate and second.match.seq == 2
+    game.apply(b, b_action)
+    # retries: each seat's id answers its own move
+    assert (lambda r: (r.seq, r.duplicate))(send(b, b_action, 1, squat)) == (1, True)
+    assert (lambda r: (r.seq, r.duplicate))(send(a, a_action, 0, squat)) == (0, True)
+    # one seat's id never answers for the other: the other's submit with it is stale (as any
+    # submit at an old seq), neither the first seat's duplicate nor an error naming its move
+    c = game.to_act
+    c_action = game.legal_actions()[0]
+    assert send(c, c_action, 2, "only-c").seq == 2
+    code, details, _ = code_of(send, 1 - c, c_action, 2, "only-c")
+    assert code == grpc.StatusCode.ABORTED and "stale" in details
+    reply = service.matches.GetMatch(match_pb2.GetMatchRequest(match_id=match_id))
+    assert reply.match.seq == 3 and reply.match.state == match_pb2.MATCH_STATE_RUNNING
+    assert [(x.seq, x.seat) for h in reply.hands for x in h.actions] == [(0, a), (1, b), (2, c)]
 
 
 def test_concurrent_duplicate_submits_apply_once(service, match):

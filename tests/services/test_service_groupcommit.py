@@ -272,31 +272,39 @@ def test_a_batch_with_one_moved_on_match_row_commits_nothing_of_itself(database)
 
 
 def test_a_reused_request_id_in_a_batch_is_answered_as_alone(database):
-    """One item of the batch reuses the request_id of its match's first action (the log's
-    unique index refuses the whole batch): the others commit, it gets InvalidArgument as it
-    would alone."""
+    """One item of the batch reuses a request_id its seat used before in its match (the log's
+    unique index, per match and seat, refuses the whole batch): the others commit, it gets
+    InvalidArgument as it would alone."""
     sessions = database.sessions()
     bind = sessions.kw["bind"]
     try:
         games = started(sessions, 3)
+        first = games[0]
+        ids = {first.game.history[0][0]: f"s{first.match_id}"}  # each seat's id so far
+        seat, action = first.next()
+        actions.submit_action(first.match_id, seat, action, expected_seq=1,
+                              request_id=f"t{first.match_id}", sessions=sessions,
+                              config=CONFIG)
+        first.game.apply(seat, action)
+        ids[seat] = f"t{first.match_id}"
         futures = []
         with committer_held(bind, len(games)):
             for g in games:
                 seat, action = g.next()
-                reused = f"s{g.match_id}" if g is games[0] else None
+                reused = ids[seat] if g is first else None
                 futures.append(actions.submit_live(
-                    g.match_id, seat, action, expected_seq=1, request_id=reused,
-                    bot_id=g.bot_ids[seat], site="test", sessions=sessions, config=CONFIG))
-                if g is not games[0]:
+                    g.match_id, seat, action, expected_seq=len(g.game.history),
+                    request_id=reused, bot_id=g.bot_ids[seat], site="test",
+                    sessions=sessions, config=CONFIG))
+                if g is not first:
                     g.game.apply(seat, action)
         results = [f.result(10) if f is not None else "no future" for f in futures]
         assert results[0] is None  # refused: the caller runs submit_action, as Play does
         assert all(isinstance(r, actions.SubmitResult) and r.seq == 1 for r in results[1:])
-        g = games[0]
-        seat, action = g.next()
+        seat, action = first.next()
         with pytest.raises(InvalidArgument, match="already used"):
-            actions.submit_action(g.match_id, seat, action, expected_seq=1,
-                                  request_id=f"s{g.match_id}", bot_id=g.bot_ids[seat],
+            actions.submit_action(first.match_id, seat, action, expected_seq=2,
+                                  request_id=ids[seat], bot_id=first.bot_ids[seat],
                                   sessions=sessions, config=CONFIG)
         for g in games:
             assert logged(sessions, g.match_id) == [str(a) for _, a in g.game.history]

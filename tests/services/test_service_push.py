@@ -109,6 +109,52 @@ def test_a_turn_is_pushed_when_the_opponents_action_commits(service):
         stream.close()
 
 
+def test_a_bot_squatting_the_opponents_next_request_id_on_play_blocks_nothing(service):
+    """Issue 44, on Play streams (the fast path and the group commit): bot B names its request
+    ids by match and seq; bot A answers each of its turns with B's id for the next seq. Every
+    answer of both lands, none is rejected, nobody forfeits."""
+    a_id, a_token = service.register("a")
+    b_id, b_token = service.register("b")
+    streams = {a_id: PlayStream(service.channel, a_token),
+               b_id: PlayStream(service.channel, b_token)}
+    try:
+        for stream in streams.values():
+            stream.next("welcome")
+        m = plain.create_match([a_id, b_id], seed=3, sessions=service.sessions,
+                               config=service.config)
+        game = engine.Match(3, "soft")
+        bot_of = (a_id, b_id)
+        for _ in range(8):
+            seat = game.to_act
+            turn = streams[bot_of[seat]].next("turn").turn
+            assert (turn.match_id, turn.seq) == (m.id, len(game.history))
+            action = game.legal_actions()[0]
+            squat = turn.seq + 1 if bot_of[seat] == a_id else turn.seq
+            streams[bot_of[seat]].answer(m.id, turn.seq, action, f"{m.id}:{squat}")
+            game.apply(seat, action)
+        row = plain.get_match(m.id, sessions=service.sessions)
+        deadline = time.monotonic() + 10
+        while row.seq < 8 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            row = plain.get_match(m.id, sessions=service.sessions)
+        assert (row.seq, row.state, row.illegal0, row.illegal1) == (8, "running", 0, 0)
+        for stream in streams.values():
+            assert not any(r.WhichOneof("message") == "rejected" for r in drained(stream))
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def drained(stream: PlayStream) -> list[bot_pb2.PlayResponse]:
+    """What `stream` was sent and not yet read."""
+    out = []
+    while not stream.responses.empty():
+        item = stream.responses.get()
+        if not isinstance(item, grpc.RpcError):
+            out.append(item)
+    return out
+
+
 def test_an_answer_for_a_match_the_bot_is_not_in_is_permission_denied(service):
     a_id, a_token = service.register("a")
     b_id, _ = service.register("b")

@@ -323,25 +323,64 @@ def test_health_pings_a_real_celery_worker(client, sessions, redis_url, tmp_path
         procs.stop(worker)
 
 
-def test_refused_actions_of_the_hand_in_play_hide_their_cards(client, sessions):
-    from db.models import Refusal
+def refused_in_play(sessions, match_id: int) -> tuple[str, str, int]:  # type: ignore[no-untyped-def]
+    """Play `match_id` until the stock is closed and the follower holds the led suit, then have
+    it play another card through the service: refused (R3.4: it must follow suit). The refused
+    action's text, its rule as the service told the seat, and the hand it was refused in."""
+    import engine
+    from services.core.actions import submit_action
+    from services.core.errors import FailedPrecondition
     from services.core.matches import get_match, get_observation
 
+    for _ in range(200):
+        m = get_match(match_id, sessions=sessions)
+        assert m.state == RUNNING, "the match ended before a refusal could be made"
+        obs, m = get_observation(match_id, m.to_act, sessions=sessions)
+        legal = list(obs.legal_actions)
+        closing = [a for a in legal if a.kind == "close"]
+        off_suit = [engine.Action.play(c) for c in obs.hand if engine.Action.play(c) not in legal]
+        if obs.lead_card is not None and off_suit:
+            with pytest.raises(FailedPrecondition) as refused:
+                submit_action(match_id, m.to_act, off_suit[0], expected_seq=m.seq,
+                              sessions=sessions)
+            return str(off_suit[0]), refused.value.rule, m.hand_number
+        action = closing[0] if closing else next(a for a in legal if a.kind == "play")
+        submit_action(match_id, m.to_act, action, expected_seq=m.seq, sessions=sessions)
+    raise AssertionError("no refusable position was reached")
+
+
+def test_refused_actions_of_the_hand_in_play_hide_their_cards_and_rule(live_app, sessions):
+    """Issue 44: while its hand is in play a refusal shows neither its action (a card its seat
+    holds) nor its rule (R3.4: that seat can follow suit), on the page, its JSON and its event
+    stream (the opponent sees them all); once the hand is over it is shown whole. (The refused
+    seat was told the rule at once, in the answer to its action.)"""
+    from services.core.matches import get_match, get_observation
+
+    client = live_app.test_client()
     match_id = real_match(sessions, seed=38)
-    play(match_id, sessions, actions=2)
-    m = get_match(match_id, sessions=sessions)
-    obs, _ = get_observation(match_id, m.to_act, sessions=sessions)
-    held = str(obs.hand[0])
-    with sessions.begin() as s:
-        s.add(Refusal(match_id=match_id, seq=m.seq, seat=m.to_act, action=f"play {held}",
-                      rule="R3.4", message=f"R3.4 {held} does not follow suit"))
+    action, rule, hand = refused_in_play(sessions, match_id)
+    assert rule == "R3.4"
     data = client.get(f"/api/matches/{match_id}").get_json()
     [refusal] = data["refusals"]
-    assert refusal["rule"] == "R3.4" and refusal["action"] == "play …"
-    assert held not in json.dumps(data["refusals"])
+    assert refusal["rule"] is None and refusal["action"] == "…"
+    text = json.dumps(data["refusals"])
+    assert rule not in text and action.split(" ")[1] not in text
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
-    assert "Refused actions" in page and "R3.4" in page
-    assert_safe(in_play_part(page), hidden_cards(sessions, match_id, m.seq), "the page")
-    play(match_id, sessions)  # over: the refusal is shown whole
+    assert "Refused actions" in page and rule not in page
+    m = get_match(match_id, sessions=sessions)
+    obs, _ = get_observation(match_id, 0, sessions=sessions)
+    hidden = hidden_cards(sessions, match_id, m.seq) - {str(obs.trump_card)}  # (public: R10.1)
+    assert action.split(" ")[1] in hidden
+    assert_safe(in_play_part(page), hidden, "the page")
+    response = client.get(f"/events/matches/{match_id}", buffered=False)
+    try:
+        event = next_update(iter(response.response))
+    finally:
+        response.close()
+    assert "Refused actions" in event["html"]["live-match"]
+    assert rule not in json.dumps(event)
+    while get_match(match_id, sessions=sessions).hand_number == hand:  # the hand ends
+        play(match_id, sessions, actions=1)
     data = client.get(f"/api/matches/{match_id}").get_json()
-    assert data["refusals"][0]["action"] == f"play {held}"
+    assert (data["refusals"][0]["action"], data["refusals"][0]["rule"]) == (action, rule)
+    assert rule in client.get(f"/matches/{match_id}").get_data(as_text=True)

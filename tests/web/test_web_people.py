@@ -19,11 +19,12 @@ import json
 import random
 
 import pytest
-from tablekit import Refused, people_site, wait_for
+from tablekit import HOUSE_TOKEN, Refused, people_site, wait_for
 from web_safety import shown_cards
 
 import engine
 from db.models import ActionLog, Bot, Hand, Match
+from workers.moves import house_request_id
 
 
 @pytest.fixture
@@ -100,6 +101,38 @@ def test_a_guest_plays_a_whole_bummerl_and_sees_only_its_seat(site):
     assert status == 200 and headers["X-Bummerl-Total"] == "1"
     record = json.loads(body.splitlines()[0])
     assert record["match_id"] == match_id and str(record["seed"]) == state["seed"]
+
+
+def test_a_person_squatting_the_house_bots_next_request_id_blocks_nothing(site):
+    """Issue 44, through the web's act endpoint: a person sends its lead with the request id the
+    house bot (a real worker process) will submit its answer with (as if it knew the house
+    token): its card lands, the house's answer lands, nobody forfeits."""
+    anna = site.person()
+    anna.guest("anna")
+    match_id = anna.start("house-random")
+    rng = random.Random(2)
+    for _ in range(40):  # until the person leads: the house answers at the next seq
+        state = my_turn(anna, match_id)
+        assert state["state"] == "running", state["result"]
+        plays = [a for a in state["legal"] if a.startswith("play ")]
+        if state["lead_card"] is None and plays:
+            break
+        anna.act(match_id, rng.choice([a for a in state["legal"] if a != "claim"]),
+                 state["seq"])
+    else:
+        raise AssertionError("the person never led a trick")
+    house = 1 - state["seat"]
+    squat = house_request_id(match_id, house, state["seq"] + 1, HOUSE_TOKEN)
+    after = anna.post_json(f"/api/table/{match_id}/act", {
+        "action": rng.choice(plays), "seq": state["seq"], "request_id": squat})
+    assert after["seq"] == state["seq"] + 1  # the person's card landed
+    answered = my_turn(anna, match_id)  # the house bot's answer landed
+    assert answered["state"] == "running" and answered["seq"] >= state["seq"] + 2, answered
+    with site.sessions() as s:
+        log = {(a.seq, a.seat): a.request_id for a in s.query(ActionLog).filter(
+            ActionLog.match_id == match_id)}
+    assert log[(state["seq"], state["seat"])] == squat
+    assert log[(state["seq"] + 1, house)] == squat  # the house's own id, the same text
 
 
 def test_a_post_without_csrf_is_refused_and_changes_nothing(site):

@@ -112,9 +112,25 @@ def test_a_duplicate_house_task_is_a_no_op(service):
     with service.sessions() as s:
         rows = s.scalars(select(ActionLog).where(ActionLog.match_id == m.id)).all()
     assert after.seq == 1
-    assert [(r.seq, r.seat, r.request_id) for r in rows] == [(0, seat, f"house:{m.id}:0")]
+    assert [(r.seq, r.seat, r.request_id) for r in rows] == \
+        [(0, seat, moves.house_request_id(m.id, seat, 0))]
     # The next house move goes on from there, through the same door.
     assert moves.play_house_move(m.id, after.to_act, 1) is True
+
+
+def test_house_request_ids_cannot_be_guessed_and_a_retry_makes_the_same(monkeypatch):
+    """Issue 44: a house move's request id holds an HMAC of (match, seat, seq) keyed with the
+    house token: no one without the token can name it; every attempt at the same turn (any
+    worker process with the token: a redelivered task after a crash) makes the same id."""
+    monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
+    made = moves.house_request_id(191, 0, 1)
+    assert made == moves.house_request_id(191, 0, 1, HOUSE_TOKEN)  # any process, same token
+    prefix, secret = made.rsplit(":", 1)
+    assert prefix == "house:191:1" and len(secret) == 24 and int(secret, 16) >= 0
+    assert made != moves.house_request_id(191, 0, 1, "another token")
+    assert len({moves.house_request_id(191, seat, seq) for seat in (0, 1)
+                for seq in range(50)}) == 100
+    assert len(moves.house_request_id(2**63 - 1, 1, 10**6)) <= 64  # the service's limit
 
 
 def test_a_ladder_match_is_recorded_with_the_match_itself(service, monkeypatch):
@@ -188,10 +204,10 @@ def test_a_house_move_is_decided_from_the_observation_in_its_message(service, mo
     monkeypatch.setattr(svc, "matches", SimpleNamespace(SubmitAction=svc.matches.SubmitAction))
     monkeypatch.setattr(svc, "bots", SimpleNamespace())
     assert moves.play_house_move(m.id, 1, 0, strategy=turn.strategy, observation=message)
-    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+    assert log_rows(service, m.id) == [(0, 1, moves.house_request_id(m.id, 1, 0))]
     # The same message again (a redelivery): recognised as the same request, applied once.
     assert not moves.play_house_move(m.id, 1, 0, strategy=turn.strategy, observation=message)
-    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+    assert log_rows(service, m.id) == [(0, 1, moves.house_request_id(m.id, 1, 0))]
 
 
 def test_a_house_task_whose_observation_is_stale_applies_nothing(service, monkeypatch, caplog):
@@ -223,7 +239,7 @@ def test_a_message_without_a_usable_observation_asks_the_service(service, monkey
     assert moves.message_observation(base64.b64encode(b"\xff\xff").decode(), 0, "t") is None
     assert moves.message_observation(message, 1, "t") is None
     assert moves.play_house_move(m.id, 1, 0, observation="not base64 at all!")
-    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+    assert log_rows(service, m.id) == [(0, 1, moves.house_request_id(m.id, 1, 0))]
 
 
 def test_the_sweeper_sends_ids_and_the_strategy_and_the_task_asks_for_the_rest(service,
@@ -235,7 +251,7 @@ def test_the_sweeper_sends_ids_and_the_strategy_and_the_task_asks_for_the_rest(s
         send=lambda *args, **kwargs: sent.append((args, kwargs))) == [m.id]
     assert sent == [((m.id, 1, 0), {"strategy": "random"})]
     assert moves.play_house_move(m.id, 1, 0, strategy="random")  # GetObservation, then submit
-    assert log_rows(service, m.id) == [(0, 1, f"house:{m.id}:0")]
+    assert log_rows(service, m.id) == [(0, 1, moves.house_request_id(m.id, 1, 0))]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -285,7 +301,8 @@ def test_a_house_move_is_pushed_to_the_remote_bot(site_database, redis_url, tmp_
         rows = s.scalars(select(ActionLog).where(ActionLog.match_id == m.id)
                          .order_by(ActionLog.seq)).all()
     house_rows = [r for r in rows if r.seat == 1]
-    assert house_rows and all(r.request_id == f"house:{m.id}:{r.seq}" for r in house_rows)
+    assert house_rows and all(
+        r.request_id == moves.house_request_id(m.id, 1, r.seq, HOUSE_TOKEN) for r in house_rows)
 
 
 def play_remote(channel: grpc.Channel, token: str, match_id: int, turns: int) -> list[float]:
