@@ -19,6 +19,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, current_app, request
 from flask.sessions import SecureCookieSessionInterface
@@ -51,6 +52,22 @@ def attempt(what: str) -> None:
     """Count one `what` attempt (login, signup, guest) of this request's address."""
     attempts: Attempts = current_app.extensions["bummerl.attempts"]
     attempts.hit(what)
+
+
+def local_path(target: str) -> str | None:
+    """`target` if it is a path of this site (`/...`), else None: never an open redirect.
+    Browsers drop tabs and newlines anywhere in a URL, strip spaces and control characters
+    around it and read a backslash as a slash, so `/<tab>/host` or `/\\host` lead to another
+    host: any character outside printable ASCII (the space included), a backslash, a leading
+    `//`, a scheme or a host makes it None."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return None
+    if any(not "!" <= c <= "~" for c in target):
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None
+    return target
 
 
 class SessionInterface(SecureCookieSessionInterface):
