@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from peoplekit import play_house_turns
 from sqlalchemy.orm import Session, sessionmaker
-from tablekit import WEB_TOKEN, settings
+from tablekit import HOUSE_TOKEN, WEB_TOKEN, settings
 
 from db.base import make_session_factory
 from db.models import HOUSE
@@ -49,8 +50,11 @@ class Browser:
         self.address = address
         self.headers = headers
         self.csrf = ""
+        self.pinned = ""  # a cookie sent with every request, whatever the web answers
 
     def _environ(self) -> dict[str, Any]:
+        if self.pinned:
+            self.set_cookie(self.pinned)
         return {"REMOTE_ADDR": self.address}
 
     def get(self, path: str, **headers: str) -> Any:
@@ -100,15 +104,21 @@ class Browser:
 
 @contextmanager
 def signin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                web_config: dict[str, Any] | None = None) -> Iterator[Site]:
-    """The site; a house bot's turn is left unplayed (no worker)."""
+                web_config: dict[str, Any] | None = None, house_turns: bool = False
+                ) -> Iterator[Site]:
+    """The site; a house bot's turn is left unplayed unless `house_turns` (then the workers'
+    code plays it, on a thread: tests/services/peoplekit.py)."""
     monkeypatch.setattr(hooks, "on_turn", [])
     monkeypatch.setattr(hooks, "on_match_end", [])
+    tmp_path.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{tmp_path / 'signin.sqlite3'}"
     sessions = make_session_factory(url)
     create_all(sessions)
     bots.register_bot("house-random", kind=HOUSE, house_strategy="random", sessions=sessions)
     server = create_server("127.0.0.1:0", sessions=sessions, config=settings()).start()
+    if house_turns:
+        play_house_turns(monkeypatch, server.address, sessions)
+        monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
     app = create_app({"DATABASE_URL": url, "SERVICE_ADDRESS": server.address,
                       "WEB_TOKEN": WEB_TOKEN, **(web_config or {})})
     try:
