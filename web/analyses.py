@@ -22,6 +22,7 @@ from db import analyses
 from web.db import sessions
 from web.params import whole_number
 from web.queries import Conflict, Invalid, Missing
+from web.security import local_path
 
 bp = Blueprint("analyses", __name__)
 
@@ -95,9 +96,7 @@ def ask(match_id: str) -> Any:
     """Ask for the match's analysis; back to the page it was asked from (`next`: a path)."""
     number = whole_number(match_id, "match id")
     state = ask_service(number)
-    back = request.form.get("next", "")
-    if not back.startswith("/") or back.startswith("//"):
-        back = url_for("matches.show", match_id=number)
+    back = local_path(request.form.get("next", "")) or url_for("matches.show", match_id=number)
     if request.accept_mimetypes.best == "application/json":
         return jsonify({"match_id": number, "state": state})
     return redirect(back, code=303)
