@@ -192,8 +192,13 @@ def test_wrong_passwords_from_one_address_lock_no_one_out(tmp_path, monkeypatch)
         assert "try again in" in answer.text
 
 
-def test_the_waits_grow_and_a_success_clears_them(tmp_path, monkeypatch):
-    with signin_site(tmp_path, monkeypatch) as site:
+@pytest.mark.parametrize("where", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def test_the_waits_grow_and_a_success_clears_them(tmp_path, monkeypatch, request, where):
+    """In this process's memory, and in Redis (RATELIMIT_STORAGE_URI: shared by web replicas)."""
+    config = {}
+    if where == "redis":
+        config["RATELIMIT_STORAGE_URI"] = request.getfixturevalue("redis_url")
+    with signin_site(tmp_path, monkeypatch, config) as site:
         site.browser(address="10.0.1.9").signup("dora", PASSWORD)
         me = site.browser(address="10.0.1.1")
         assert [me.login("dora", "wrong password").status_code for _ in range(4)] == [401] * 4
