@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import update
+from sqlalchemy import delete, or_, update
 from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -26,7 +26,11 @@ SESSION_DAYS = 31  # a session's lifetime (the web's cookie lasts as long)
 
 
 def issue(s: Session, person_id: int) -> str:
-    """A new session of `person_id` in `s`'s transaction: its token (kept only hashed)."""
+    """A new session of `person_id` in `s`'s transaction: its token (kept only hashed). The
+    person's revoked and expired sessions go (a missing row is refused as a revoked one)."""
+    s.execute(delete(PersonSession).where(
+        PersonSession.person_id == person_id,
+        or_(PersonSession.revoked_at.is_not(None), PersonSession.expires_at <= utcnow())))
     token = secrets.token_urlsafe(32)
     s.add(PersonSession(token_sha256=sha256(token), person_id=person_id,
                         expires_at=utcnow() + timedelta(days=SESSION_DAYS)))

@@ -605,6 +605,8 @@ def test_sessions_are_issued_and_revoked_by_the_service(people):
     with sessions() as s:
         assert [live_session(s, t) for t in (answer.session, again, changed.session)] == [
             None, None, answer.person.person_id]
+    with sessions() as s:  # a new session cleared the person's revoked ones
+        assert s.query(PersonSession).filter_by(person_id=answer.person.person_id).count() == 1
     assert people.stub.LogoutEverywhere(people_pb2.LogoutEverywhereRequest(
         person_id=answer.person.person_id), metadata=WEB).revoked == 1
     for request, code in (
