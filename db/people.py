@@ -4,6 +4,9 @@
   holder, a `bots` row of kind `person` (`PERSON`), so matches, hands, actions, records,
   replays, exports and spectators work unchanged. Its name is `@name` (`@name~guest-xxxx` for a
   guest). A suspension is the seat holder's (`bots.suspended_at`, `bummerl admin suspend`).
+- `person_sessions`: a person's signed-in sessions (the web's cookie carries a random token; the
+  row keeps only its SHA-256): the web honours a cookie only while its row is neither revoked
+  (log out, log out everywhere, a password change) nor expired.
 - `person_invites`: "play a friend" links; the first other person to accept gets the other seat.
 - `people_ratings`: the people's rating pool (openskill, as the ladder's), one row per seat
   holder: people, and the bots that play them (their rating against people). The ladder's
@@ -13,10 +16,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 
-from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from db.base import Base, aware, utcnow
 from db.models import ORIGIN_PEOPLE  # noqa: F401  (`matches.origin` of a game with a person)
@@ -38,6 +42,32 @@ class Person(Base):
 
 
 INVITE_TTL = timedelta(minutes=15)  # an invite nobody took by then is expired
+
+
+class PersonSession(Base):
+    """A signed-in session of a person, issued by the service (Login, RegisterPerson,
+    StartGuest); the web checks it on every request."""
+
+    __tablename__ = "person_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)  # never the token
+    person_id: Mapped[int] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"),
+                                           index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+def live_session(s: Session, token: str) -> int | None:
+    """The person whose session `token` is, while it is live (neither revoked nor expired);
+    else None. The web reads it on each request of a signed-in browser."""
+    if not token:
+        return None
+    found: int | None = s.scalar(select(PersonSession.person_id).where(
+        PersonSession.token_sha256 == hashlib.sha256(token.encode()).hexdigest(),
+        PersonSession.revoked_at.is_(None), PersonSession.expires_at > utcnow()))
+    return found
 
 
 class PersonInvite(Base):

@@ -30,6 +30,11 @@ DEFAULTS: dict[str, Any] = {
     "SECRET_KEY": None,  # signs the session cookie: BUMMERL_WEB_SECRET, else random per process
     "LOGIN_LIMIT": "10 per minute;50 per hour",  # log-in and sign-up attempts per address
     "GUEST_LIMIT": "30 per minute",  # guests started per address
+    "LOGIN_FREE_FAILURES": 3,  # failed log-ins of a name from an address before the backoff
+    "LOGIN_FREE_ADDRESS_FAILURES": 20,  # failed log-ins from an address (any names) before it
+    "LOGIN_BACKOFF_MAX_SECONDS": 60,  # the backoff's waits: 1, 2, 4 ... s, at most this
+    "LOGIN_FAILURES_SECONDS": 900,  # failures count this long from the first
+    "TRUSTED_PROXIES": None,  # proxies in front (X-Forwarded-*): BUMMERL_WEB_TRUSTED_PROXIES, 0
     "TABLE_POLL_SECONDS": 0.025,  # how often the table poller reads the open tables' seqs
     "TABLE_STREAMS": 256,  # table event streams open at once (past it: the page polls)
     "SERVICE_CALLS": 32,  # calls to PeopleService in flight at once; the rest wait their turn

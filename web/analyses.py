@@ -26,6 +26,7 @@ from web.db import sessions
 from web.errors import error_response
 from web.params import ident
 from web.queries import Missing
+from web.security import local_path
 from web.service_client import Refused, client
 
 bp = Blueprint("analyses", __name__)
@@ -116,10 +117,7 @@ def ask(match_id: str) -> Any:
     if refused is not None:
         return refused
     state = ask_service(number, person)
-    back = request.form.get("next", "")
-    if not back.startswith("/") or back.startswith("//") or not back.isprintable() \
-            or "\\" in back:  # only this site's paths: no //host, /\t/host, /\\host
-        back = url_for("matches.show", match_id=number)
+    back = local_path(request.form.get("next", "")) or url_for("matches.show", match_id=number)
     if request.accept_mimetypes.best == "application/json":
         return jsonify({"match_id": number, "state": state})
     return redirect(back, code=303)

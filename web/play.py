@@ -17,7 +17,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Flask, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Flask, g, jsonify, redirect, render_template, request, url_for
 
 from web import tablefeed
 from web.accounts import current, person_id
@@ -211,6 +211,7 @@ def install(app: Flask) -> None:
         titles = {400: "Refused", 401: "Sign in first", 403: "Not your seat",
                   404: "Not found", 409: "Refused", 429: "Too many attempts",
                   503: "The engine service does not answer"}
+        g.retry_after = e.retry_after  # a 429's Retry-After (web.security)
         answer = error_response(e.status, titles.get(e.status, "Refused"), e.message)
         if request.path.startswith("/api/"):
             body, status = answer

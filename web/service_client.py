@@ -49,6 +49,7 @@ class Refused(Exception):
     code: str
     message: str
     rule: str | None = None  # the rule an illegal action breaks (`bummerl-rule` metadata)
+    retry_after: int | None = None  # s, of a RESOURCE_EXHAUSTED (`retry-after` metadata)
 
     def __str__(self) -> str:
         return self.message
@@ -96,9 +97,11 @@ class Client:
             message = call.details() or code.name
             if code == grpc.StatusCode.UNAVAILABLE:
                 message = f"the engine service at {self.address} does not answer ({message})"
-            rule = next((str(v) for k, v in (call.trailing_metadata() or ())
-                         if k == "bummerl-rule"), None)
-            raise Refused(HTTP_OF.get(code, 502), code.name, message, rule) from None
+            trailing = dict(call.trailing_metadata() or ())
+            rule = str(trailing["bummerl-rule"]) if "bummerl-rule" in trailing else None
+            retry = str(trailing.get("retry-after", ""))
+            raise Refused(HTTP_OF.get(code, 502), code.name, message, rule,
+                          int(retry) if retry.isdigit() else None) from None
         finally:
             self.slots.release()
 

@@ -14,7 +14,7 @@ from db.settings import Settings
 from services.api.people_hints_servicer import HintsMixin
 from services.api.servicers import token_of, unary
 from services.live import convert
-from services.ops import people
+from services.ops import people, people_sessions
 
 PEOPLE_SERVICE = people_pb2.DESCRIPTOR.services_by_name["PeopleService"].full_name
 ACCEPTS = {PEOPLE_CASUAL: common_pb2.ACCEPTS_PEOPLE_CASUAL,
@@ -72,19 +72,44 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
     def RegisterPerson(self, request, context):  # type: ignore[no-untyped-def]
         self._web(context, "RegisterPerson")
         view = people.register_person(request.name, request.password, sessions=self.sessions)
-        return people_pb2.RegisterPersonResponse(person=person_to_pb(view))
+        return people_pb2.RegisterPersonResponse(person=person_to_pb(view),
+                                                 session=self._session(view))
 
     @unary
     def Login(self, request, context):  # type: ignore[no-untyped-def]
         self._web(context, "Login")
         view = people.login(request.name, request.password, sessions=self.sessions)
-        return people_pb2.LoginResponse(person=person_to_pb(view))
+        return people_pb2.LoginResponse(person=person_to_pb(view), session=self._session(view))
 
     @unary
     def StartGuest(self, request, context):  # type: ignore[no-untyped-def]
         self._web(context, "StartGuest")
         view = people.start_guest(request.name, sessions=self.sessions)
-        return people_pb2.StartGuestResponse(person=person_to_pb(view))
+        return people_pb2.StartGuestResponse(person=person_to_pb(view),
+                                             session=self._session(view))
+
+    def _session(self, view: people.PersonView) -> str:
+        return people_sessions.open_session(view.person.id, sessions=self.sessions)
+
+    @unary
+    def Logout(self, request, context):  # type: ignore[no-untyped-def]
+        self._web(context, "Logout")
+        return people_pb2.LogoutResponse(
+            revoked=people_sessions.logout(request.session, sessions=self.sessions))
+
+    @unary
+    def LogoutEverywhere(self, request, context):  # type: ignore[no-untyped-def]
+        self._web(context, "LogoutEverywhere")
+        return people_pb2.LogoutEverywhereResponse(revoked=people_sessions.logout_everywhere(
+            request.person_id, sessions=self.sessions))
+
+    @unary
+    def ChangePassword(self, request, context):  # type: ignore[no-untyped-def]
+        self._web(context, "ChangePassword")
+        token, revoked = people_sessions.change_password(
+            request.person_id, request.old_password, request.new_password,
+            sessions=self.sessions)
+        return people_pb2.ChangePasswordResponse(session=token, revoked=revoked)
 
     @unary
     def GetPerson(self, request, context):  # type: ignore[no-untyped-def]

@@ -53,6 +53,9 @@ def rich_status(failure: Failure | ServiceError) -> grpc.Status:
     if failure.rule:
         trailing = (*status.trailing_metadata, ("bummerl-rule", failure.rule))
         status = status._replace(trailing_metadata=trailing)  # type: ignore[attr-defined]
+    if failure.details.get("retry_after"):  # seconds a RESOURCE_EXHAUSTED asks to wait
+        trailing = (*status.trailing_metadata, ("retry-after", failure.details["retry_after"]))
+        status = status._replace(trailing_metadata=trailing)  # type: ignore[attr-defined]
     return status
 
 

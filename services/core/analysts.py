@@ -46,7 +46,7 @@ def value_position(obs: engine.Observation) -> dict[str, Any]:
             return _cache[key]
     if not _slots.acquire(timeout=5):
         raise ResourceExhausted(f"{HINTS_AT_ONCE} hints are being worked out: try again in a "
-                                "moment")
+                                "moment", retry_after=2)
     try:
         found = position[0](obs)
     finally:

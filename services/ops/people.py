@@ -16,13 +16,16 @@ PeopleService (`services.api.people_servicer`), whose one client is the web serv
 - The table (`table`) is built from the engine's observation of the person's seat only
   (`services.core.matches.get_observation`, as for a bot), plus public facts of the match.
 - An action goes through `services.core.actions.submit_action`, the path of SubmitAction.
-- Failed log-ins are limited per name (`FAILED_LOGINS`, in this process's memory), whatever
-  address they come from (the web limits attempts per address): past the limit the name is
-  refused (ResourceExhausted) until the window has room again, even with the right password.
+- A log-in costs one password hash whether the name is known or not (an unknown name is
+  checked against a dummy hash), so that time does not tell names apart. The service locks no
+  name (anyone could lock anyone out): the web throttles failed log-ins per name and address,
+  and per address (web.security).
+- Sessions: services/ops/people_sessions.py (issued at sign-in, revocable).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
@@ -33,9 +36,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from limits import parse
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy import Select, bindparam, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -68,7 +68,6 @@ from services.core.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
-    ResourceExhausted,
     Unauthenticated,
     quote,
 )
@@ -79,8 +78,6 @@ MIN_PASSWORD, MAX_PASSWORD = 8, 200
 MAX_OPEN_TABLES = 5  # running games of one person at once, however they were started
 MAX_OPEN_INVITES = 3  # invites of one person not yet taken nor expired (db.people.INVITE_TTL)
 WRONG_LOGIN = "wrong name or password"
-FAILED_LOGINS = parse("10 per 15 minutes")  # failed log-ins of one name, from anywhere
-_failed_logins = MovingWindowRateLimiter(MemoryStorage())
 PROFILES = ("soft", "sharp")
 
 
@@ -161,20 +158,23 @@ def login(name: str, password: str, *, sessions: sessionmaker[Session] | None = 
     """The signed-up person `name` if `password` is theirs; Unauthenticated otherwise (the same
     message for an unknown name)."""
     key = (name or "").strip().lower()
-    if not _failed_logins.test(FAILED_LOGINS, key):
-        raise ResourceExhausted(f"too many failed log-ins for this name (at most "
-                                f"{FAILED_LOGINS.amount} in {FAILED_LOGINS.multiples} minutes): "
-                                "try again later")
+    dummy = _dummy_hash()  # (made at the first log-in, whichever name it names)
     with factory_of(sessions)() as s:
         person = s.scalar(select(Person).where(Person.name_key == key)) if key else None
-        if person is None or person.password_hash is None:
-            check_password_hash(generate_password_hash("x"), password or "")  # the same time
-            _failed_logins.hit(FAILED_LOGINS, key)
-            raise Unauthenticated(WRONG_LOGIN)
-        if not check_password_hash(person.password_hash, password or ""):
-            _failed_logins.hit(FAILED_LOGINS, key)
+        hashed = dummy  # one hash either way: an unknown name is checked against a dummy
+        if person is not None and person.password_hash is not None:
+            hashed = person.password_hash
+        right = check_password_hash(hashed, password or "")
+        if person is None or person.password_hash is None or not right:
             raise Unauthenticated(WRONG_LOGIN)
         return _view(s, person)
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash of a random password no one knows, made as the real ones are (the same work to
+    check); once per process."""
+    return generate_password_hash(secrets.token_urlsafe(24))
 
 
 def start_guest(name: str, *, sessions: sessionmaker[Session] | None = None) -> PersonView:

@@ -93,6 +93,7 @@ def browser():
                  "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
                  f"--window-size={LAPTOP[0]},{LAPTOP[1]}"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # (the console: CSP)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     try:
