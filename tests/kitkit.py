@@ -8,6 +8,7 @@ run, shared by pytest-xdist's workers (a lock and a note in their common tempora
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import re
@@ -20,6 +21,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+
+# tools/kit.py, the kit's build (a script, not a package's module)
+_spec = importlib.util.spec_from_file_location("tools_kit", ROOT / "tools" / "kit.py")
+assert _spec is not None and _spec.loader is not None
+kitbuild = importlib.util.module_from_spec(_spec)
+sys.modules["tools_kit"] = kitbuild
+_spec.loader.exec_module(kitbuild)
 
 
 @dataclass(frozen=True)

@@ -6,19 +6,14 @@ dependencies."""
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
+from kitkit import install_lines, kitbuild
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("tools_kit", ROOT / "tools" / "kit.py")
-assert _spec is not None and _spec.loader is not None
-kitbuild = importlib.util.module_from_spec(_spec)
-sys.modules["tools_kit"] = kitbuild
-_spec.loader.exec_module(kitbuild)
 
 GENERIC = ("engine", "client", "bummerl")
 
@@ -109,3 +104,14 @@ def test_in_the_repository_the_kit_is_client_and_engine_under_its_name():
 
     assert bummerl_kit.Bot is client.Bot and bummerl_kit.run is client.run
     assert bummerl_kit.engine is engine and bummerl_kit.Action is engine.Action
+
+
+def test_docs_kit_md_installs_with_the_readmes_commands():
+    """docs/kit.md's build and install lines are README's (which tests/kitkit.py runs)."""
+    def commands(block: str) -> list[str]:
+        return [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+
+    doc = (ROOT / "docs" / "kit.md").read_text().split("## Build and install", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", doc, re.S)
+    assert block and commands(block.group(1)) == commands(install_lines()) == [
+        "bash scripts/kit", "pip install dist/bummerl_kit-*.whl"]

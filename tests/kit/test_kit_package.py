@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 from bummerl.v1 import match_pb2
-from kitkit import Kit, guide, installed_kit
+from kitkit import Kit, guide, installed_kit, kitbuild
 from servicekit import OPERATOR, auth, fresh_database, running_service
-from test_kit_build import kitbuild
 
 from client import Runner
 from examples.random_bot import RandomBot
