@@ -49,7 +49,7 @@ ALLOWED = {
     "workers": {"engine", "bummerl", "db", "services", "events", "analysis"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
-    "examples": {"engine", "client"},
+    "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
     "bummerl_kit": {"engine", "client"},  # the kit's names (tools/kit.py builds its package)
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
             "analysis"},

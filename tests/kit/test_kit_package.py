@@ -179,3 +179,22 @@ def test_every_conformance_case_replays_through_the_installed_engine(kit):
     wrong = [Path(path).name for path, line in zip(paths, lines, strict=True)
              if json.loads(line) != json.loads(Path(path).read_text())["expect"]]
     assert wrong == []
+
+
+def test_the_guides_examples_play_with_the_installed_kit_alone(kit):
+    """README's two complete examples (examples/*.py) need nothing but the kit: loaded as
+    `bummerl-kit` loads a bot, they play whole matches on the installed engine."""
+    done = kit.run("import sys\n"
+                   "from bummerl_kit.client.__main__ import load_bot\n"
+                   "from bummerl_kit.engine import Match\n"
+                   "bots = [load_bot(spec) for spec in sys.argv[1:]]\n"
+                   "for seed in range(4):\n"
+                   "    match = Match(seed, 'sharp' if seed % 2 else 'soft')\n"
+                   "    while not match.is_over:\n"
+                   "        seat = match.to_act\n"
+                   "        match.apply(seat, bots[seat].act(match.observe(seat)))\n"
+                   "    print(match.winner)\n",
+                   f"{ROOT / 'examples' / 'random_bot.py'}:RandomBot",
+                   f"{ROOT / 'examples' / 'simple_bot.py'}:SimpleBot")
+    assert done.returncode == 0, done.stderr
+    assert [int(w) in (0, 1) for w in done.stdout.split()] == [True] * 4, done.stdout
