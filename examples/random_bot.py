@@ -1,11 +1,10 @@
-"""The simplest bot: a random legal action. Run: python -m client examples.random_bot:RandomBot"""
+"""The simplest bot: a random legal action. Run: bummerl-kit examples/random_bot.py:RandomBot"""
 
 from __future__ import annotations
 
 import random
 
-import engine
-from client import Bot
+from bummerl_kit import Bot, engine
 
 
 class RandomBot(Bot):

@@ -1,4 +1,4 @@
-"""A simple sensible bot. Run: python -m client examples.simple_bot:SimpleBot
+"""A simple sensible bot. Run: bummerl-kit examples/simple_bot.py:SimpleBot
 
 - claim as soon as a claim is correct (own points >= 66, R7.1/R7.2);
 - declare the best marriage it can (40 before 20) and exchange the trump jack when allowed;
@@ -9,8 +9,7 @@
 
 from __future__ import annotations
 
-import engine
-from client import Bot
+from bummerl_kit import Bot, engine
 
 ORDER = "JQKTA"  # low to high (R1.1)
 

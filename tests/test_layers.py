@@ -21,6 +21,8 @@ against the rules of the architecture (docs/architecture.md).
   those only the client side (`...Stub`, never a `...Servicer` or `add_...Servicer_to_server`),
   and of grpc only channels (never `grpc.server` or `grpc.aio`): every action of a person
   enters through the service's gRPC API (PeopleService), as a bot's does.
+- bummerl_kit/ (the kit's package names, tools/kit.py builds the kit from it) imports only the
+  kit's sources: client/ and engine/.
 - No import circle anywhere: between packages, between modules of one package, or through a
   package's `__init__`.
 """
@@ -35,7 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The folders of the project's code, and the package each holds (proto/ holds `bummerl`).
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
-           "examples": "examples", "events": "events", "analysis": "analysis"}
+           "examples": "examples", "events": "events", "analysis": "analysis",
+           "bummerl_kit": "bummerl_kit"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
@@ -46,7 +49,8 @@ ALLOWED = {
     "workers": {"engine", "bummerl", "db", "services", "events", "analysis"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
-    "examples": {"engine", "client"},
+    "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
+    "bummerl_kit": {"engine", "client"},  # the kit's names (tools/kit.py builds its package)
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
             "analysis"},
 }
