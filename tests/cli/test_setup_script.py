@@ -27,7 +27,8 @@ echo "ran: python $*" >&2
 def setup_copy(tmp_path: Path) -> Path:
     root = tmp_path / "clone"
     (root / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "setup", root / "scripts" / "setup")
+    for script in ("setup", "run"):
+        shutil.copy(ROOT / "scripts" / script, root / "scripts" / script)
     (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (root / "proto").mkdir()
     (root / "proto" / "build.py").write_text("")
@@ -65,3 +66,20 @@ def test_each_step_is_told_before_it_runs_and_nothing_when_nothing_changed(tmp_p
     third = setup(root, python)
     assert third[0] == "setup: pyproject.toml changed: updating bummerl's dependencies in .venv"
     assert third[-2:] == ["setup: dependencies installed", "ran: python proto/build.py"]
+
+
+def test_run_says_it_starts_the_site_after_the_setup(tmp_path):
+    root = setup_copy(tmp_path)
+    python = tmp_path / "python3"
+    setup(root, python)
+    bummerl = root / ".venv" / "bin" / "bummerl"  # a stand-in: says what it was asked
+    bummerl.write_text('#!/usr/bin/env bash\necho "ran: bummerl $*" >&2\n')
+    bummerl.chmod(0o755)
+    done = subprocess.run(["bash", "scripts/run", "--web", "off"], cwd=root, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHON": str(python)})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "ran: python proto/build.py",
+        "run: starting the site (.venv/bin/bummerl up --web off): the service, the workers and "
+        "the web",
+        "ran: bummerl up --web off"]
