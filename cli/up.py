@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             "metrics": metrics_url,
         }
         for line in header_lines(header):
-            console.print(line)
+            console.print(line, soft_wrap=True)  # a terminal folds it: copied, it is whole
         if not watch(header, args, started, console):
             return 1
     except KeyboardInterrupt:
@@ -194,6 +194,7 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
                 return False
             if live is not None:
                 live.update(render(header, args.profiles))
+        ask_to_stop(started)  # their grace runs while the last standings are drawn
         if live is not None:
             live.update(render(header, args.profiles))
     if finished is not None:
@@ -245,10 +246,7 @@ def stop_processes(started: list[Any], dashboard: Any, grace: float = STOP_GRACE
     ladder's tick rates the finished matches left unrated)."""
     from workers import procs
 
-    for proc in started:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # all at once: their graces run together
-    end = time.monotonic() + grace
+    end = ask_to_stop(started, grace)
     if dashboard is not None:
         dashboard.stop()
     for proc in started:
@@ -256,6 +254,19 @@ def stop_processes(started: list[Any], dashboard: Any, grace: float = STOP_GRACE
             proc.wait(timeout=max(0.0, end - time.monotonic()))
     for proc in started:
         procs.kill(proc)
+
+
+_asked: dict[int, float] = {}  # pid of a process asked to stop → the end of its grace
+
+
+def ask_to_stop(started: list[Any], grace: float = STOP_GRACE_S) -> float:
+    """SIGTERM each process not asked yet (all at once: their graces run together); when the
+    last grace ends."""
+    for proc in started:
+        if proc.pid not in _asked and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            _asked[proc.pid] = time.monotonic() + grace
+    return max((_asked.get(proc.pid, 0.0) for proc in started), default=0.0)
 
 
 def local_address(address: str) -> str:

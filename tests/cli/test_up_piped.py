@@ -22,6 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from test_up import embedded_env, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +139,18 @@ def test_piped_output_is_whole_the_hint_works_metrics_served_and_sigint_stops_fa
         engine.dispose()
     print(f"bummerl up stopped {took:.1f} s after SIGINT (restarted)")
     assert again.returncode == 0 and "ladder standings · profile soft" in out
+
+
+def test_the_hint_names_the_bummerl_that_works_from_where_the_user_is(tmp_path, monkeypatch):
+    from cli.up import bummerl_command
+
+    beside = Path(VENV_BIN) / "bummerl"
+    if not beside.exists():
+        pytest.skip("no bummerl script beside this Python (bash scripts/setup makes it)")
+    monkeypatch.setenv("PATH", os.pathsep.join([VENV_BIN, "/usr/bin", "/bin"]))
+    assert bummerl_command() == "bummerl"
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(beside.parents[2])  # the repository's root
+    assert bummerl_command() == os.path.join(beside.parent.parent.name, "bin", "bummerl")
+    monkeypatch.chdir(tmp_path)  # elsewhere: its full path
+    assert bummerl_command() == str(beside)
