@@ -13,6 +13,7 @@ defaults (issue 44):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -154,3 +155,40 @@ def test_the_hint_names_the_bummerl_that_works_from_where_the_user_is(tmp_path, 
     assert bummerl_command() == os.path.join(beside.parent.parent.name, "bin", "bummerl")
     monkeypatch.chdir(tmp_path)  # elsewhere: its full path
     assert bummerl_command() == str(beside)
+
+
+def test_ctrl_c_in_a_terminal_stops_it_within_seconds(tmp_path):
+    """In a terminal (a pseudo-terminal here) the live table is drawn; Ctrl-C (SIGINT) draws
+    the last standings and stops everything (issue 44: it took 9-12 s)."""
+    import pty
+
+    env = embedded_env(tmp_path, BUMMERL_VAR=str(tmp_path / "var"), COLUMNS="200",
+                       LINES="60", TERM="xterm")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "up", "--address", "127.0.0.1:0", "--web", "off",
+         "--metrics", "off", "--matches", "2"], cwd=ROOT, env=env, stdin=follower,
+        stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    try:
+        end = time.monotonic() + 120
+        while b"ladder standings" not in seen and time.monotonic() < end:
+            seen += os.read(leader, 65536)
+        assert b"ladder standings" in seen, seen.decode(errors="replace")
+        time.sleep(3)  # the ladder plays
+        began = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        took = time.monotonic() - began
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(OSError):
+            while chunk := os.read(leader, 65536):
+                seen += chunk
+        os.close(leader)
+    print(f"bummerl up (terminal) stopped {took:.1f} s after Ctrl-C")
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    assert took < 5, f"stopping took {took:.1f} s"
