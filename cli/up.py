@@ -276,7 +276,7 @@ def local_address(address: str) -> str:
     return f"127.0.0.1:{port}" if host in ("0.0.0.0", "[::]", "::", "") else address
 
 
-_stop = threading.Event()  # set by SIGTERM or SIGHUP
+_stop = threading.Event()  # set by SIGINT, SIGTERM or SIGHUP
 
 
 def _ask_to_stop(signum: int, frame: Any) -> None:

@@ -80,6 +80,7 @@ def header(proc: subprocess.Popen) -> dict[str, str]:
     found["token"] = Path(token.group(1)).read_text().strip() if token else ""
     assert not found["token"] or found["token"] not in text
     found["note"] = note.group(1) if note else ""
+    assert found["token"] or "kept in" not in found["note"], text  # a kept token is hinted
     found["text"] = text
     return found
 
