@@ -25,33 +25,44 @@ from prometheus_client.registry import Collector
 DEFAULT_PORT = 9100  # the manifests' metrics port (README, "Metrics and health")
 
 
-def worker_families() -> set[str]:
-    """The names of the metric families `workers/metrics.py` defines."""
+def metrics_of(module: Any) -> list[Any]:
+    """The metrics (counters, gauges, histograms...) `module` defines."""
     from prometheus_client.metrics import MetricWrapperBase
 
-    from workers import metrics
+    return [value for value in vars(module).values() if isinstance(value, MetricWrapperBase)]
 
-    return {family.name for value in vars(metrics).values()
-            if isinstance(value, MetricWrapperBase) for family in value.describe()}
+
+def names_of(metrics: list[Any]) -> set[str]:
+    return {family.name for metric in metrics for family in metric.describe()}
 
 
 class SiteMetrics(Collector):
-    """This process's metrics (the service's and the dashboard's) and the workers' own (read
-    from `folder`). The workers' families are taken from the workers only (this process
-    imports `workers.metrics` too, with nothing counted), and only those: the other modules
-    a worker imports leave their zeros there."""
+    """This process's metrics (the service's, and the dashboard's whichever registry
+    `web/metrics.py` keeps them in) and the workers' own (read from `folder`). The workers'
+    families are taken from the workers only (this process imports `workers.metrics` too,
+    with nothing counted), and only those: the other modules a worker imports leave their
+    zeros there."""
 
     def __init__(self, folder: str, queues: Collector | None = None) -> None:
         from prometheus_client import multiprocess
 
+        from web import metrics as web_metrics
+        from workers import metrics as worker_metrics
+
         self.workers = CollectorRegistry()
         multiprocess.MultiProcessCollector(self.workers, path=folder)
         self.queues = queues
-        self.names = worker_families()
+        self.worker_names = names_of(metrics_of(worker_metrics))
+        self.web = metrics_of(web_metrics)
+        self.web_names = names_of(self.web)
 
     def collect(self) -> Iterator[Any]:
-        yield from (family for family in REGISTRY.collect() if family.name not in self.names)
-        yield from (family for family in self.workers.collect() if family.name in self.names)
+        mine = self.worker_names | self.web_names
+        yield from (family for family in REGISTRY.collect() if family.name not in mine)
+        for metric in self.web:
+            yield from metric.collect()
+        yield from (family for family in self.workers.collect()
+                    if family.name in self.worker_names)
         if self.queues is not None:
             yield from self.queues.collect()
 

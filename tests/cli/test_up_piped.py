@@ -95,7 +95,9 @@ def test_piped_output_is_whole_the_hint_works_metrics_served_and_sigint_stops_fa
         assert metric(page, r'bummerl_task_seconds_count\{task="bummerl.move"\}') > 0
         assert metric(page, "bummerl_web_requests_total") >= 1  # the dashboard's
         assert metric(page, "bummerl_matches_running") >= 0
-        assert len(re.findall(r"^# TYPE bummerl_task_seconds ", page, re.M)) == 1
+        for family in ("bummerl_task_seconds", "bummerl_web_requests_total",
+                       "bummerl_actions_applied_total"):  # each once
+            assert len(re.findall(rf"^# TYPE {family} ", page, re.M)) == 1, family
     except BaseException:
         proc.kill()
         print(proc.communicate(timeout=30)[0])
@@ -111,6 +113,7 @@ def test_piped_output_is_whole_the_hint_works_metrics_served_and_sigint_stops_fa
     table = last[title + 1:]
     table = table[:next(i for i, line in enumerate(table) if line.startswith("└")) + 1]
     assert len({len(line) for line in table}) == 1, "\n".join(table)
+    assert len(table[0]) < 200  # its natural width, not padded to the unbounded console's
     heads = [h.strip() for h in table[1].strip("┃").split("┃")]
     assert heads == ["#", "bot", "kind", "rating", "μ−3σ", "matches", "won", "now",
                      "provisional"], heads
