@@ -24,8 +24,10 @@ legs of a pair and between rounds, one pair per bot at a time).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -69,6 +71,7 @@ def main() -> int:
     from workers.testing import fresh_postgres, redis_site
 
     tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-events-"))
+    atexit.register(shutil.rmtree, tmp, True)  # at exit, also on failure (issue 44)
     _, broker_env = redis_site(args.redis)
     with fresh_postgres(args.postgres) as url:
         port = free_port()

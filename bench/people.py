@@ -31,11 +31,13 @@ Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --co
 from __future__ import annotations
 
 import argparse
+import atexit
 import http.client
 import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import statistics
@@ -222,8 +224,8 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     while subprocess.run([bummerl, "serve", "--check", "--address",
                           f"127.0.0.1:{service_port}"], env=env, capture_output=True
                          ).returncode != 0:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"the service did not start: see {logs / 'service.log'}")
+        if time.monotonic() > deadline or procs["service"].poll() is not None:
+            raise SystemExit(f"the service did not start; its log:\n{tail(logs / 'service.log')}")
         time.sleep(0.5)
     os.environ["DATABASE_URL"] = url
     from db.models import HOUSE as HOUSE_KIND
@@ -259,10 +261,15 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise SystemExit(f"the web did not start: see {logs / 'web.log'}")
+            raise SystemExit(f"the web did not start; its log:\n{tail(logs / 'web.log')}")
         time.sleep(0.3)
     return {"procs": procs, "service": f"127.0.0.1:{service_port}", "web_port": web_port,
             "env": env, "tokens": tokens, "url": url, "logs": logs}
+
+
+def tail(log: Path, lines: int = 20) -> str:
+    """The last lines of `log` (the folder it is in is removed at exit)."""
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def stop_site(site: dict[str, Any]) -> None:
@@ -432,6 +439,7 @@ def main() -> int:
     args = parser.parse_args()
     args.table_streams = args.table_streams or args.people + 16
     tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-people-"))
+    atexit.register(shutil.rmtree, tmp, True)  # at exit, also on failure (issue 44)
     site = start_site(args, tmp)
     web_pid = site["procs"]["web"].pid
     try:

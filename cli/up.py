@@ -8,8 +8,10 @@ operator token is kept across restarts beside the database, unless one is given
 house token made for this run (`BUMMERL_HOUSE_TOKEN`, unless one is set) at the service's
 address (`BUMMERL_SERVICE_ADDRESS`), both passed to it by environment. With no `REDIS_URL` /
 `DATABASE_URL` it runs on the embedded defaults: kombu's filesystem broker and SQLite under var/.
-An outside bot can join while it runs: register it with the operator token shown, then run it
-with the client kit; the ladder pairs it once it is registered or active.
+An outside bot can join while it runs: register it with the operator token shown (piped, the
+hint reads it from its file instead), then run it with the client kit; the ladder pairs it once
+it is registered or active. The Prometheus metrics of the service, the workers and the
+dashboard are served on one port (`--metrics`, cli/upmetrics.py).
 """
 
 from __future__ import annotations
@@ -18,13 +20,20 @@ import argparse
 import contextlib
 import os
 import secrets
+import shlex
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from events.levels import LEVELS
+
+STOP_GRACE_S = 1.0  # how long the workers get to finish their tasks at a stop
+UNWRAPPED = 10_000  # the console's width with no terminal: no line is ever wrapped
 
 # The house bots every site has: bot name → house strategy (the levels: house-level-1 … 5).
 HOUSE_BOTS = {"house-random": "random", "house-bully": "bully", "house-rdeep": "rdeep",
@@ -48,6 +57,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--web", default="127.0.0.1:8000", metavar="HOST:PORT",
                         help="where the web dashboard listens (default: %(default)s; "
                              "'off': no dashboard)")
+    port = os.environ.get("BUMMERL_METRICS_PORT") or "9100"
+    parser.add_argument("--metrics", metavar="HOST:PORT", default=f"127.0.0.1:{port}",
+        help="where the Prometheus metrics of the service, the workers and the dashboard are "
+             "served, at /metrics (default: %(default)s, the port from $BUMMERL_METRICS_PORT "
+             "if set; 'off': none)")
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--duration", type=float, default=None,
                         help="stop after this many seconds (default: run until Ctrl-C)")
@@ -62,16 +76,22 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
+    from cli import upmetrics
     from cli.errors import console as new_console
     from db.base import var_dir
     from db.migrate import upgrade
     from workers import app as celery_app
     from workers import procs
 
+    # The workers report their metrics to this process (cli/upmetrics.py); none serves its own.
+    os.environ.pop("BUMMERL_METRICS_PORT", None)
     console = new_console()
+    if not console.is_terminal:  # a pipe or a file: a line is never cut (a command in it
+        console.width = UNWRAPPED  # copied would break); tables take their natural width
+        console.soft_wrap = True
     os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
     os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
-    token, token_note = operator_token(args)
+    token, token_note, token_file = operator_token(args)
     if not os.environ.get("BUMMERL_HOUSE_TOKEN"):  # the workers' credential for house seats
         os.environ.pop("BUMMERL_HOUSE_TOKEN_SHA256", None)
         os.environ["BUMMERL_HOUSE_TOKEN"] = secrets.token_urlsafe(32)
@@ -84,12 +104,13 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(filename=logs / "service.log", level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
-    # SIGTERM and SIGHUP (a closed terminal, `kill`) stop the site like Ctrl-C does, so the
-    # worker and beat subprocesses (in sessions of their own) are stopped, never orphaned. They
+    # SIGINT (Ctrl-C, or `kill -INT` with no terminal), SIGTERM and SIGHUP (a closed terminal,
+    # `kill`) all stop the site the same way, so the worker and beat subprocesses (in sessions
+    # of their own) are stopped, never orphaned, and the final standings are printed. They
     # only ask `watch` to stop: an exception thrown into whatever ran when the signal came
-    # (a lock held, a database call) could escape the clean-up.
+    # (a lock held, a database call) could escape the clean-up. A second Ctrl-C interrupts.
     _stop.clear()
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _ask_to_stop)
     upgrade()
     ensure_house_bots()
@@ -103,11 +124,14 @@ def run(args: argparse.Namespace) -> int:
         server = create_server(args.address).start()
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
-    dashboard = None
+    dashboard = metrics = None
     try:
-        started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
-                                          name="up", logfile=logs / "worker.log"))
-        started.append(procs.start_worker(queues="people", concurrency=procs.PEOPLE_THREADS,
+        metrics, metrics_url = upmetrics.start(args.metrics)
+        env = metrics.worker_env() if metrics is not None else {}
+        started.append(procs.start_worker(env, queues="moves,batch",
+                                          concurrency=args.concurrency, name="up",
+                                          logfile=logs / "worker.log"))
+        started.append(procs.start_worker(env, queues="people", concurrency=procs.PEOPLE_THREADS,
                                           pool="threads", name="up-people",
                                           logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
@@ -120,10 +144,14 @@ def run(args: argparse.Namespace) -> int:
             "logs": str(logs),
             "token": token,
             "token_note": token_note,
+            "token_file": token_file,
+            "piped": not console.is_terminal,
+            "command": bummerl_command(),
             "web": web_url,
+            "metrics": metrics_url,
         }
         for line in header_lines(header):
-            console.print(line)
+            console.print(line, soft_wrap=True)  # a terminal folds it: copied, it is whole
         if not watch(header, args, started, console):
             return 1
     except KeyboardInterrupt:
@@ -131,10 +159,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
-        procs.stop_all(started)
-        if dashboard is not None:
-            dashboard.stop()
+        stop_processes(started, dashboard)
         server.stop()
+        if metrics is not None:
+            metrics.close()
     return 0
 
 
@@ -166,6 +194,7 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
                 return False
             if live is not None:
                 live.update(render(header, args.profiles))
+        ask_to_stop(started)  # their grace runs while the last standings are drawn
         if live is not None:
             live.update(render(header, args.profiles))
     if finished is not None:
@@ -173,22 +202,71 @@ def watch(header: dict[str, Any], args: argparse.Namespace, started: list[Any],
     return True
 
 
-def operator_token(args: argparse.Namespace) -> tuple[str | None, str]:
+def operator_token(args: argparse.Namespace) -> tuple[str | None, str, Path | None]:
     """The operator token to show (None: the person gave it, or gave only its SHA-256, or
-    registration is open) and a note on where it comes from (cli/tokenfile.py)."""
+    registration is open), a note on where it comes from, and the file it is kept in
+    (cli/tokenfile.py; None when it is not kept)."""
     from cli.tokenfile import OPERATOR
     from db.base import database_url, var_dir
 
     if args.operator_token:  # the person knows it: not shown
         os.environ["BUMMERL_OPERATOR_TOKEN"] = args.operator_token
-        return None, "the one given (--operator-token or $BUMMERL_OPERATOR_TOKEN)"
+        return None, "the one given (--operator-token or $BUMMERL_OPERATOR_TOKEN)", None
     if os.environ.get("BUMMERL_OPERATOR_TOKEN_SHA256") or os.environ.get(
             "BUMMERL_OPEN_REGISTRATION"):
-        return None, ""
+        return None, "", None
     path = OPERATOR.path_for(database_url(), var_dir())
     token, made = OPERATOR.keep(path)
     os.environ["BUMMERL_OPERATOR_TOKEN"] = token
-    return token, f"{'new, ' if made else ''}kept in {path}"
+    return token, f"{'new, ' if made else ''}kept in {path}", path
+
+
+def bummerl_command() -> str:
+    """How a person starts `bummerl` from where they are: `bummerl` when that is the one on
+    the PATH, else the script of this environment (`.venv/bin/bummerl` from the repository's
+    root, its full path elsewhere), else this Python running the module."""
+    here = Path(os.path.abspath(sys.executable)).parent / "bummerl"  # the venv's, unresolved
+    found = shutil.which("bummerl")
+    if found and (not here.exists() or os.path.samefile(found, here)):
+        return "bummerl"
+    if here.exists():
+        relative = os.path.relpath(here)
+        return relative if not relative.startswith("..") else shlex.quote(str(here))
+    return f"{shlex.quote(sys.executable)} -m cli.main"
+
+
+def stop_processes(started: list[Any], dashboard: Any, grace: float = STOP_GRACE_S) -> None:
+    """Stop the worker and beat subprocesses, and the dashboard meanwhile. Each is asked to
+    stop (SIGTERM: a worker finishes the task it runs, most take milliseconds) and given
+    `grace` seconds, then killed with its process group: Celery's own shutdown takes seconds
+    more once its tasks are done (billiard's pool threads poll once a second). Nothing a
+    clean stop keeps is lost by that: an action is applied by the service, whole or not at
+    all, and the service stops after them; a task cut short is owed work the site redoes
+    after a restart (the service announces the pending turns of the matches it resumes, the
+    ladder's tick rates the finished matches left unrated)."""
+    from workers import procs
+
+    end = ask_to_stop(started, grace)
+    if dashboard is not None:
+        dashboard.stop()
+    for proc in started:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, end - time.monotonic()))
+    for proc in started:
+        procs.kill(proc)
+
+
+_asked: dict[int, float] = {}  # pid of a process asked to stop → the end of its grace
+
+
+def ask_to_stop(started: list[Any], grace: float = STOP_GRACE_S) -> float:
+    """SIGTERM each process not asked yet (all at once: their graces run together); when the
+    last grace ends."""
+    for proc in started:
+        if proc.pid not in _asked and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            _asked[proc.pid] = time.monotonic() + grace
+    return max((_asked.get(proc.pid, 0.0) for proc in started), default=0.0)
 
 
 def local_address(address: str) -> str:
@@ -198,10 +276,12 @@ def local_address(address: str) -> str:
     return f"127.0.0.1:{port}" if host in ("0.0.0.0", "[::]", "::", "") else address
 
 
-_stop = threading.Event()  # set by SIGTERM or SIGHUP
+_stop = threading.Event()  # set by SIGINT, SIGTERM or SIGHUP
 
 
 def _ask_to_stop(signum: int, frame: Any) -> None:
+    if signum == signal.SIGINT and _stop.is_set():  # Ctrl-C again: the person insists
+        raise KeyboardInterrupt
     _stop.set()
 
 
@@ -221,6 +301,9 @@ def start_dashboard(where: str) -> tuple[Any, str | None]:
         return None, f"not started ({where}: {e})"
     except (OSError, SystemExit):  # Werkzeug exits when it cannot bind (it says why on stderr)
         return None, f"not started ({where} is in use or cannot be bound)"
+    from web.metrics import instrument
+
+    dashboard.server.app = instrument(dashboard.server.app)  # counted for /metrics
     return dashboard.start(), dashboard.url
 
 
@@ -254,6 +337,8 @@ def _safe_url() -> str:
 
 
 def header_lines(header: dict) -> list[Any]:
+    """The lines above the standings. Piped (`header["piped"]`: a log others may read), the
+    join hint reads the operator token from its file instead of holding it."""
     from rich.markup import escape
     from rich.text import Text
 
@@ -262,11 +347,18 @@ def header_lines(header: dict) -> list[Any]:
         f"{header['broker']} · database {header['database']} · logs {header['logs']}")]
     if header.get("web"):
         lines.append(Text.from_markup(f"dashboard [cyan]{escape(header['web'])}[/cyan]"))
+    if header.get("metrics"):
+        lines.append(Text.from_markup(f"metrics [cyan]{escape(header['metrics'])}[/cyan] "
+                                      "(Prometheus: the service, the workers, the dashboard)"))
     if header["token"]:
-        lines.append(Text.from_markup(
-            f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "
-            f"--operator-token {header['token']}[/green], then [green]bummerl bot run "
-            f"...[/green] (see README)"))
+        command = header.get("command") or "bummerl"
+        token = header["token"]
+        if header.get("piped") and header.get("token_file"):
+            token = f'"$(cat {shlex.quote(str(header["token_file"]))})"'
+        lines.append(Text("join with a bot: ").append(
+            f"{command} bot register NAME --server {header['service']} --operator-token "
+            f"{token}", style="green").append(", then ").append(
+            f"{command} bot run ...", style="green").append(" (see README)"))
     if header.get("token_note"):
         lines.append(Text(f"operator token: {header['token_note']}"))
     lines.append(Text("Ctrl-C stops everything."))
@@ -283,10 +375,10 @@ def render(header: dict, profiles: str) -> Any:
     parts: list[Any] = []
     for profile in filter(None, (p.strip() for p in profiles.split(","))):
         table = Table(title=f"ladder standings · profile {profile}  (openskill μ ± 2σ, "
-                            "ranked by μ − 3σ; prov. = provisional)", title_justify="left")
+                            "ranked by μ − 3σ)", title_justify="left")
         for column, justify in (("#", "right"), ("bot", "left"), ("kind", "left"),
                                 ("rating", "right"), ("μ−3σ", "right"), ("matches", "right"),
-                                ("won", "right"), ("now", "right"), ("", "left")):
+                                ("won", "right"), ("now", "right"), ("provisional", "left")):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for rank, st in enumerate(ladder.standings(profile), 1):
             kind = (st.strategy or "?" if st.kind == "house"
@@ -295,7 +387,7 @@ def render(header: dict, profiles: str) -> Any:
             table.add_row(str(rank), st.name, kind, f"{st.mu:.1f}±{2 * st.sigma:.1f}",
                           f"{st.ordinal:.1f}", str(st.matches), won,
                           str(st.playing) if st.playing else "",
-                          "[yellow]prov.[/yellow]" if st.provisional else "")
+                          "[yellow]yes[/yellow]" if st.provisional else "")
         parts.append(table)
         parts.append(ladder_line(profile))
         parts.append(running_table(profile))

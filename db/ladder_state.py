@@ -92,6 +92,14 @@ def _names(names: list[str], limit: int = 6) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+def _house_note(free: list[Bot]) -> str:
+    """Why a bot already in a ladder match is counted among those the ladder pairs: house
+    bots are never busy (the workers play as many of their matches as asked)."""
+    if any(bot.kind == HOUSE for bot in free):
+        return " (a house bot may play several matches at once)"
+    return ""
+
+
 def ladder_state(s: Session, profile: str, heartbeat_s: float, target: int | None = None,
                  moment: datetime | None = None) -> LadderState:
     """The ladder of `profile` now (`target`: `target_matches()` unless given)."""
@@ -109,8 +117,8 @@ def ladder_state(s: Session, profile: str, heartbeat_s: float, target: int | Non
     playing = {frozenset((m.bot0_id, m.bot1_id)) for m in running}
     if any(frozenset((a.id, b.id)) not in playing for a, b in combinations(free, 2)):
         return LadderState(profile, len(running), target, names, False,
-                           f"{len(running)} of {target} matches running; pairing "
-                           f"{len(free)} free bots", None)
+                           f"{len(running)} of {target} matches running; pairing among "
+                           f"{len(free)} bots{_house_note(free)}", None)
     if len(free) < 2:
         remote = s.scalar(select(func.count()).select_from(Bot).where(
             Bot.suspended_at.is_(None), Bot.kind == REMOTE)) or 0

@@ -5,6 +5,10 @@ The generated modules (`*_pb2.py`, `*_pb2.pyi`, `*_pb2_grpc.py`) are written nex
 `bummerl.v1.xxx_pb2`, so this script also puts `proto/` on the interpreter's import path with a
 `.pth` file in its site-packages: after `bash scripts/setup`, `from bummerl.v1 import match_pb2`
 works anywhere in the virtual environment.
+
+The code is generated again only when a `.proto` file (or this script) is newer than the oldest
+generated module, or one is missing (`--force`: always); then it says so on stderr, and says
+nothing when nothing changed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,23 @@ PTH_NAME = "bummerl_proto.pth"
 
 def protos() -> list[Path]:
     return sorted((HERE / "bummerl").rglob("*.proto"))
+
+
+def outputs(proto: Path) -> list[Path]:
+    """The modules generated from `proto`."""
+    stem = proto.with_suffix("")
+    return [stem.with_name(stem.name + suffix)
+            for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")]
+
+
+def stale() -> bool:
+    """Whether a generated module is missing or older than a `.proto` file or this script."""
+    sources = protos()
+    made = [out for proto in sources for out in outputs(proto)]
+    if not all(out.exists() for out in made):
+        return True
+    newest = max(p.stat().st_mtime for p in [*sources, Path(__file__).resolve()])
+    return min(out.stat().st_mtime for out in made) < newest
 
 
 def generate() -> None:
@@ -53,10 +74,13 @@ def install_path() -> None:
         pth.write_text(line)
 
 
-def main() -> None:
-    generate()
+def main(argv: list[str] | None = None) -> None:
+    force = "--force" in (sys.argv[1:] if argv is None else argv)
+    if force or stale():
+        generate()
+        print(f"proto: generated {len(protos())} files under {HERE / 'bummerl'}",
+              file=sys.stderr)
     install_path()
-    print(f"proto: generated {len(protos())} files under {HERE / 'bummerl'}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ their ratio. The figures themselves belong to the bench, not here."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -15,12 +16,19 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 
-def test_the_events_bench_prints_its_figures(postgres_url, redis_url):
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "events.py"), "--bots", "4", "--concurrency", "2",
-         "--ladder-seconds", "5", "--postgres", postgres_url, "--redis", redis_url],
-        capture_output=True, text=True, timeout=300, cwd=ROOT)
+def run_bench(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """bench/events.py with its temporary folders made under `tmp`."""
+    tmp.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "events.py"), *args],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "TMPDIR": str(tmp)})
+
+
+def test_the_events_bench_prints_its_figures(postgres_url, redis_url, tmp_path):
+    done = run_bench(tmp_path / "tmp", "--bots", "4", "--concurrency", "2", "--ladder-seconds",
+                     "5", "--postgres", postgres_url, "--redis", redis_url)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []  # its folder removed at exit (issue 44)
     out = done.stdout
     assert "round-robin: 3 rounds, 12 matches, state finished" in out, out
     ladder = re.search(r"^  ladder \(peer\)\s+([0-9.]+)$", out, re.M)
@@ -29,3 +37,10 @@ def test_the_events_bench_prints_its_figures(postgres_url, redis_url):
     assert ladder and event and ratio, out
     assert float(ladder.group(1)) > 0 and float(event.group(1)) > 0
     assert abs(float(event.group(1)) / float(ladder.group(1)) - float(ratio.group(1))) < 0.02
+
+
+def test_a_failed_run_removes_its_folder_too(redis_url, tmp_path):
+    done = run_bench(tmp_path / "tmp", "--postgres", "postgresql+psycopg://127.0.0.1:1/none",
+                     "--redis", redis_url)
+    assert done.returncode != 0
+    assert list((tmp_path / "tmp").iterdir()) == []

@@ -70,13 +70,18 @@ def read_until(proc: subprocess.Popen, pattern: str, timeout: float) -> tuple[li
 
 
 def header(proc: subprocess.Popen) -> dict[str, str]:
+    """What the header says; piped, the join hint reads the token from its file (issue 44):
+    "token" is the token that file holds, and it appears nowhere in the output."""
     lines, _ = read_until(proc, "Ctrl-C stops everything", 120)
     text = "\n".join(lines)
     found = {"service": re.search(r"service (\S+)", text).group(1)}  # type: ignore[union-attr]
-    token = re.search(r"--operator-token (\S+?),? then", text)
+    token = re.search(r'--operator-token "\$\(cat (\S+?)\)", then', text)
     note = re.search(r"operator token: (.*)", text)
-    found["token"] = token.group(1) if token else ""
+    found["token"] = Path(token.group(1)).read_text().strip() if token else ""
+    assert not found["token"] or found["token"] not in text
     found["note"] = note.group(1) if note else ""
+    assert found["token"] or "kept in" not in found["note"], text  # a kept token is hinted
+    found["text"] = text
     return found
 
 

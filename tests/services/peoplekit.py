@@ -68,20 +68,26 @@ def house_bot(sessions, name: str = "house-random", strategy: str = "random") ->
 
 
 def play_house_turns(monkeypatch: pytest.MonkeyPatch, address: str,
-                     sessions: sessionmaker[Session]) -> None:
+                     sessions: sessionmaker[Session]) -> list[threading.Thread]:
     """House turns of this process's service are played by the workers' code on threads, and
-    its finished games rated in the people's pool (`workers.people`) as the rate task does."""
+    its finished games rated in the people's pool (`workers.people`) as the rate task does, on
+    threads too: the list they are added to, for `join_all` before the database goes."""
+    started: list[threading.Thread] = []
 
     def on_turn(match_id: int, seat: int, seq: int, turn: hooks.HouseTurn) -> None:
         args, kwargs, _ = tasks.move_message(match_id, seat, seq, strategy=turn.strategy,
                                              observation=turn.encoded(),
                                              person=turn.opponent_person)
-        threading.Thread(target=moves.play_house_move, args=args, kwargs=kwargs,
-                         daemon=True).start()
+        thread = threading.Thread(target=moves.play_house_move, args=args, kwargs=kwargs,
+                                  daemon=True, name=f"move-{match_id}")
+        thread.start()
+        started.append(thread)  # once started: `join_all` may run meanwhile
 
     def on_match_end(match_id: int) -> None:  # the `bummerl.rate` task's people part
-        threading.Thread(target=people.rate_people_match, args=(match_id, sessions),
-                         daemon=True).start()
+        thread = threading.Thread(target=people.rate_people_match, args=(match_id, sessions),
+                                  daemon=True, name=f"rate-{match_id}")
+        thread.start()
+        started.append(thread)
 
     monkeypatch.setattr(hooks, "on_turn", [on_turn])
     monkeypatch.setattr(hooks, "on_match_end", [on_match_end])
@@ -89,15 +95,33 @@ def play_house_turns(monkeypatch: pytest.MonkeyPatch, address: str,
     monkeypatch.setenv("BUMMERL_SERVICE_ADDRESS", address)
     monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
     monkeypatch.setattr(service_module, "_service", None)
+    return started
+
+
+def join_all(threads: list[threading.Thread], timeout: float = 60.0) -> None:
+    """Wait for `threads` (and any they add meanwhile) to end: a rating still writing when the
+    test's schema is dropped deadlocks with the drop (issue 44)."""
+    end = time.monotonic() + timeout
+    while threads:
+        thread = threads.pop(0)
+        thread.join(max(0.0, end - time.monotonic()))
+        assert not thread.is_alive(), f"thread {thread.name} did not end in {timeout:.0f} s"
 
 
 @contextmanager
 def people_service(database: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[People]:
     monkeypatch.setattr(hooks, "on_turn", [])
     monkeypatch.setattr(hooks, "on_match_end", [])
-    with running_service(database, PEOPLE_CONFIG) as svc:
-        play_house_turns(monkeypatch, svc.server.address, svc.sessions)
-        yield People(svc, people_pb2_grpc.PeopleServiceStub(svc.channel))
+    threads: list[threading.Thread] = []
+    try:
+        with running_service(database, PEOPLE_CONFIG) as svc:
+            threads = play_house_turns(monkeypatch, svc.server.address, svc.sessions)
+            try:
+                yield People(svc, people_pb2_grpc.PeopleServiceStub(svc.channel))
+            finally:  # the house's moves and the ratings end while the service runs
+                join_all(threads)
+    finally:  # and those its last hooks started (a game that ended last), before the database
+        join_all(threads)  # goes
 
 
 def code_of(call) -> grpc.StatusCode:  # type: ignore[no-untyped-def]

@@ -679,3 +679,32 @@ def test_a_person_cannot_squat_the_house_bots_next_request_id(people):
         action=played, request_id=squatted), metadata=WEB)
     assert again.duplicate and again.seq == reply.seq
 
+
+
+def test_a_game_that_ends_last_is_rated_before_the_service_and_database_go(database,
+                                                                          monkeypatch):
+    """The rating's thread is joined when `people_service` ends (issue 44: it ran on into the
+    schema's drop and deadlocked with it): here it takes a second, and the block is left as
+    soon as the game ended."""
+    import workers.people
+
+    rated: list[bool] = []
+    real = workers.people.rate_people_match
+
+    def slow(match_id: int, sessions) -> None:  # type: ignore[no-untyped-def]
+        time.sleep(1.0)
+        rated.append(real(match_id, sessions))
+
+    monkeypatch.setattr(workers.people, "rate_people_match", slow)
+    with people_service(database, monkeypatch) as people:
+        house_bot(people.service.sessions)
+        alice = people.register("alice")
+        started = people.stub.StartGame(people_pb2.StartGameRequest(
+            person_id=alice.person_id, opponent="house-random", rated=True,
+            time_control=match_pb2.TimeControl(max_illegal=1)), metadata=WEB)
+        table = people.my_turn(alice.person_id, started.match.match_id)
+        foreign = next(str(c) for c in engine.ALL_CARDS
+                       if str(c) not in table.observation.hand)
+        assert code_of(lambda: people.act(alice.person_id, table, f"play {foreign}")) == \
+            grpc.StatusCode.FAILED_PRECONDITION  # she forfeits: the game ends, rated
+    assert rated == [True]
