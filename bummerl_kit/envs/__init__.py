@@ -21,8 +21,9 @@ def pettingzoo_env(profile: str = "soft", **kwargs: Any) -> Any:
     except ImportError as error:
         if (error.name or "").split(".")[0] not in ("pettingzoo", "gymnasium", "numpy"):
             raise
-        raise ImportError(f"pettingzoo_env needs {error.name}: pip install "
-                          "'bummerl-kit[pettingzoo]'", name=error.name) from error
+        raise ImportError(f"pettingzoo_env needs the kit's pettingzoo extra (no module "
+                          f"{error.name}): pip install 'bummerl-kit[pettingzoo]'",
+                          name=error.name) from error
 
     return env(profile=profile, **kwargs)
 
