@@ -1,16 +1,21 @@
 """The kit's environments as an author installs them (issue 45): without extras the kit holds
-the encoding and says which extra an environment needs; `pip install
+the encoding and the training rows of match records, and says which extra an environment
+needs; `pip install
 'bummerl_kit-….whl[pettingzoo]'` into a fresh virtual environment brings PettingZoo, and the
 installed environment passes PettingZoo's API test in both profiles."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from kitkit import Kit, installed_kit
+from recordkit import play_record
+
+from bummerl_kit import records
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +60,16 @@ def test_the_pettingzoo_extra_installs_and_its_environment_passes_the_api_test(k
     where, version = done.stdout.splitlines()[0].split()
     assert Path(where).is_relative_to(venv) and version.startswith("1.27"), done.stdout
     assert done.stdout.count("Passed API test") == 2, done.stdout
+
+
+def test_the_installed_kit_turns_a_record_into_the_same_rows(kit, tmp_path):
+    record, _ = play_record(5)
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    done = kit.run("import json, sys\n"
+                   "from bummerl_kit import records\n"
+                   "for row in records.rows_of_files(sys.argv[1:]):\n"
+                   "    print(json.dumps(row.to_dict()))\n", str(path))
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        json.loads(json.dumps(row.to_dict())) for row in records.rows_of_files([path])]
