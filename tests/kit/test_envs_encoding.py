@@ -116,3 +116,31 @@ def test_the_comparison_would_see_a_leak():
                 or hand.stock_cards() != twin.stock_cards())
         differed += theirs != observation_tensor(observe(twin, 1 - seat))
     assert differed > 20
+
+
+def test_what_the_tensor_derives_from_the_public_record_is_the_engines_truth():
+    """The opponent's points and pending points (R5.3, R5.5), the suit whose K or Q must be led
+    (R5.1) and the cards known in the opponent's hand, read from the public record, are the
+    engine's own figures."""
+    checked = declared = 0
+    for match, seat in random_matches(30, seed=9):
+        hand = match.hand
+        for me in (0, 1):
+            parts = encoding.describe(observation_tensor(match.observe(me)))
+            other = 1 - me
+            assert round(parts["points"][1] * 66) == hand.points(other)
+            assert round(parts["pending_points"][1] * 66) == hand.pending_points(other)
+            assert round(parts["points"][0] * 66) == hand.points(me)
+            known = {i for i, x in enumerate(parts["known_opponent"]) if x}
+            assert known <= {c.index for c in hand.holding(other)}
+            ruled_out = {i for i, x in enumerate(parts["ruled_out"]) if x}
+            assert not ruled_out & {c.index for c in hand.holding(other)}
+        must = encoding.describe(observation_tensor(match.observe(seat)))["must_lead_marriage"]
+        legal = match.legal_actions()
+        if any(must):
+            declared += 1
+            suit = "CDHS"[must.index(1.0)]
+            assert all(a.kind != "play" or (a.card.suit == suit and a.card.rank in "KQ")
+                       for a in legal)
+        checked += 1
+    assert checked > 1000 and declared > 3
