@@ -156,8 +156,15 @@ def version() -> str:
         return str(tomllib.load(f)["project"]["version"])
 
 
+# Optional extras: the frameworks of the training environments (bummerl_kit.envs imports
+# each only when its environment is asked for).
+EXTRAS = {"pettingzoo": ["pettingzoo>=1.27,<2", "gymnasium>=1.0"]}
+
+
 def pyproject() -> str:
     requires = ", ".join(f'"{r}"' for r in requirements())
+    extras = "\n".join(f"{name} = [{', '.join(repr(r) for r in deps)}]".replace("'", '"')
+                       for name, deps in EXTRAS.items())
     return f"""[build-system]
 requires = ["setuptools>=70.1"]
 build-backend = "setuptools.build_meta"
@@ -169,6 +176,9 @@ description = "The bot authors' kit of bummerl: write a Schnapsen bot, play it o
 readme = "README.md"
 requires-python = ">=3.11"
 dependencies = [{requires}]
+
+[project.optional-dependencies]
+{extras}
 
 [project.scripts]
 {NAME} = "{PACKAGE}.__main__:main"

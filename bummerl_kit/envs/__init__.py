@@ -14,9 +14,16 @@ from bummerl_kit.envs.openspiel_game import register_openspiel  # needs bummerl-
 
 
 def pettingzoo_env(profile: str = "soft", **kwargs: Any) -> Any:
-    """A PettingZoo AEC environment of a match (`bummerl_kit.envs.pettingzoo`); needs
+    """A PettingZoo AEC environment of a match (`bummerl_kit.envs.aec`: `episode="match"` or
+    `"hand"`, `reward="game_points"` or `"match"`, `render_mode`); needs
     `pip install bummerl-kit[pettingzoo]`."""
-    from bummerl_kit.envs.pettingzoo import env
+    try:
+        from bummerl_kit.envs.aec import env
+    except ImportError as error:
+        if (error.name or "").split(".")[0] not in ("pettingzoo", "gymnasium", "numpy"):
+            raise
+        raise ImportError(f"pettingzoo_env needs {error.name}: pip install "
+                          "'bummerl-kit[pettingzoo]'", name=error.name) from error
 
     return env(profile=profile, **kwargs)
 

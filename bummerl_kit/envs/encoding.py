@@ -20,6 +20,7 @@ The observation tensor is a flat list of `OBSERVATION_SIZE` floats built from an
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -48,10 +49,15 @@ def action_index(action: Action | str) -> int:
 
 
 def action_of(index: int) -> Action:
-    """The action with this fixed index (0..26); raises ValueError otherwise."""
-    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < NUM_ACTIONS:
+    """The action with this fixed index (0..26, an int or a NumPy integer); raises
+    ValueError otherwise."""
+    try:
+        number = operator.index(index)
+    except TypeError:
+        number = -1
+    if isinstance(index, bool) or not 0 <= number < NUM_ACTIONS:
         raise ValueError(f"not an action index: {index!r} (0..{NUM_ACTIONS - 1})")
-    return ACTIONS[index]
+    return ACTIONS[number]
 
 
 def mask_of(actions: Iterable[Action]) -> list[int]:
@@ -121,6 +127,16 @@ def _layout() -> tuple[Field, ...]:
 LAYOUT: tuple[Field, ...] = _layout()
 FIELDS: dict[str, Field] = {f.name: f for f in LAYOUT}
 OBSERVATION_SIZE = LAYOUT[-1].offset + LAYOUT[-1].size
+# The bounds of each value (for a Box space): 0..1 but where a field says otherwise.
+_BOUNDS = {
+    "points": (0.0, 4.0),  # 120 card points and 100 of marriages at most: 220 / 66 < 4
+    "pending_points": (0.0, 2.0),  # 100 of marriages at most
+    "counters": (-0.5, 1.0),  # a counter ends at -2 at the lowest (1 - 3, R9.1)
+}
+LOW: tuple[float, ...] = tuple(_BOUNDS.get(f.name, (0.0, 1.0))[0]
+                               for f in LAYOUT for _ in range(f.size))
+HIGH: tuple[float, ...] = tuple(_BOUNDS.get(f.name, (0.0, 1.0))[1]
+                                for f in LAYOUT for _ in range(f.size))
 
 
 def _cards(out: list[float], at: int, cards: Iterable[Card]) -> None:
@@ -217,7 +233,7 @@ def describe(tensor: Sequence[float]) -> dict[str, list[float]]:
 
 __all__ = [
     "ACTIONS", "CLAIM_INDEX", "CLOSE_INDEX", "DECLARE_INDEX", "EXCHANGE_INDEX", "FIELDS",
-    "LAYOUT", "NUM_ACTIONS", "OBSERVATION_SIZE", "Field", "action_index", "action_of",
-    "describe", "legal_mask", "mask_of", "must_lead_marriage", "observation_tensor",
+    "HIGH", "LAYOUT", "LOW", "NUM_ACTIONS", "OBSERVATION_SIZE", "Field", "action_index",
+    "action_of", "describe", "legal_mask", "mask_of", "must_lead_marriage", "observation_tensor",
     "opponent_points",
 ]

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from envkit import twins
 
 from bummerl_kit.envs import encoding
 from bummerl_kit.envs.encoding import (
@@ -19,7 +20,7 @@ from bummerl_kit.envs.encoding import (
     legal_mask,
     observation_tensor,
 )
-from engine import ALL_CARDS, Action, Hand, Match, Profile, deck_for, observe
+from engine import ALL_CARDS, Action, Match, Profile, observe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,74 +95,24 @@ def test_fields_read_the_observation():
     assert sum(parts["unseen"]) == 20 - 5 - 1  # own cards and the face-up trump card
 
 
-def indistinguishable(hand: Hand, seat: int, rng: random.Random) -> list | None:
-    """A deck that deals `seat` the same cards and lets the same actions replay (the same
-    public history) with the opponent's hand or the stock order changed, or None. Only cards
-    whose place `seat` cannot see and was never shown are moved."""
-    obs = observe(hand, seat)
-    hidden = obs.unseen_cards() - obs.known_opponent_cards()
-    deck = list(hand.deck)
-    places = [i for i, card in enumerate(deck) if card in hidden]
-    cards = [deck[i] for i in places]
-    rng.shuffle(cards)
-    other = list(deck)
-    for i, card in zip(places, cards, strict=True):
-        other[i] = card
-    twin = Hand(other, hand.dealer, hand.profile)
-    try:
-        for actor, action in hand.history:
-            twin.apply(actor, action)
-    except ValueError:  # IllegalActionError: the moved cards changed what was legal
-        return None
-    if (twin.holding(1 - seat), twin.stock_cards()) == (hand.holding(1 - seat),
-                                                        hand.stock_cards()):
-        return None
-    return [twin]
-
-
 def test_a_seat_cannot_tell_apart_deals_that_differ_only_where_it_cannot_see():
-    rng = random.Random(45)
     compared = 0
-    for n in range(300):
-        profile = Profile.SOFT if n % 2 == 0 else Profile.SHARP
-        hand = Hand(deck_for(n, 0), dealer=n % 2, profile=profile)
-        stop = rng.randrange(1, 20)
-        steps = 0
-        while not hand.is_over and steps < stop:
-            actor = hand.to_act
-            assert actor is not None
-            hand.apply(actor, rng.choice(hand.legal_actions()))
-            steps += 1
-        if hand.is_over:
-            continue
-        for seat in (0, 1):
-            found = indistinguishable(hand, seat, rng)
-            if found is None:
-                continue
-            twin = found[0]
-            mine = observe(hand, seat, (5, 3), 2)
-            theirs = observe(twin, seat, (5, 3), 2)
-            assert observation_tensor(mine) == observation_tensor(theirs)
-            assert legal_mask(mine) == legal_mask(theirs)
-            # The harness would see a leak: the opponent's own view did change.
-            assert (observe(hand, 1 - seat).hand != observe(twin, 1 - seat).hand
-                    or hand.stock_cards() != twin.stock_cards())
-            compared += 1
+    for hand, twin, seat in twins(300, seed=45):
+        mine = observe(hand, seat, (5, 3), 2)
+        theirs = observe(twin, seat, (5, 3), 2)
+        assert observation_tensor(mine) == observation_tensor(theirs)
+        assert legal_mask(mine) == legal_mask(theirs)
+        compared += 1
     assert compared > 200
 
 
-def test_a_leaky_encoding_would_fail_the_same_comparison():
-    """The comparison above catches a tensor that reads hidden cards: encode the opponent's
-    hand too and twins differ."""
-    rng = random.Random(7)
+def test_the_comparison_would_see_a_leak():
+    """Twins differ where the seat cannot see: a tensor that read the opponent's hand or the
+    stock (here: the opponent's own tensor, or the stock's order) would differ between them."""
     differed = 0
-    for n in range(50):
-        hand = Hand(deck_for(n, 0), dealer=0)
-        hand.apply(1, hand.legal_actions()[0])
-        found = indistinguishable(hand, 1, rng)
-        if found is None:
-            continue
-        twin = found[0]
-        if set(hand.holding(0)) != set(twin.holding(0)):
-            differed += 1
-    assert differed > 10
+    for hand, twin, seat in twins(100, seed=7):
+        theirs = observation_tensor(observe(hand, 1 - seat))
+        assert (theirs != observation_tensor(observe(twin, 1 - seat))
+                or hand.stock_cards() != twin.stock_cards())
+        differed += theirs != observation_tensor(observe(twin, 1 - seat))
+    assert differed > 20
