@@ -48,7 +48,7 @@ and ignores the cards strict play rules out, while an OpenSpiel state is its his
 seat's information state includes the order of its draws, which a position does not fix. The
 sampler's first number seeds the draw. Use OpenSpiel's Python IS-MCTS
 (`open_spiel.python.algorithms.ismcts.ISMCTSBot`): the C++ `pyspiel.ISMCTSBot` cannot call a
-Python game's resampler.
+Python game's resampler (it crashes on this game in open-spiel 2.0.2).
 """
 
 from __future__ import annotations
@@ -84,7 +84,11 @@ _JACK = RANKS.index(Rank.JACK)
 def register_openspiel() -> None:
     """Register `python_schnapsen` with OpenSpiel (again: nothing happens). Needs
     `pip install bummerl-kit[openspiel]`."""
-    import pyspiel
+    try:
+        import pyspiel
+    except ImportError as error:
+        raise ImportError("register_openspiel needs open-spiel (pyspiel): pip install "
+                          "'bummerl-kit[openspiel]'", name="pyspiel") from error
 
     if SHORT_NAME not in pyspiel.registered_names():
         pyspiel.register_game(_game_type(), _classes()[0])
