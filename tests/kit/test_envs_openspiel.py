@@ -6,9 +6,11 @@ IS-MCTS playing hands to their end with it."""
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,6 +88,17 @@ def test_the_game_is_one_zero_sum_hand_with_the_profile_as_a_parameter():
     with pytest.raises(ValueError, match="profile must be 'soft' or 'sharp'.*'hard'"):
         pyspiel.load_game("python_schnapsen(profile=hard)")
     register_openspiel()  # again: nothing happens
+
+
+def test_the_docs_lines_run_as_written():
+    """docs/kit.md's example, as written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "kit.md").read_text()
+    section = text.split("## The OpenSpiel game", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None and "python_schnapsen" in code.group(1)
+    scope: dict = {}
+    exec(code.group(1), scope)
+    assert scope["game"].profile is Profile.SHARP
 
 
 def test_the_kit_imports_its_environments_without_open_spiel():
