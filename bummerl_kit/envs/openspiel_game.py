@@ -59,7 +59,10 @@ from functools import cache
 from typing import Any
 
 from bummerl_kit.envs import encoding
+from client.bot import Bot
+from engine.actions import Action
 from engine.cards import ALL_CARDS, RANKS, SUITS, Card, Rank
+from engine.errors import IllegalActionError
 from engine.hand import Hand
 from engine.observation import Observation, observe
 from engine.rules import Profile
@@ -78,7 +81,7 @@ INFO_PARTS: tuple[tuple[str, tuple[int, ...]], ...] = (
 _FOREHAND_POSITIONS = (0, 1, 2, 7, 8)  # R2.2
 _DEALER_POSITIONS = (3, 4, 5, 9, 10)
 _TRUMP_POSITION = 6
-_JACK = RANKS.index(Rank.JACK)
+_KING, _QUEEN, _JACK = RANKS.index(Rank.KING), RANKS.index(Rank.QUEEN), RANKS.index(Rank.JACK)
 
 
 def register_openspiel() -> None:
@@ -340,73 +343,222 @@ class _State:
 
 
 def _resampled_deck(state: _State, seat: int, rng: random.Random) -> list[int]:
-    """A deck consistent with what `seat` saw in `state`, uniform among such decks.
-
-    Fixed: the seat's dealt and drawn positions and the trump card (position 6). The other
-    cards (`free`) go to the opponent's positions (dealt, or drawn after trick i: usable from
-    trick i + 1 on) and the stock's undrawn positions, so that each card the opponent showed
-    at trick k sits at one of its positions usable by trick k, and each card strict play rules
-    out of its hand (R3.4) in the stock. Placed in that order (ruled-out cards, then shown
-    cards by deadline, then the rest), each uniformly among the places left for it: the
-    number of ways to finish never depends on the earlier choices, so the deck is uniform
-    among the consistent ones."""
+    """A deck consistent with what `seat` saw in `state`, uniform among such decks: the seat's
+    dealt and drawn positions and the trump card (position 6) stay; the other cards are placed
+    by `_fill` among the opponent's positions and the stock's undrawn ones."""
     hand = state.hand
     assert hand is not None
     true = state._deck
+    places, stock = _places(state._dealer, [t.winner for t in hand.tricks], hand.closed_after)
+    deck: list[int | None] = [None] * 20
+    for p in [_TRUMP_POSITION, *(p for p, _ in places[seat])]:
+        deck[p] = true[p]
     opponent = 1 - seat
-    own_dealt, own_draws = state.private_cards(seat)
-    fixed = {_TRUMP_POSITION, *own_dealt, *(p for p in own_draws if p is not None)}
-    opp_dealt, opp_draws = state.private_cards(opponent)
-    # Positions the opponent holds, with the trick from which each was in its hand.
-    opp_places = [(p, 0) for p in opp_dealt]
-    opp_places += [(p, i + 1) for i, p in enumerate(opp_draws) if p is not None]
-    drawn = len(opp_draws)
-    stock_places = list(range(11 + 2 * drawn, 20)) if drawn < 5 else []
-    free_cards = {true[p] for p, _ in opp_places} | {true[p] for p in stock_places}
-    # The opponent's shown cards: when first shown (the tricks finished then).
-    deadline: dict[int, int] = {}
+    free = {true[p] for p, _ in places[opponent]} | {true[p] for p in stock}
+    shown = _shown(state._actions, opponent, hand.trump_suit)
+    ruled_out = {c.index for c in observe(hand, seat).ruled_out_cards()}
+    _fill(deck, places[opponent], stock, free, shown, ruled_out, rng)
+    return [c for c in deck if c is not None]
+
+
+def _places(dealer: int, winners: list[int], closed_after: int | None
+            ) -> tuple[dict[int, list[tuple[int, int]]], list[int]]:
+    """Each seat's deck positions, with the trick from which the card there was in its hand
+    (0: dealt; i + 1: drawn after trick i, R3.3), and the stock's undrawn positions; from the
+    dealer and the winners of the finished tricks (public). The last draw's loser takes the
+    face-up trump card, which has no position of its own here (it is position 6 or the jack)."""
+    places: dict[int, list[tuple[int, int]]] = {
+        dealer: [(p, 0) for p in _DEALER_POSITIONS],
+        1 - dealer: [(p, 0) for p in _FOREHAND_POSITIONS]}
+    draws = min(len(winners), 5 if closed_after is None else min(closed_after, 5))
+    for i in range(draws):
+        places[winners[i]].append((11 + 2 * i, i + 1))
+        if i < 4:
+            places[1 - winners[i]].append((12 + 2 * i, i + 1))
+    return places, list(range(11 + 2 * draws, 20)) if draws < 5 else []
+
+
+def _shown(actions: list[tuple[int, int]], seat: int, trump_suit: Any) -> dict[int, int]:
+    """The cards `seat` showed it held (played, declared in a marriage, the trump jack it
+    exchanged: R3.1, R5.1, R4.1), each with the number of tricks finished when first shown."""
+    shown: dict[int, int] = {}
     plays = 0
-    trump_suit = hand.trump_suit
-    for who, action in state._actions:
+    for who, action in actions:
         trick = plays // 2
-        shown: list[int] = []
+        cards: list[int] = []
         if action < 20:
             plays += 1
-            shown = [action]
+            cards = [action]
         elif action == encoding.EXCHANGE_INDEX:
-            shown = [SUITS.index(trump_suit) * 5 + _JACK]
+            cards = [SUITS.index(trump_suit) * 5 + _JACK]
         elif encoding.DECLARE_INDEX <= action < encoding.CLAIM_INDEX:
             suit = action - encoding.DECLARE_INDEX
-            shown = [suit * 5 + 2, suit * 5 + 3]  # K and Q (R5.1)
-        if who != opponent:
-            continue
-        for card in shown:
-            if card in free_cards and card not in deadline:
-                deadline[card] = trick
-    observation: Observation = observe(hand, seat)
-    ruled_out = {c.index for c in observation.ruled_out_cards()} & free_cards
-    deck: list[int | None] = [None] * 20
-    for p in fixed:
-        deck[p] = true[p]
-    open_stock = stock_places[:]
+            cards = [suit * 5 + _KING, suit * 5 + _QUEEN]
+        if who == seat:
+            for card in cards:
+                shown.setdefault(card, trick)
+    return shown
+
+
+def _fill(deck: list[int | None], places: list[tuple[int, int]], stock: list[int],
+          cards: set[int], shown: dict[int, int], ruled_out: set[int],
+          rng: random.Random) -> None:
+    """Put `cards` at a seat's `places` (position, from which trick) and the `stock`
+    positions of `deck`, uniformly among the ways in which each card in `shown` lies at one of
+    the seat's places it held by the trick it was shown, and each card in `ruled_out` (strict
+    play showed the seat cannot hold it, R3.4) in the stock.
+
+    Placed in that order (ruled-out cards, then shown cards by trick, then the rest), each
+    uniformly among the places left for it: the number of ways to finish never depends on the
+    earlier choices, so the result is uniform among the consistent ones. Raises ValueError
+    when there is none (an inconsistent history)."""
+    if len(places) + len(stock) != len(cards):
+        raise ValueError("no deal is consistent with the history: the cards do not fit")
+    open_stock = stock[:]
     rng.shuffle(open_stock)
+    ruled_out = ruled_out & cards
     for card in sorted(ruled_out):
+        if not open_stock:
+            raise ValueError("no deal is consistent with the history (R3.4)")
         deck[open_stock.pop()] = card
     taken: set[int] = set()
-    for card in sorted(deadline, key=lambda c: (deadline[c], c)):
-        places = [p for p, usable in opp_places if usable <= deadline[card] and p not in taken]
-        if not places:
-            raise ValueError("resample_from_infostate: no deal is consistent with the history")
-        place = rng.choice(places)
+    deadlines = {c: t for c, t in shown.items() if c in cards}
+    for card in sorted(deadlines, key=lambda c: (deadlines[c], c)):
+        if card in ruled_out:
+            raise ValueError("no deal is consistent with the history (R3.4)")
+        choice = [p for p, held in places if held <= deadlines[card] and p not in taken]
+        if not choice:
+            raise ValueError("no deal is consistent with the history: a shown card cannot "
+                             "have been in the hand then")
+        place = rng.choice(choice)
         taken.add(place)
         deck[place] = card
-    rest = sorted(free_cards - ruled_out - set(deadline))
+    rest = sorted(cards - ruled_out - set(deadlines))
     rng.shuffle(rest)
-    for p in range(20):
-        if deck[p] is None:
-            deck[p] = rest.pop()
-    assert not rest
+    for p in [p for p, _ in places if p not in taken] + open_stock:
+        deck[p] = rest.pop()
+
+
+# --- from a kit observation to a state (an OpenSpiel bot playing through the kit) ------------
+def state_from_observation(game: Any, observation: Observation,
+                           rng: random.Random | None = None) -> Any:
+    """A state of `game` that the observing seat cannot tell from where `observation` was
+    taken: the observation's public record replayed as actions on a deck drawn as
+    `resample_from_infostate` draws one, so that `observe(state.hand, seat)` equals
+    `observation` (but for the match's counters and hand number: a game is one hand).
+
+    The observation does not say in which order the seat got its cards, nor when an exchange
+    (R4.1) happened: the seat's dealt and drawn cards are drawn like the opponent's (each shown
+    card held by the trick it was shown), and the exchange is put at the latest lead the engine
+    allows. Raises ValueError when the hand is over or no deal fits."""
+    obs = observation
+    if obs.to_act is None:
+        raise ValueError("state_from_observation: the hand is over")
+    if Profile(game.profile) is not obs.profile:
+        raise ValueError(f"state_from_observation: a {obs.profile} observation for a "
+                         f"{game.profile} game")
+    rng = rng or random.Random()
+    tricks = len(obs.tricks)
+    leaders = [t.leader for t in obs.tricks] + [obs.leader]
+    exchange_at: list[int | None] = [None]
+    if obs.exchanges:
+        last = min(tricks, 4, obs.closed_after if obs.closed_after is not None else 4)
+        exchange_at = [k for k in range(last, -1, -1) if leaders[k] == obs.exchanges[0].seat]
+    for at in exchange_at:
+        actions = _actions_of(obs, at)
+        try:
+            deck = _deck_of(obs, actions, rng)
+            state = game.new_initial_state()
+            state.apply_action(obs.dealer)
+            for card in deck[:DEAL_ORDER]:
+                state.apply_action(card)
+            for _, action in actions:
+                state.apply_action(action)
+        except (ValueError, IllegalActionError):
+            continue
+        return state
+    raise ValueError("state_from_observation: no deal is consistent with the observation")
+
+
+def _actions_of(obs: Observation, exchange_at: int | None) -> list[tuple[int, int]]:
+    """The observation's public record as (seat, action id), in order, with the exchange at
+    the lead of trick `exchange_at`; at each lead: exchange, declare, close, then the card."""
+    actions: list[tuple[int, int]] = []
+    marriages = {m.trick: m for m in obs.marriages}  # at most one per lead (R5.2)
+    tricks = obs.tricks
+    for k in range(len(tricks) + 1):
+        leader = tricks[k].leader if k < len(tricks) else obs.leader
+        if exchange_at == k:
+            actions.append((leader, encoding.EXCHANGE_INDEX))
+        if k in marriages:
+            m = marriages[k]
+            actions.append((m.seat, encoding.DECLARE_INDEX + SUITS.index(m.suit)))
+        if obs.closed_by is not None and obs.closed_after == k:
+            actions.append((obs.closed_by, encoding.CLOSE_INDEX))
+        if k < len(tricks):
+            actions += [(leader, tricks[k].lead.index), (1 - leader, tricks[k].follow.index)]
+        elif obs.lead_card is not None:
+            actions.append((leader, obs.lead_card.index))
+    return actions
+
+
+def _deck_of(obs: Observation, actions: list[tuple[int, int]], rng: random.Random) -> list[int]:
+    """A deck for `actions` that gives the observing seat what `obs` shows."""
+    seat, opponent = obs.seat, 1 - obs.seat
+    places, stock = _places(obs.dealer, [t.winner for t in obs.tricks], obs.closed_after)
+    original = obs.exchanges[0].taken if obs.exchanges else obs.trump_card
+    jack = SUITS.index(obs.trump_suit) * 5 + _JACK
+    own = {c.index for c in obs.hand} | {c for s, c in actions if s == seat and c < 20}
+    if obs.stock_size == 0 and obs.closed_by is None and obs.tricks[4].winner != seat:
+        own.discard(obs.trump_card.index)  # taken face up on the last draw (R3.3)
+    if obs.exchanges and obs.exchanges[0].seat == seat:
+        own.discard(original.index)
+        own.add(jack)
+    deck: list[int | None] = [None] * 20
+    deck[_TRUMP_POSITION] = original.index
+    _fill(deck, places[seat], [], own, _shown(actions, seat, obs.trump_suit), set(), rng)
+    free = set(range(20)) - own - {original.index}
+    ruled_out = {c.index for c in obs.ruled_out_cards()}
+    _fill(deck, places[opponent], stock, free, _shown(actions, opponent, obs.trump_suit),
+          ruled_out, rng)
     return [c for c in deck if c is not None]
+
+
+class OpenSpielBot(Bot):
+    """A kit bot (`bummerl_kit.Bot`) that asks an OpenSpiel bot: each turn it makes a state of
+    `python_schnapsen` from the observation (`state_from_observation`) and plays the action
+    the OpenSpiel bot's `step` returns. `make_bot(game)` makes that bot, once per profile;
+    `ismcts_bot` is one. Run it like any kit bot (`bummerl-kit mybot.py:MyBot ...`)."""
+
+    def __init__(self, make_bot: Callable[[Any], Any] | None = None,
+                 seed: int | None = None) -> None:
+        register_openspiel()
+        self._make_bot = make_bot or ismcts_bot
+        self._bots: dict[Profile, Any] = {}
+        self._rng = random.Random(seed)
+
+    def act(self, observation: Observation) -> Action:
+        import pyspiel
+
+        profile = observation.profile
+        game = pyspiel.load_game(SHORT_NAME, {"profile": profile.value})
+        bot = self._bots.get(profile)
+        if bot is None:
+            bot = self._bots[profile] = self._make_bot(game)
+        state = state_from_observation(game, observation, self._rng)
+        return encoding.action_of(int(bot.step(state)))
+
+
+def ismcts_bot(game: Any, simulations: int = 200, seed: int | None = None) -> Any:
+    """OpenSpiel's Python IS-MCTS on `game`, with random roll-outs, resampling its worlds by
+    `resample_from_infostate`."""
+    import numpy as np
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1,
+                                            random_state=np.random.RandomState(seed))
+    return ismcts.ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=simulations,
+                            random_state=np.random.RandomState(seed))
 
 
 class Observer:
@@ -518,4 +670,5 @@ def _observation_string(obs: Observation) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["SHORT_NAME", "Observer", "register_openspiel"]
+__all__ = ["SHORT_NAME", "Observer", "OpenSpielBot", "ismcts_bot", "register_openspiel",
+           "state_from_observation"]

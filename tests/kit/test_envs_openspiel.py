@@ -14,15 +14,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bummerl.v1 import match_pb2
+from envkit import twins
+from servicekit import OPERATOR, auth, fresh_database, play_in_threads, running_service
 
 from bummerl_kit.envs import encoding, register_openspiel
-from engine import Hand, IllegalActionError, Profile, observe
+from engine import Hand, IllegalActionError, Profile, deck_for, observe
 from engine.cards import ALL_CARDS
-from tests.envkit import twins
+from examples.random_bot import RandomBot
 
 pyspiel = pytest.importorskip("pyspiel")
 ismcts = pytest.importorskip("open_spiel.python.algorithms.ismcts")
 mcts = pytest.importorskip("open_spiel.python.algorithms.mcts")
+from bummerl_kit.envs.openspiel_game import (  # noqa: E402
+    OpenSpielBot,
+    ismcts_bot,
+    state_from_observation,
+)
 
 register_openspiel()
 PROFILES = ("soft", "sharp")
@@ -291,3 +299,55 @@ def test_openspiel_ismcts_finishes_hands_with_resampling(profile):
         returns = state.returns()
         assert sum(returns) == 0 and abs(returns[0]) in (1, 2, 3)
     assert calls[0] > 0 and calls[1] > 0
+
+
+def test_a_state_made_from_a_kit_observation_observes_as_it():
+    """What an OpenSpiel bot playing through the kit starts from: a state made from the
+    observation alone, which the seat observes exactly as the observation (both profiles,
+    every point of random hands, exchanges, marriages and closes included)."""
+    rng = random.Random(45)
+    made = 0
+    for n in range(1200):
+        profile = Profile.SHARP if n % 2 else Profile.SOFT
+        hand = Hand(deck_for(n, 0), (n // 2) % 2, profile)
+        stop = rng.randrange(0, 26)
+        while not hand.is_over and len(hand.history) < stop:
+            hand.apply(hand.to_act, rng.choice(hand.legal_actions()))
+        if hand.is_over:
+            continue
+        seat = rng.randrange(2)
+        obs = observe(hand, seat)
+        state = state_from_observation(game(profile.value), obs, rng)
+        assert observe(state.hand, seat) == obs
+        assert state.legal_actions(seat) == [i for i, m in enumerate(encoding.legal_mask(obs))
+                                             if m]
+        made += 1
+    assert made > 300
+    over = Hand(deck_for(1, 0), 0)
+    while not over.is_over:
+        over.apply(over.to_act, over.legal_actions()[0])
+    with pytest.raises(ValueError, match="the hand is over"):
+        state_from_observation(game(), observe(over, 0))
+    with pytest.raises(ValueError, match="a soft observation for a sharp game"):
+        state_from_observation(game("sharp"), observe(Hand(deck_for(1, 0), 0), 1))
+
+
+def test_an_openspiel_ismcts_bot_plays_a_match_through_the_kit_on_a_real_service(tmp_path,
+                                                                                 request):
+    """OpenSpiel's IS-MCTS as a kit bot (`OpenSpielBot`) plays a whole match on a real service
+    (gRPC, database) against the README's random bot, with no refused action."""
+    with fresh_database("sqlite", request, tmp_path) as database, \
+            running_service(database) as service:
+        a_id, a_token = service.register("spiel")
+        b_id, b_token = service.register("randy")
+        created = service.matches.CreateMatch(
+            match_pb2.CreateMatchRequest(bot_ids=[a_id, b_id], seed=45), metadata=auth(OPERATOR))
+        bot = OpenSpielBot(lambda g: ismcts_bot(g, simulations=20, seed=1), seed=2)
+        runners = play_in_threads(service, [(bot, a_token), (RandomBot(3), b_token)],
+                                  matches=1, timeout=240)
+        stats = runners[0].stats
+        assert stats.rejected == 0 and stats.exceptions == 0 and stats.turns > 10
+        got = service.matches.GetMatch(
+            match_pb2.GetMatchRequest(match_id=created.match.match_id)).match
+        assert got.state == match_pb2.MATCH_STATE_FINISHED
+        assert got.end_reason == match_pb2.END_REASON_PLAYED
