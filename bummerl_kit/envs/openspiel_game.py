@@ -49,6 +49,12 @@ seat's information state includes the order of its draws, which a position does 
 sampler's first number seeds the draw. Use OpenSpiel's Python IS-MCTS
 (`open_spiel.python.algorithms.ismcts.ISMCTSBot`): the C++ `pyspiel.ISMCTSBot` cannot call a
 Python game's resampler (it crashes on this game in open-spiel 2.0.2).
+
+**Playing through the kit.** `OpenSpielBot(make_bot)` is a kit bot (`bummerl_kit.Bot`): each
+turn `state_from_observation` makes a state from the kit's observation alone (its public record
+replayed on a deck drawn as resampling draws one), and the OpenSpiel bot's `step` picks the
+action; `ismcts_bot(game)` makes OpenSpiel's IS-MCTS. bench/kit_openspiel.py measures it against
+the house levels.
 """
 
 from __future__ import annotations
