@@ -10,13 +10,13 @@ Needs `pip install bummerl-kit[openspiel]` (open-spiel 2.0.2); pyspiel and numpy
 here only, and only when a game is registered or made, so `bummerl_kit.envs` imports without them.
 
 **One hand, not a Bummerl.** OpenSpiel's algorithms (CFR and its variants, exploitability,
-IS-MCTS, evaluation) expect a finite game whose returns come at its end. A match (R9.1) is a
-chain of hands whose length is unbounded in principle and whose reward (won or lost) says little
-about each decision; one hand is finite (at most 27 actions), and its result is already a number:
-the game points of R8 (1, 2 or 3). So a game is one hand, its returns the winner's game points
-and their negative for the loser (zero-sum; R8.1-R8.5, either profile of R9.2/R9.3 by the
-parameter `profile`). Both match counters are 7 (the observation shows them), as in a match's
-first hand. A `match` parameter could chain hands later.
+IS-MCTS, evaluation) expect a finite game with returns at its end, and the tree algorithms a small
+one. One hand is finite (at most 27 actions) and its result is already a number, the game points
+of R8 (1, 2 or 3); a match (R9.1) chains up to 13 hands whose only result (won or lost) comes at
+the end, far from most decisions, in a tree 13 hands deep. So a game is one hand, its returns the
+winner's game points and their negative for the loser (zero-sum; R8.1-R8.5, either profile of
+R9.2/R9.3 by the parameter `profile`). Both match counters are 7 (the observation shows them),
+as in a match's first hand; a `match` parameter could chain hands later.
 
 **The deal as chance.** The first chance node picks the dealer (R2.1: at random, 2 outcomes);
 then 19 chance nodes deal the deck one card at a time, top card first (R2.2), each outcome one of
