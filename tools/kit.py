@@ -158,7 +158,8 @@ def version() -> str:
 
 # Optional extras: the frameworks of the training environments (bummerl_kit.envs imports
 # each only when its environment is asked for).
-EXTRAS = {"pettingzoo": ["pettingzoo>=1.27,<2", "gymnasium>=1.0"]}
+EXTRAS = {"pettingzoo": ["pettingzoo>=1.27,<2", "gymnasium>=1.0"],
+          "openspiel": ["open-spiel>=2.0.2"]}
 
 
 def pyproject() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bummerl_kit.envs import encoding
+from bummerl_kit.envs.openspiel_game import register_openspiel  # needs bummerl-kit[openspiel]
 
 
 def pettingzoo_env(profile: str = "soft", **kwargs: Any) -> Any:
@@ -28,4 +29,4 @@ def pettingzoo_env(profile: str = "soft", **kwargs: Any) -> Any:
     return env(profile=profile, **kwargs)
 
 
-__all__ = ["encoding", "pettingzoo_env"]
+__all__ = ["encoding", "pettingzoo_env", "register_openspiel"]

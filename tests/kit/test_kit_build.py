@@ -71,7 +71,8 @@ def test_the_layout_holds_every_source_with_no_generic_import_left(tmp_path):
     laid = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
     expected = {p.relative_to(ROOT / "bummerl_kit").as_posix()
                 for p in (ROOT / "bummerl_kit").rglob("*.py") if "__pycache__" not in p.parts}
-    assert {"__init__.py", "__main__.py", "envs/encoding.py", "envs/aec.py"} <= expected
+    assert {"__init__.py", "__main__.py", "envs/encoding.py", "envs/aec.py",
+            "envs/openspiel_game.py"} <= expected
     for folder, inside in (("engine", "engine"), ("client", "client"),
                            ("proto/bummerl", "bummerl")):
         expected |= {(Path(inside) / p.relative_to(ROOT / folder)).as_posix()
@@ -91,9 +92,10 @@ def test_the_layout_holds_every_source_with_no_generic_import_left(tmp_path):
     assert [d.split(">=")[0] for d in project["dependencies"]] == ["grpcio", "protobuf"]
     assert project["name"] == "bummerl-kit"
     assert project["scripts"] == {"bummerl-kit": "bummerl_kit.__main__:main"}
-    # The environments' frameworks only as extras (`bummerl-kit[pettingzoo]`).
+    # The environments' frameworks only as extras (`bummerl-kit[pettingzoo]`, `[openspiel]`).
     assert project["optional-dependencies"] == {
-        "pettingzoo": ["pettingzoo>=1.27,<2", "gymnasium>=1.0"]}
+        "pettingzoo": ["pettingzoo>=1.27,<2", "gymnasium>=1.0"],
+        "openspiel": ["open-spiel>=2.0.2"]}
     server = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["version"] == server["version"]
     assert (tree / "README.md").read_text() == (ROOT / "docs" / "kit.md").read_text()
