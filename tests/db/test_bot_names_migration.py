@@ -5,29 +5,10 @@ name, each later one becomes `<name>-<id>`), then `mybot` can no longer be store
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sqlalchemy import create_engine, exc, text
 
 from db.migrate import downgrade, upgrade
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'names.sqlite3'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    schema = f"n_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    yield f"{url}?options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
-
 
 BOT = ("INSERT INTO bots (id, name, kind, token_hash, created_at) VALUES "
        "(:id, :name, 'remote', :hash, '2026-12-01 10:00:00+00')")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
@@ -17,22 +15,6 @@ OWN_TABLES = {"bots", "matches", "hands", "actions", "duplicate_pairs", "tournam
               "tournament_entries", "tournament_byes",
               "people", "person_invites", "people_ratings", "people_rated",
               "exercises", "exercise_solves"}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'migrated.sqlite3'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    schema = f"m_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    yield f"{url}?options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
 
 
 def _table_of(diff) -> str | None:

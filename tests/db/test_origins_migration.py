@@ -5,29 +5,10 @@ NOT NULL, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sqlalchemy import create_engine, exc, text
 
 from db.migrate import downgrade, upgrade
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'origins.sqlite3'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    schema = f"o_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    yield f"{url}?options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
-
 
 MATCH = ("INSERT INTO matches (id, bot0_id, bot1_id, profile, seed, state, seq, hand_number, "
          "counter0, counter1, schneider, move_ms, bank_ms, max_illegal, bank0_ms, bank1_ms, "
