@@ -1,8 +1,8 @@
 """Run a bot: `bummerl-kit FILE.py:Class --server HOST:PORT --token TOKEN` (or `python -m
 bummerl_kit ...`), with the flags of `python -m client` (client/__main__.py), which it runs.
-Without a server: `bummerl-kit practice FILE.py:Class --vs level-3 -n 50 [--records DIR]`,
+Without a server: `bummerl-kit practice FILE.py:Class` (against the house levels),
 `bummerl-kit replay FILE.jsonl`, `bummerl-kit analyse FILE.jsonl` (bummerl_kit/offline.py;
-`bummerl-kit COMMAND --help`).
+`bummerl-kit COMMAND --help` gives each one's options).
 
 The bot may be given as a file (mybot.py:MyBot) or a module (looked up from the current folder);
 the token may come from $BUMMERL_TOKEN instead. Ctrl-C once: finish the running matches, then
