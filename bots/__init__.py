@@ -5,6 +5,13 @@
 champion's search before its per-move table and pruning, both kept for comparison), and
 the house opponents for every level, `level-1` … `level-5` (`bots.levels`, their table
 with descriptions and ratings in `events.levels`).
+
+Pure computation over the engine (and the levels' table), no I/O but reading the champion's
+opponent model beside its module: the workers play these on the site, the analyst uses the exact
+endgame solver (`bots.endgame`), and the kit plays them locally. Beside the strategies:
+`bots.batch` (duplicate deals played in-process), `bots.stats` (their statistics) and
+`bots.practice` (an author's bot against a house bot, `bummerl bot test` and `bummerl-kit
+practice`).
 """
 
 from __future__ import annotations
