@@ -20,9 +20,9 @@ WORKDIR /app
 # Dependencies first (a layer kept while only the code changes): the metadata, and a stub of
 # each package so that setuptools can read the project.
 COPY pyproject.toml README.md ./
-RUN mkdir -p engine cli services workers web db client events proto/bummerl bummerl_kit \
+RUN mkdir -p engine cli services workers web db client events bots proto/bummerl bummerl_kit \
     && touch engine/__init__.py cli/__init__.py services/__init__.py workers/__init__.py \
-       web/__init__.py db/__init__.py client/__init__.py events/__init__.py \
+       web/__init__.py db/__init__.py client/__init__.py events/__init__.py bots/__init__.py \
        proto/bummerl/__init__.py bummerl_kit/__init__.py \
     && pip install . \
     && pip uninstall -y bummerl
@@ -38,11 +38,12 @@ COPY db db
 COPY client client
 COPY bummerl_kit bummerl_kit
 COPY events events
+COPY bots bots
 COPY proto proto
 COPY examples examples
 RUN pip install --no-deps -e . \
     && python proto/build.py \
-    && python -m compileall -q engine cli services workers web db client bummerl_kit events proto examples \
+    && python -m compileall -q engine cli services workers web db client bummerl_kit events bots proto examples \
     && mkdir -p /app/var
 
 # --- runtime: the environment and the code, no build leftovers, an unprivileged user ----------

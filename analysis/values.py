@@ -1,7 +1,7 @@
 """The value of an action on one deal, in game points for the deciding seat.
 
 - `exact_values`: every card placed, both seats playing perfectly from here: the endgame solver
-  (`workers.bots.endgame`, pure computation) once the stock is closed or exhausted, and a plain
+  (`bots.endgame`, pure computation) once the stock is closed or exhausted, and a plain
   minimax over the engine before that (used for the last trick before the stock runs out).
 - `joint_playout_values`: the estimate while the stock is open: the action, then both seats play a
   fixed greedy policy until the stock is closed or exhausted, then the solver. After an
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import random
 
+from bots.endgame import BEST, WORST, Position, Solver
 from engine import Action, ActionKind, Hand
 from engine.rules import WINNING_POINTS
-from workers.bots.endgame import BEST, WORST, Position, Solver
 
 
 def result_value(hand: Hand, me: int) -> int:

@@ -40,10 +40,10 @@ def main() -> int:
     else:
         os.environ.pop("REDIS_URL", None)
 
+    from bots.batch import play_deals
     from db.migrate import upgrade
     from workers import procs, simulations, tasks
     from workers.app import broker_url
-    from workers.batch import play_deals
 
     upgrade()
     print(f"bench/batch.py: {args.a} vs {args.b}, {args.deals} deals (× 2 seatings), chunks of "

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bots import make_bot  # noqa: E402
 from engine import Hand, Observation, deck_for, observe  # noqa: E402
-from workers.bots import make_bot  # noqa: E402
 
 
 def decisions(deals: int, seed: int) -> list[Observation]:

@@ -3,7 +3,7 @@ positions.
 
 Positions: random hands played (cards only, no closing) until the stock is exhausted: five cards
 each, the first trick of the strict phase to lead. A solve is what the champion bot does there:
-the exact value of every legal action (`workers.bots.endgame.solve`). The peer is the plain
+the exact value of every legal action (`bots.endgame.solve`). The peer is the plain
 minimax over the engine's own legal-action generation and copy/apply
 (tests/endgame_helpers.py `brute_force_actions`), timed on the first `--peer` positions; the
 values of the two are compared on those positions as well.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from endgame_helpers import brute_force_actions, random_exhausted_hand  # noqa: E402
 
-from workers.bots.endgame import Position, Solver  # noqa: E402
+from bots.endgame import Position, Solver  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -8,9 +8,9 @@ a seat that saw that hand would know it (the ceiling: no error). Then it estimat
 the champion's way, the mean of the exact close values over `--deals` deals drawn
 
 - uniformly among those consistent with the seat's observation (`sample_hand`: the floor),
-- weighed by the opponent's leads (`sample_plausible` with `leads`, workers/bots/leads.py),
+- weighed by the opponent's leads (`sample_plausible` with `leads`, bots/leads.py),
 - resampled by the learned model of the opponent's play (`weighed_deals`,
-  workers/bots/opponent.py; `--model` names another model file),
+  bots/opponent.py; `--model` names another model file),
 
 and prints each one's mean squared error against the true value, and its Brier score for "the
 close wins", beside the floor's: each difference to the floor is paired (the same positions)
@@ -37,11 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bots import make_bot  # noqa: E402
+from bots.batch import deck_for  # noqa: E402
+from bots.champion import sample_hand, sample_plausible, solved_value, weighed_deals  # noqa: E402
+from bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 from engine import Action, Hand, Observation, Profile, observe  # noqa: E402
-from workers.batch import deck_for  # noqa: E402
-from workers.bots import make_bot  # noqa: E402
-from workers.bots.champion import sample_hand, sample_plausible, solved_value, weighed_deals  # noqa: E402
-from workers.bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 
 CLOSE = Action.close()
 

@@ -1,5 +1,5 @@
 """Benchmark: the house levels' ratings, from a round-robin of every pair of levels on duplicate
-deals (`workers.batch.play_pair`: each deal twice, seats swapped).
+deals (`bots.batch.play_pair`: each deal twice, seats swapped).
 
 Pairings take turns, a few deals each, until every pairing has `-n` deals or `--minutes` have
 passed (so a time-bounded run still measures every pairing about equally). It prints each
@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from db.stats import Totals, summary  # noqa: E402
+from bots import make_bot  # noqa: E402
+from bots.batch import play_pair  # noqa: E402
+from bots.stats import Totals, summary  # noqa: E402
 from engine import Profile  # noqa: E402
 from events.levels import LEVELS  # noqa: E402
-from workers.batch import play_pair  # noqa: E402
-from workers.bots import make_bot  # noqa: E402
 
 
 def play_some(job: tuple[str, str, int, list[int], str]) -> tuple[str, str, list[tuple]]:

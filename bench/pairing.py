@@ -1,13 +1,13 @@
 """Benchmark: how much duplicate pairing shortens a test of a small difference.
 
 A version test scores the candidate per pair: the fraction of the pair's two games it won
-(0, ½ or 1). The sequential test (db.stats.paired_llr, normal approximation) needs a number of
+(0, ½ or 1). The sequential test (bots.stats.paired_llr, normal approximation) needs a number of
 pairs proportional to the variance of that pair score, so the ratio of the variances of the two
 designs is the ratio of their expected sample sizes:
 
 - duplicate: one seed played twice with the seats swapped (each bot gets the cards the other
   had: the card luck cancels), as the service's duplicate pairs (db.pairs) and the batch
-  simulations (workers.batch.play_pair) play them;
+  simulations (bots.batch.play_pair) play them;
 - unpaired: two games on two different seeds, one in each seat (the peer: what a test without
   pairing gets from the same number of games).
 
@@ -38,10 +38,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from db.stats import elo_score, sprt_bounds  # noqa: E402
+from bots import Bot, make_bot  # noqa: E402
+from bots.batch import play_hand  # noqa: E402
+from bots.stats import elo_score, sprt_bounds  # noqa: E402
 from engine import Match, Profile, deck_for  # noqa: E402
-from workers.batch import play_hand  # noqa: E402
-from workers.bots import Bot, make_bot  # noqa: E402
 
 SEED_UNPAIRED = 1_000_003  # the unpaired design's second game is on seed + this
 

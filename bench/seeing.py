@@ -15,8 +15,8 @@ import argparse
 import random
 from collections.abc import Callable
 
+from bots.champion import ChampionBot
 from engine import Hand, Observation
-from workers.bots.champion import ChampionBot
 
 SIGHTS = {"all": "seeing every card", "hand": "seeing the opponent's hand"}
 

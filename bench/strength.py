@@ -2,7 +2,7 @@
 
 For each opponent (default `rdeep` and `bully`; `ismcts`, the champion's tree-search variant, and
 `champion-v1`, the champion before its per-move table and pruning, get the same budget, clock
-and playouts) it plays deals 0 .. n-1 of a seed as duplicate pairs (`workers.batch.play_pair`:
+and playouts) it plays deals 0 .. n-1 of a seed as duplicate pairs (`bots.batch.play_pair`:
 each deal twice, seats swapped), the champion thinking `--ms` milliseconds of wall time per
 move. It prints, per pairing, the net game points per deal (champion − opponent, both plays of
 a deal, as `bummerl simulate` counts them) with its 95 % interval, the champion's share of the
@@ -17,8 +17,8 @@ what its seat knows (`ChampionBot.deal`): not a fair player but the bound of its
 gap to the fair champion is what the hidden cards cost it. `--see-hand` gives it the opponent's
 true hand but not the stock's order (bench/seeing.py): the most that inferring the opponent's
 hand from its play could give this search. `--leads` has it weigh its deals by the opponent's
-leads (`ChampionBot(leads=True)`, workers/bots/leads.py); `--model` by a learned model of the
-opponent's play (`ChampionBot(model=...)`, workers/bots/opponent.py; the shipped model, or the
+leads (`ChampionBot(leads=True)`, bots/leads.py); `--model` by a learned model of the
+opponent's play (`ChampionBot(model=...)`, bots/opponent.py; the shipped model, or the
 one at the path given), its log-likelihood multiplied by `--strength`.
 
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from seeing import SIGHTS, add_sight_options, give_sight  # noqa: E402
 
-from db.stats import Totals, summary  # noqa: E402
+from bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
+from bots.batch import play_pair  # noqa: E402
+from bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
+from bots.stats import Totals, summary  # noqa: E402
 from engine import Hand, Profile  # noqa: E402
 from events.levels import LEVELS, MEASURED_BY  # noqa: E402
-from workers.batch import play_pair  # noqa: E402
-from workers.bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
-from workers.bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 
 
 class Timed(Bot):
@@ -147,11 +147,11 @@ def main() -> None:
                         help="champion's share of random cards in playouts (1: uniform)")
     parser.add_argument("--leads", action="store_true",
                         help="the champion weighs its deals by the opponent's leads: it "
-                             "exchanges and declares when it can (workers/bots/leads.py)")
+                             "exchanges and declares when it can (bots/leads.py)")
     parser.add_argument("--model", nargs="?", const=str(MODEL_FILE), default=None,
                         help="the champion weighs its deals by how likely this learned model "
                              "of play (default: the shipped one) makes the opponent's play "
-                             "(workers/bots/opponent.py)")
+                             "(bots/opponent.py)")
     parser.add_argument("--strength", type=float, default=1.0,
                         help="with --model: the model's log-likelihood is multiplied by this")
     add_sight_options(parser)

@@ -153,7 +153,7 @@ def play_games(job: tuple[str, dict, list[int], int, int, str]) -> list[tuple[in
     from schnapsen.bots import RdeepBot
     from schnapsen.game import SchnapsenGamePlayEngine
 
-    from workers.bots import make_bot
+    from bots import make_bot
 
     strategy, options, games, samples, depth, see = job
     engine = SchnapsenGamePlayEngine()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from client.errors import KitError
+from client.recordfiles import line_of, records_of
 
 
 def register(subparsers: Any) -> None:
@@ -61,32 +62,6 @@ def fetch(args: argparse.Namespace, match_id: int) -> dict[str, Any]:
     raise KitError(f"match {match_id} has no record: it is not finished (or does not exist)")
 
 
-def records_of(path: str) -> Iterator[dict[str, Any]]:
-    """The match records of the file `path` (one document, or one per line)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise KitError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise KitError(f"cannot read {path}: it is not UTF-8 text") from None
-    try:
-        documents = [json.loads(text)]
-    except json.JSONDecodeError:
-        documents = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    documents.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise KitError(f"{path}, line {number}: not JSON: {e}") from None
-    for number, document in enumerate(documents, 1):
-        if not (isinstance(document, dict) and "record_version" in document):
-            raise KitError(f"{path}: document {number} is not a match record (no "
-                           "record_version; see docs/match-record.md)")
-        yield document
-
-
 def targets(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     for target in args.targets:
         if target.isdigit():
@@ -95,28 +70,6 @@ def targets(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
             yield from records_of(target)
         else:
             raise KitError(f"{target!r} is neither a match id (a whole number) nor a file")
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def line_of(record: dict[str, Any]) -> str:
-    """What each seat lost, in one line for a person: exact and estimated apart, and how many
-    decisions were mistakes (an estimated one only when its loss is beyond its noise,
-    `analysis.is_mistake`)."""
-    parts = []
-    for seat, tally in enumerate(record["analysis"]["seats"]):
-        name = (record.get("bots") or [{}, {}])[seat].get("name") or f"seat {seat}"
-        exact, estimate = tally["exact"], tally["estimate"]
-        parts.append(
-            f"{name} lost {exact['loss']:.2f} game points to "
-            f"{_count(exact['mistakes'], 'mistake')} in "
-            f"{_count(exact['decisions'], 'exact decision')}, "
-            f"and an estimated {estimate['loss']:.2f} in "
-            f"{_count(estimate['decisions'], 'estimated decision')}, "
-            f"{estimate['mistakes']} of them beyond the estimate's noise")
-    return f"match {record.get('match_id')}: " + "; ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ def describe(action: Action) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workers.bots import make_bot
+    from bots import make_bot
 
     seed = args.seed if args.seed is not None else random.randrange(10**9)
     bots = [make_bot(name) for name in args.bots]

@@ -48,9 +48,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bots.stats import Sprt
     from client.errors import KitError
     from db.migrate import upgrade
-    from db.stats import Sprt
     from workers import simulations
 
     upgrade()

@@ -76,7 +76,7 @@ class SimulationChunk(Base):
     enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # times a worker started it
     done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # Exact totals (db.stats.Totals), set when done.
+    # Exact totals (bots.stats.Totals), set when done.
     pairs: Mapped[int] = mapped_column(Integer, default=0)
     net: Mapped[int] = mapped_column(BigInteger, default=0)
     net_sq: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bots.stats import Sprt, Totals, summary
 from db.batch import CHUNK_DONE, Simulation, SimulationChunk
-from db.stats import Sprt, Totals, summary
 
 TOTAL_FIELDS = ("pairs", "net", "net_sq", "wins_a", "wins_sq", "points_a", "points_b")
 

@@ -1,5 +1,5 @@
 """Version tests ("fishtest for remote bots"): a bot's candidate version against a baseline,
-played as duplicate pairs (`db.pairs`, owner "test") until a paired SPRT decides (`db.stats`)
+played as duplicate pairs (`db.pairs`, owner "test") until a paired SPRT decides (`bots.stats`)
 or a fixed number of pairs is reached; and the versions each bot was seen running.
 
 - `version_tests`: one row per test. The candidate is a bot and a version (a remote bot's
@@ -39,13 +39,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from bots.stats import PairOutcomes, paired_elo_ci, paired_score_ci, sprt_bounds
 from db.base import Base, aware, utcnow
 from db.models import ORIGIN_TEST, REMOTE, ActionLog, Bot, Match
 from db.models import RUNNING as MATCH_RUNNING
 from db.pairs import OPEN as PAIR_OPEN
 from db.pairs import OWNER_TEST, VOID, DuplicatePair, counting
 from db.presence import STALE_BEATS, is_connected
-from db.stats import PairOutcomes, paired_elo_ci, paired_score_ci, sprt_bounds
 
 # States of a test.
 WAITING = "waiting"

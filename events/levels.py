@@ -3,7 +3,7 @@ workers and the command line read the same facts. It lives in `events/`, the pur
 every layer may import (`db/` would pull in SQLAlchemy and every table for a lookup).
 
 Each level is a house strategy (`level-1` … `level-5`, the `bots.house_strategy` of the house bot
-`house-level-N`) built from an existing strategy of `workers/bots` with fixed options and no
+`house-level-N`) built from an existing strategy of `bots` with fixed options and no
 clock (a sample budget, not a time budget), so it plays the same from the same seed on any
 machine. `rating` is the level's Elo from a round-robin of all levels on duplicate deals (level 1
 anchored at 0; `measured_by` is the command that printed it; `games` the hands it rests on).
@@ -21,7 +21,7 @@ class Level:
     number: int  # 1 (weakest) … 5 (strongest)
     name: str  # a short title for the play page
     strategy: str  # the house strategy name (bots.house_strategy)
-    base: str  # the strategy of workers/bots it plays with
+    base: str  # the strategy of bots it plays with
     options: dict[str, object] = field(default_factory=dict)  # the base's constructor options
     description: str = ""  # one line: how it plays
     rating: float | None = None  # measured Elo, level 1 = 0 (see MEASURED_BY)

@@ -13,16 +13,20 @@ against the rules of the architecture (docs/architecture.md).
   post-commit hooks, the metrics' server and the registry of the position analyst for
   people's hints (`WORKERS_MAY_USE`), none of the write paths; web/ nothing. The settings every
   process reads from the environment live low, in `db.settings`.
+- bots/ (the house strategies, the exact endgame solver, batch play of duplicate deals and its
+  statistics) is pure computation: the engine and the levels' table (events/) only, no I/O but
+  reading its own model file; workers/, db/ (the statistics), analysis/, cli/ and the kit use it.
 - analysis/ (valuing a finished match's decisions) is pure computation: the engine and, of
-  workers/, only the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task) and cli/
+  bots/, the endgame solver (`ANALYSIS_MAY_USE`); workers/ (its Celery task), cli/ and the kit
   use it.
 - web/ reads the database and is a client of the engine service, never a part of it: of the
   contracts (bummerl) it uses only the generated stubs (`bummerl.v1.*_pb2`, `*_pb2_grpc`), of
   those only the client side (`...Stub`, never a `...Servicer` or `add_...Servicer_to_server`),
   and of grpc only channels (never `grpc.server` or `grpc.aio`): every action of a person
   enters through the service's gRPC API (PeopleService), as a bot's does.
-- bummerl_kit/ (the kit's package names, tools/kit.py builds the kit from it) imports only the
-  kit's sources: client/ and engine/.
+- bummerl_kit/ (the kit's package names and command, tools/kit.py builds the kit from it)
+  imports only the kit's sources: client/, engine/, bots/, analysis/ and events/ (the
+  levels' table).
 - No import circle anywhere: between packages, between modules of one package, or through a
   package's `__init__`.
 """
@@ -38,27 +42,31 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
            "examples": "examples", "events": "events", "analysis": "analysis",
-           "bummerl_kit": "bummerl_kit"}
+           "bummerl_kit": "bummerl_kit", "bots": "bots"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
-    "analysis": {"engine", "workers"},
+    "bots": {"engine", "events"},
+    "analysis": {"engine", "bots"},
     "bummerl": {"engine"},
-    "db": {"engine", "events"},
+    "db": {"engine", "events", "bots"},
     "services": {"engine", "bummerl", "db", "events"},
-    "workers": {"engine", "bummerl", "db", "services", "events", "analysis"},
+    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
-    "bummerl_kit": {"engine", "client"},  # the kit's names (tools/kit.py builds its package)
+    # the kit's names and command (tools/kit.py builds its package)
+    "bummerl_kit": {"engine", "client", "bots", "analysis", "events"},
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
-            "analysis"},
+            "analysis", "bots"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
                    "services.core.analysts"}
-# analysis/ is pure computation: of workers/ it uses only the endgame solver (no I/O).
-ANALYSIS_MAY_USE = {"workers.bots.endgame"}
+# analysis/ is pure computation: of bots/ it uses only the endgame solver (no I/O).
+ANALYSIS_MAY_USE = {"bots.endgame"}
+# bots/ is pure computation too: of events/ it uses only the levels' table.
+BOTS_MAY_USE = {"events.levels"}
 WEB_CONTRACTS = ("_pb2", "_pb2_grpc")  # of bummerl, the web uses only the generated stubs
 
 
@@ -270,7 +278,19 @@ def test_analysis_is_pure_computation_over_the_engine_and_the_solver():
             if i.split(".")[0] in project_packages() - {"engine", "analysis"}}
     assert used and all(any(i == m or i.startswith(m + ".") for m in ANALYSIS_MAY_USE)
                         for i in used), used
-    assert offenders("analysis", {"services", "db", "web", "cli", "client", "bummerl"}) == {}
+    assert offenders("analysis", {"services", "db", "web", "cli", "client", "bummerl",
+                                  "workers"}) == {}
+
+
+def test_bots_are_pure_computation_over_the_engine():
+    used = {i for imported in imports_in("bots").values() for i in imported
+            if i.split(".")[0] in project_packages() - {"engine", "bots"}}
+    assert used and all(any(i == m or i.startswith(m + ".") for m in BOTS_MAY_USE)
+                        for i in used), used
+    assert offenders("bots", {"services", "db", "web", "cli", "client", "bummerl", "workers",
+                              "analysis"}) == {}
+
+
 def web_server_side_uses(source: str) -> list[str]:
     """What `source` uses of gRPC's or the stubs' server side: `grpc.server`, `grpc.aio`, a
     `...Servicer` or `add_...Servicer_to_server`."""

@@ -2,11 +2,13 @@
 (`.venv/bin/python tools/kit.py [--outdir DIR]`) and leaves its sdist and wheel in dist/.
 
 The kit is made from the server's own sources, never from a copy kept in the repository:
-engine/, client/, proto/bummerl/ (wire.py and the generated bummerl.v1 code) and bummerl_kit/
-(the kit's package file, which in the repository re-exports client/ and engine/, and its
-command). Those sources import each other by absolute names (`import engine`, `from client.bot
-import Bot`, `from bummerl.v1 import bot_pb2`); in the kit they live under one package,
-`bummerl_kit`, so that nothing is installed at the top level under a generic name.
+engine/, client/, proto/bummerl/ (wire.py and the generated bummerl.v1 code), bots/ (the house
+strategies, the endgame solver, practice on duplicate deals; with the opponent model's JSON),
+analysis/ (the analyst), events/levels.py (the levels' table) and bummerl_kit/ (the kit's
+package file, which in the repository re-exports client/ and engine/, and its command). Those
+sources import each other by absolute names (`import engine`, `from client.bot import Bot`,
+`from bummerl.v1 import bot_pb2`); in the kit they live under one package, `bummerl_kit`, so
+that nothing is installed at the top level under a generic name.
 
 `layout` copies them under a temporary `bummerl_kit/`, and `rewrite` changes the module names
 of their import statements, and nothing else, to the `bummerl_kit.` prefix: it edits the source
@@ -33,11 +35,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "bummerl_kit"
 NAME = "bummerl-kit"
-# The folders the kit is made of (from the root), and where each goes inside bummerl_kit/.
-PARTS = {"bummerl_kit": "", "engine": "engine", "client": "client", "proto/bummerl": "bummerl"}
+# The folders (or single files) the kit is made of (from the root), and where each goes inside
+# bummerl_kit/. Of events/ only the levels' table: the rest is tournaments' logic (networkx).
+PARTS = {"bummerl_kit": "", "engine": "engine", "client": "client", "proto/bummerl": "bummerl",
+         "bots": "bots", "analysis": "analysis", "events/__init__.py": "events/__init__.py",
+         "events/levels.py": "events/levels.py"}
+# The data files the kit's sources read beside them (copied as they are).
+DATA = {"bots/opponent_model.json": "bots/opponent_model.json"}
 # The top-level names the sources import each other by, and the kit's name of each.
 NAMES = {"engine": f"{PACKAGE}.engine", "client": f"{PACKAGE}.client",
-         "bummerl": f"{PACKAGE}.bummerl"}
+         "bummerl": f"{PACKAGE}.bummerl", "bots": f"{PACKAGE}.bots",
+         "analysis": f"{PACKAGE}.analysis", "events": f"{PACKAGE}.events"}
 FROM = re.compile(r"from[ \t]+([\w.]+)")
 
 
@@ -126,6 +134,9 @@ def sources() -> list[tuple[Path, Path]]:
     """Each source file of the kit and its path inside the package (bummerl_kit/...)."""
     found = []
     for folder, inside in PARTS.items():
+        if (ROOT / folder).is_file():
+            found.append((ROOT / folder, Path(PACKAGE, inside)))
+            continue
         for path in sorted((ROOT / folder).rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue
@@ -186,6 +197,9 @@ dependencies = [{requires}]
 
 [tool.setuptools.packages.find]
 include = ["{PACKAGE}*"]
+
+[tool.setuptools.package-data]
+"{PACKAGE}.bots" = ["*.json"]
 """
 
 
@@ -197,6 +211,8 @@ def layout(tree: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         where = str(path.relative_to(ROOT))
         target.write_text(rewrite(path.read_text(encoding="utf-8"), where), encoding="utf-8")
+    for data, placed in DATA.items():
+        shutil.copyfile(ROOT / data, tree / PACKAGE / placed)
     (tree / "pyproject.toml").write_text(pyproject())
     shutil.copyfile(ROOT / "docs" / "kit.md", tree / "README.md")
     return tree

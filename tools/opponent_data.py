@@ -1,5 +1,5 @@
 """Self-play records of a house bot's open-stock decisions: the data `tools/opponent_fit.py`
-fits the champion's opponent model (`workers/bots/opponent.py`) from.
+fits the champion's opponent model (`bots/opponent.py`) from.
 
 Each line of the output (JSON) is one decision of either seat while the stock is open and more
 than one action is legal, as the deciding seat saw it: its hand, the trump suit, the card led
@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bots import Bot, make_bot  # noqa: E402
+from bots.batch import deck_for, play_hand  # noqa: E402
 from engine import Observation, Profile  # noqa: E402
 from engine.cards import SUITS  # noqa: E402
-from workers.batch import deck_for, play_hand  # noqa: E402
-from workers.bots import Bot, make_bot  # noqa: E402
 
 
 def record_of(obs: Observation, action: object) -> dict:

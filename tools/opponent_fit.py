@@ -1,6 +1,6 @@
-"""Fit the champion's opponent model (`workers/bots/opponent.py`) to self-play records of
+"""Fit the champion's opponent model (`bots/opponent.py`) to self-play records of
 `tools/opponent_data.py`, and write its parameters (by default over the shipped
-`workers/bots/opponent_model.json`).
+`bots/opponent_model.json`).
 
 The three parts (lead, answer, close) are fitted together by maximum likelihood with an L2
 penalty (full-batch Adam, numpy). The last `--holdout` share of the records is kept out of the
@@ -23,8 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.cards import Card  # noqa: E402
-from workers.bots.opponent import (  # noqa: E402
+from bots.opponent import (  # noqa: E402
     FOLLOW_U,
     MODEL_FILE,
     SIZE,
@@ -32,6 +31,7 @@ from workers.bots.opponent import (  # noqa: E402
     follow_features,
     lead_features,
 )
+from engine.cards import Card  # noqa: E402
 
 WIDTH = 8  # feature indexes per row at most (padded with PAD)
 PAD = SIZE  # a parameter kept at 0, for the padding
@@ -151,7 +151,7 @@ def main() -> None:
     if cut < len(records):
         report("held out", theta, records[cut:])
     Path(args.out).write_text(json.dumps({
-        "about": "the champion's opponent model (workers/bots/opponent.py), fitted by "
+        "about": "the champion's opponent model (bots/opponent.py), fitted by "
                  "tools/opponent_fit.py", "records": args.about, "fitted": cut, "l2": args.l2,
         "theta": [round(float(x), 4) for x in theta[:SIZE]]}) + "\n")
     print(f"wrote {args.out}")

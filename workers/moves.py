@@ -36,9 +36,9 @@ from google.protobuf.message import DecodeError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bots import make_bot
 from db.base import aware, session_factory
 from db.models import HOUSE, RUNNING, Bot, Match
-from workers.bots import make_bot
 from workers.service import CALL_TIMEOUT, service
 
 log = logging.getLogger(__name__)

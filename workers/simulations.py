@@ -21,6 +21,9 @@ from datetime import UTC, datetime
 from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from bots import make_bot
+from bots.batch import play_deals
+from bots.stats import Sprt, summary
 from db.base import aware, session_factory
 from db.batch import (
     CHUNK_CANCELLED,
@@ -34,11 +37,8 @@ from db.batch import (
 )
 from db.progress import TOTAL_FIELDS, sprt_of, totals_of
 from db.progress import progress as db_progress
-from db.stats import Sprt, summary
 from engine import Profile
 from workers import metrics
-from workers.batch import play_deals
-from workers.bots import make_bot
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ Each step, for each open test (`waiting` or `running`), one worker at a time (`o
    from the database (so a step run twice, or after a crash, counts nothing twice): `done`
    and one-sided `forfeited` pairs are counted from the candidate's points (0 lost both, 1
    split, 2 won both); pairs `void` or forfeited by both sides are not. The LLR and the
-   decision come from `db.stats` (paired SPRT). H1 or H0, or the cap of games reached, ends
+   decision come from `bots.stats` (paired SPRT). H1 or H0, or the cap of games reached, ends
    the test: its open pairs (not started, or being played) are void at once, their matches
    still running played out but not counted (`db.versiontests.void_open`; a pair left
    open would withhold its legs and keep its bots out of the ladder). Each step also voids
@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bots.stats import PairOutcomes, paired_decision, paired_llr
 from db import settings as service_config
 from db.base import aware, session_factory, utcnow
 from db.models import Bot
@@ -46,7 +47,6 @@ from db.pairs import (
     DuplicatePair,
 )
 from db.presence import CHALLENGE
-from db.stats import PairOutcomes, paired_decision, paired_llr
 from db.versiontests import (
     CAPPED,
     RUNNING,

@@ -7,9 +7,9 @@ import random
 import time
 from typing import Any
 
+from bots import make_bot
 from engine import Match
 from engine.matchrecord import RECORD_VERSION, hand_deal
-from workers.bots import make_bot
 
 
 def play_record(seed: int, bots: tuple[str, str] = ("bully", "rdeep"), match_id: int = 1,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bots.champion import ChampionBot
 from engine import Hand, deck_for, observe
-from workers.bots.champion import ChampionBot
 
 ROOT = Path(__file__).resolve().parents[2]
 

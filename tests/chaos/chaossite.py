@@ -20,15 +20,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 import engine
+from bots.batch import play_deals
+from bots.stats import Totals
 from db.base import aware, make_session_factory, utcnow
 from db.batch import CHUNK_DONE, SimulationChunk
 from db.models import FINISHED, HOUSE, RUNNING, ActionLog, Bot, Match
 from db.ratings import LadderMatch, Rating
-from db.stats import Totals
 from services.ops import bots
 from workers import procs, simulations
 from workers.app import ROOT, make_app
-from workers.batch import play_deals
 from workers.testing import wait_until
 
 OPERATOR = "chaos-operator-token"

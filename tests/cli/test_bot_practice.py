@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli.practice import practise
+from bots import make_bot
+from bots.batch import play_deals
+from bots.practice import practise
+from bots.stats import summary
 from client import Bot
-from db.stats import summary
-from workers.batch import play_deals
-from workers.bots import make_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = """
@@ -53,7 +53,7 @@ class Bully(Bot):
 
 
 def test_the_same_statistics_as_a_simulation():
-    result, adapter = practise(Bully(), "random", 30, seed=9, progress=False)
+    result, adapter = practise(Bully(), "random", 30, seed=9)
     assert result == summary(play_deals("bully", "random", 9, 0, 30))
     assert adapter.problems == []
 

@@ -1,11 +1,11 @@
-"""The statistics of batch simulations (written in db/stats.py, no scipy)."""
+"""The statistics of batch simulations (written in bots/stats.py, no scipy)."""
 
 from __future__ import annotations
 
 import math
 import random
 
-from db.stats import Sprt, Totals, elo, elo_score, mean_ci, summary
+from bots.stats import Sprt, Totals, elo, elo_score, mean_ci, summary
 
 
 def totals_from(pairs):

@@ -1,4 +1,4 @@
-"""The paired sequential test of version tests (db/stats.py: PairOutcomes, paired_*).
+"""The paired sequential test of version tests (bots/stats.py: PairOutcomes, paired_*).
 
 Simulated duplicate pairs with a known Elo difference: a pair is lost both, split or won both
 with probabilities chosen so that the expected match score is elo_score(elo); the SPRT must
@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from db.stats import (
+from bots.stats import (
     PairOutcomes,
     Sprt,
     Totals,

@@ -1,7 +1,7 @@
 """tools/kit.py, the kit's build (issue 45): `rewrite` moves the imports of the kit's sources
 under `bummerl_kit` and changes nothing else; `layout` lays out every source of engine/,
-client/, proto/bummerl/ and bummerl_kit/ so, with grpcio and protobuf as the only
-dependencies."""
+client/, proto/bummerl/, bots/, analysis/, events/levels.py and bummerl_kit/ so, with grpcio and
+protobuf as the only dependencies."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kitkit import install_lines, kitbuild
 
 ROOT = Path(__file__).resolve().parents[2]
 
-GENERIC = ("engine", "client", "bummerl")
+GENERIC = ("engine", "client", "bummerl", "bots", "analysis", "events")
 
 
 def test_each_form_of_import_is_moved_under_the_kit():
@@ -71,15 +71,21 @@ def test_the_layout_holds_every_source_with_no_generic_import_left(tmp_path):
     laid = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
     expected = {p.relative_to(ROOT / "bummerl_kit").as_posix()
                 for p in (ROOT / "bummerl_kit").rglob("*.py") if "__pycache__" not in p.parts}
-    assert {"__init__.py", "__main__.py", "envs/encoding.py", "envs/aec.py",
+    assert {"__init__.py", "__main__.py", "offline.py", "envs/encoding.py", "envs/aec.py",
             "envs/openspiel_game.py"} <= expected
     for folder, inside in (("engine", "engine"), ("client", "client"),
-                           ("proto/bummerl", "bummerl")):
+                           ("proto/bummerl", "bummerl"), ("bots", "bots"),
+                           ("analysis", "analysis")):
         expected |= {(Path(inside) / p.relative_to(ROOT / folder)).as_posix()
                      for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts}
+    expected |= {"events/__init__.py", "events/levels.py"}  # of events/, the levels' table only
     assert laid == expected
     assert {"bummerl/v1/bot_pb2.py", "bummerl/v1/bot_pb2_grpc.py", "engine/hand.py",
-            "client/runner.py"} <= laid
+            "client/runner.py", "bots/endgame.py", "bots/practice.py", "analysis/match.py",
+            "__main__.py", "offline.py"} <= laid
+    # the champion's opponent model, read beside its module
+    assert (package / "bots" / "opponent_model.json").read_bytes() == (
+        ROOT / "bots" / "opponent_model.json").read_bytes()
     left = []
     for path in package.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

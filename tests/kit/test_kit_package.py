@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "tests" / "data" / "conformance").glob("*.json"))
 SHARED = ROOT.parent / "shared" / "conformance" / "cases"  # the rulebook's, where present
 GENERIC = ("client", "engine", "bummerl", "services", "workers", "web", "db", "cli", "events",
-           "analysis", "examples", "proto")
+           "analysis", "bots", "examples", "proto")
 
 pytestmark = pytest.mark.timeout(900)  # the first test builds and installs the kit
 

@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from test_web_pages import add_bots, add_match, play, real_match
 
+from bots.stats import PairOutcomes, paired_elo_ci, paired_llr
 from db.base import make_session_factory
 from db.models import FINISHED, ORIGIN_TEST, PLAYED, REMOTE, RUNNING, Bot
 from db.schema import create_all
-from db.stats import PairOutcomes, paired_elo_ci, paired_llr
 from db.versiontests import H0, H1, STOPPED, VersionTest
 from web import create_app
 from web.filters import plural, signed

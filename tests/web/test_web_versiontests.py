@@ -1,5 +1,5 @@
 """The version tests' pages (/tests, /tests/<id>) on a fresh SQLite database: the numbers
-shown are those of `db.stats` for the test's counts, each side's time per move comes from the
+shown are those of `bots.stats` for the test's counts, each side's time per move comes from the
 actions' think_ms, the matches are listed, the live stream sends the test's new numbers; and
 in headless Chromium the page changes in place as the test goes on."""
 
@@ -11,10 +11,10 @@ import pytest
 from test_web_live import next_update
 from test_web_pages import add_match
 
+from bots.stats import PairOutcomes, paired_llr, paired_score_ci, sprt_bounds
 from db.base import make_session_factory
 from db.models import ORIGIN_TEST, REMOTE, RUNNING, ActionLog, Bot
 from db.schema import create_all
-from db.stats import PairOutcomes, paired_llr, paired_score_ci, sprt_bounds
 from db.versiontests import H1, VersionTest
 from web import create_app
 from web.filters import signed

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
+from bots.batch import play_deals
+from bots.stats import Sprt
 from db.base import make_session_factory
 from db.batch import CHUNK_CANCELLED, Simulation, SimulationChunk
 from db.schema import create_all
-from db.stats import Sprt
 from workers import simulations
-from workers.batch import play_deals
 from workers.testing import fresh_postgres
 
 

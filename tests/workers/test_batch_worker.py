@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bots.batch import play_deals
 from db.batch import CHUNK_DONE, SimulationChunk
 from workers import procs, simulations
-from workers.batch import play_deals
 from workers.testing import redis_site, wait_until
 
 

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from bots import STRATEGIES, BullyBot, make_bot
+from bots.batch import play_deals, play_pair
 from engine import ActionKind, Hand, Observation, Profile, deck_for, observe
-from workers.batch import play_deals, play_pair
-from workers.bots import STRATEGIES, BullyBot, make_bot
 
 
 class Spy:

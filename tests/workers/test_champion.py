@@ -9,18 +9,18 @@ import time
 import pytest
 from endgame_helpers import random_exhausted_hand, random_strict_hand
 
-from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for, observe
-from engine.cards import parse_cards
-from workers.batch import play_deals, play_pair
-from workers.bots import STRATEGIES, ChampionBot, make_bot
-from workers.bots.champion import (
+from bots import STRATEGIES, ChampionBot, make_bot
+from bots.batch import play_deals, play_pair
+from bots.champion import (
     UNLIKELY,
     open_answers,
     plausibility,
     sample_hand,
     sample_plausible,
 )
-from workers.bots.endgame import SUIT_MASK, Position, Solver, solve
+from bots.endgame import SUIT_MASK, Position, Solver, solve
+from engine import ALL_CARDS, Action, ActionKind, Card, Hand, Profile, deck_for, observe
+from engine.cards import parse_cards
 
 
 def fixed(samples: int = 6) -> ChampionBot:
@@ -228,7 +228,7 @@ def test_bummerl_simulate_champion_rdeep(tmp_path, monkeypatch):
 def test_clearly_worse_actions_are_dropped_and_the_rest_compared_on_more_deals():
     """`prune`: after PRUNE_AFTER deals an action far below the best (on the same deals) is
     no longer evaluated; close ones stay."""
-    from workers.bots.champion import PRUNE_AFTER
+    from bots.champion import PRUNE_AFTER
     best = [3, 2, 3, 3, 2, 3, 3, 2, 3, 3, 2, 3]
     close = [3, 3, 2, 3, 2, 2, 3, 3, 3, 2, 2, 3]
     worse = [-2, -3, -1, -2, -2, -3, -1, -2, -2, -3, -1, -2]

@@ -13,10 +13,10 @@ import random
 
 import pytest
 
+from bots import make_bot
+from bots.champion import ChampionBot
+from bots.opponent import OpponentModel
 from engine import Hand, Profile, deck_for, determinize, observe
-from workers.bots import make_bot
-from workers.bots.champion import ChampionBot
-from workers.bots.opponent import OpponentModel
 
 
 def hidden(hand: Hand, seat: int) -> tuple[int, tuple[int, ...]]:

@@ -1,4 +1,4 @@
-"""What the opponent's leads say about its hand (`workers.bots.leads`): the times its cards came
+"""What the opponent's leads say about its hand (`bots.leads`): the times its cards came
 into its hand agree with the record, and deals in which it held the trump jack or a marriage at
 a lead and did not use it weigh less (R4.1, R5.1)."""
 
@@ -8,10 +8,10 @@ import random
 
 import pytest
 
+from bots import make_bot
+from bots.champion import ChampionBot
+from bots.leads import DEALT, DECLARE_SKIP, EXCHANGE_SKIP, draw_times, lead_weight
 from engine import Action, Card, Hand, Profile, deck_for, determinize, observe
-from workers.bots import make_bot
-from workers.bots.champion import ChampionBot
-from workers.bots.leads import DEALT, DECLARE_SKIP, EXCHANGE_SKIP, draw_times, lead_weight
 
 
 def observations(deals: int):

@@ -1,4 +1,4 @@
-"""The learned model of the opponent's play (`workers.bots.opponent`), the champion's deals
+"""The learned model of the opponent's play (`bots.opponent`), the champion's deals
 weighed by it (`weighed_deals`), and the tools that fit it (`tools/opponent_data.py`,
 `tools/opponent_fit.py`, run as docs/house-bots.md writes them)."""
 
@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import Card, Hand, Observation, Profile, deck_for, observe
-from engine.cards import SUITS
-from workers.bots import make_bot
-from workers.bots.champion import sample_hand, weighed_deals
-from workers.bots.opponent import (
+from bots import make_bot
+from bots.champion import sample_hand, weighed_deals
+from bots.opponent import (
     FOLLOW_U,
     SIZE,
     OpponentModel,
@@ -26,6 +24,8 @@ from workers.bots.opponent import (
     rel,
     tclass,
 )
+from engine import Card, Hand, Observation, Profile, deck_for, observe
+from engine.cards import SUITS
 
 ROOT = Path(__file__).resolve().parents[2]
 

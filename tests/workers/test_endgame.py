@@ -7,8 +7,8 @@ import random
 import pytest
 from endgame_helpers import brute_force, brute_force_actions, random_strict_hand
 
+from bots.endgame import Position, SearchTimeout, Solver, best_action, solve
 from engine import Action, ActionKind, Card, Hand, Profile, deck_for
-from workers.bots.endgame import Position, SearchTimeout, Solver, best_action, solve
 
 
 def answer_randomly(hand: Hand, rng: random.Random) -> None:

@@ -9,10 +9,10 @@ import time
 
 from test_champion import winning_close_hand
 
+from bots import IsmctsBot, make_bot
+from bots.batch import play_pair
+from bots.ismcts import Node
 from engine import Action, Hand, Profile, deck_for, observe
-from workers.batch import play_pair
-from workers.bots import IsmctsBot, make_bot
-from workers.bots.ismcts import Node
 
 
 def fixed(iterations: int = 60) -> IsmctsBot:

@@ -9,13 +9,13 @@ import random
 
 import pytest
 
+from bots import STRATEGIES, make_bot
+from bots.batch import play_pair
+from bots.levels import BASES
+from bots.stats import Totals, summary
 from cli.up import HOUSE_BOTS
-from db.stats import Totals, summary
 from engine import Hand, Observation, Profile, deck_for, observe
 from events.levels import LEVELS, level_for_strategy
-from workers.batch import play_pair
-from workers.bots import STRATEGIES, make_bot
-from workers.bots.levels import BASES
 
 # Neighbouring levels and the duplicate deals the ordering test plays for each. The round-robin of
 # events.levels.MEASURED_BY measured, per neighbouring pair over 200 deals, the upper level's net

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import random
 
+from bots.base import Bot
+from bots.bully import BullyBot
+from bots.champion import ChampionBot
+from bots.random_bot import RandomBot
+from bots.rdeep import RdeepBot
 from engine import Action, Observation
 from events.levels import LEVELS, Level
-from workers.bots.base import Bot
-from workers.bots.bully import BullyBot
-from workers.bots.champion import ChampionBot
-from workers.bots.random_bot import RandomBot
-from workers.bots.rdeep import RdeepBot
 
 BASES: dict[str, type[Bot]] = {"random": RandomBot, "bully": BullyBot, "rdeep": RdeepBot,
                                "champion": ChampionBot}

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 import random
 
+from bots.champion import ChampionBot, playout_value, sample_hand, solved_value
+from bots.endgame import SearchTimeout
 from engine import Action, Observation
-from workers.bots.champion import ChampionBot, playout_value, sample_hand, solved_value
-from workers.bots.endgame import SearchTimeout
 
 EXPLORATION = 0.7  # UCB constant, on values scaled to [-1, 1] (game points / 3)
 

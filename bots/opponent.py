@@ -17,7 +17,7 @@ three probabilities, each from the deciding seat's hand, the trick number and it
 `OpponentModel.log_likelihood(obs, held, rng)` is the log-probability of the opponent's
 open-stock leads, answers and closes so far if it holds `held` now. What it held at an earlier
 decision depends on when it drew each card, which no seat sees: one order of its draws is drawn
-at random among those that agree with the record (`workers.bots.leads.draw_times`), so the
+at random among those that agree with the record (`bots.leads.draw_times`), so the
 likelihood of a deal is a random draw whose mean over the orders is the likelihood. Uses only
 the observation and `held`.
 """
@@ -30,9 +30,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from bots.leads import DEALT, LAST_DRAW, NEVER, draw_times, played_by
 from engine import Observation, Profile
 from engine.cards import SUITS, Card
-from workers.bots.leads import DEALT, LAST_DRAW, NEVER, draw_times, played_by
 
 MODEL_FILE = Path(__file__).with_name("opponent_model.json")
 

@@ -13,9 +13,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from db.stats import Totals
+from bots import Bot, make_bot
+from bots.stats import Totals
 from engine import Hand, HandResult, Profile, deck_for, observe
-from workers.bots import Bot, make_bot
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ def play_hand(deck: list, dealer: int, profile: Profile, bots: tuple[Bot, Bot],
     return hand.result
 
 
-def _rngs(seed: int, deal: int, play: int) -> tuple[random.Random, random.Random]:
+def rngs(seed: int, deal: int, play: int) -> tuple[random.Random, random.Random]:
+    """The two seats' generators of play `play` (0, 1) of deal `deal` of seed `seed`."""
     return (random.Random(f"batch:{seed}:{deal}:{play}:0"),
             random.Random(f"batch:{seed}:{deal}:{play}:1"))
 
@@ -63,8 +64,8 @@ def play_pair(bot_a: Bot, bot_b: Bot, seed: int, deal: int,
     `play_hand`'s)."""
     deck = deck_for(seed, deal)
     dealer = deal % 2
-    first = play_hand(deck, dealer, profile, (bot_a, bot_b), _rngs(seed, deal, 0), watch)
-    second = play_hand(deck, dealer, profile, (bot_b, bot_a), _rngs(seed, deal, 1), watch)
+    first = play_hand(deck, dealer, profile, (bot_a, bot_b), rngs(seed, deal, 0), watch)
+    second = play_hand(deck, dealer, profile, (bot_b, bot_a), rngs(seed, deal, 1), watch)
     points = [0, 0]  # [A, B]
     wins_a = 0
     for result, seat_of_a in ((first, 0), (second, 1)):

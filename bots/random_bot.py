@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from bots.base import Bot
 from engine import Action, Observation
-from workers.bots.base import Bot
 
 
 class RandomBot(Bot):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 import time
 
+from bots.base import Bot
 from engine import Action, ActionKind, Hand, Observation, determinize
 from engine.rules import WINNING_POINTS
-from workers.bots.base import Bot
 
 
 def playout(hand: Hand, me: int, rng: random.Random) -> int:

@@ -12,16 +12,16 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   (`sample_plausible`): each of its last open-stock answers that lost a trick the playout policy
   would have won with a card the deal gives it makes that deal `UNLIKELY` times as likely
   (rejection sampling). With `leads` (off by default: it measured no better) deals are also
-  weighed by the opponent's leads (`workers.bots.leads`: it exchanges the trump jack and
+  weighed by the opponent's leads (`bots.leads`: it exchanges the trump jack and
   declares its marriages when it can). With `model` (off by default: it measured no better)
   they are resampled in proportion to how likely a learned model of the opponent's play makes
-  its play so far (`weighed_deals`, `workers.bots.opponent`). Every deal the search evaluates
+  its play so far (`weighed_deals`, `bots.opponent`). Every deal the search evaluates
   comes from `ChampionBot.deal` (the benches' `--see-all` gives it the true deal instead, to
   measure what the hidden cards cost).
 - **Evaluation of an action on a sampled deal**: apply it; while the stock is open, both seats
   play the playout policy (claim when correct, exchange, declare the best marriage, otherwise a
   heuristic card with some randomness); as soon as the stock is closed or exhausted, the exact
-  solver (`workers.bots.endgame`) gives the value in game points. Actions after which the seat
+  solver (`bots.endgame`) gives the value in game points. Actions after which the seat
   acts again (exchange, declare) are valued by the best follow-up on the same deal, so that
   closing, exchanging, declaring and claiming are all chosen by the same evaluation.
 - **Choice**: the action with the best mean over the deals; every action is evaluated on the same
@@ -52,12 +52,9 @@ import random
 import time
 from collections.abc import Callable
 
-from engine import Action, ActionKind, Hand, Observation, determinize
-from engine.cards import SUITS
-from engine.rules import WINNING_POINTS
-from workers.bots.base import Bot
-from workers.bots.bully import BullyBot
-from workers.bots.endgame import (
+from bots.base import Bot
+from bots.bully import BullyBot
+from bots.endgame import (
     HIGHER,
     KING,
     MARRIAGE,
@@ -69,8 +66,11 @@ from workers.bots.endgame import (
     Solver,
     best_action,
 )
-from workers.bots.leads import lead_weight
-from workers.bots.opponent import OpponentModel
+from bots.leads import lead_weight
+from bots.opponent import OpponentModel
+from engine import Action, ActionKind, Hand, Observation, determinize
+from engine.cards import SUITS
+from engine.rules import WINNING_POINTS
 
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
@@ -279,10 +279,10 @@ class ChampionBot(Bot):
         # default: it measured no better, docs/house-bots.md).
         self.infer = infer
         # Draw deals in which the opponent's leads are likely (it exchanges the trump jack and
-        # declares its marriages when it can) more often (`workers.bots.leads`).
+        # declares its marriages when it can) more often (`bots.leads`).
         self.leads = leads
         # Draw deals in proportion to how likely a learned model of the opponent's play
-        # (`workers.bots.opponent`) makes its play so far (off by default: it measured no
+        # (`bots.opponent`) makes its play so far (off by default: it measured no
         # better, docs/house-bots.md).
         self.model = model
         self._pool: list[Hand] = []  # the move's weighed deals not yet evaluated (`model`)

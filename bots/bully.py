@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
+from bots.base import Bot, correct_claim, plays
 from engine import Action, Observation
-from workers.bots.base import Bot, correct_claim, plays
 
 # Rank order high → low (R1.1), as a sort key: the card points say it (A 11 … J 2).
 
