@@ -1,5 +1,5 @@
 """Benchmark: OpenSpiel's IS-MCTS playing through the kit (`bummerl_kit.envs.openspiel_game.
-OpenSpielBot`) against the house levels, on duplicate deals (`workers.batch.play_pair`: each deal
+OpenSpielBot`) against the house levels, on duplicate deals (`bots.batch.play_pair`: each deal
 twice, seats swapped), in-process: the kit bot sees only its seat's observations, as on a server.
 
 For each level it prints the deals played, the hands the IS-MCTS bot won, its net game points per
@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bots import make_bot  # noqa: E402
+from bots.base import Bot as HouseBot  # noqa: E402
+from bots.batch import play_pair  # noqa: E402
+from bots.stats import Totals, summary  # noqa: E402
 from bummerl_kit.envs.openspiel_game import OpenSpielBot, ismcts_bot  # noqa: E402
-from db.stats import Totals, summary  # noqa: E402
 from engine import Action, Observation, Profile  # noqa: E402
 from events.levels import LEVELS  # noqa: E402
-from workers.batch import play_pair  # noqa: E402
-from workers.bots import make_bot  # noqa: E402
-from workers.bots.base import Bot as HouseBot  # noqa: E402
 
 
 class KitSeat(HouseBot):
