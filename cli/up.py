@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = None
+    kit_build = None
     try:
         started.append(procs.start_worker(queues="moves,batch", concurrency=args.concurrency,
                                           name="up", logfile=logs / "worker.log"))
@@ -112,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
                                           logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
         dashboard, web_url = start_dashboard(args.web)
+        kit_note = None
+        if dashboard is not None:  # the kit's wheel, for the dashboard to serve (web.kit)
+            from cli.kitwheel import kit_dir, start_build
+
+            folder = kit_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            kit_build, kit_note = start_build(folder, logs / "kit.log")
         header = {
             "service": server.address,
             "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
@@ -121,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             "token": token,
             "token_note": token_note,
             "web": web_url,
+            "kit": kit_note,
         }
         for line in header_lines(header):
             console.print(line)
@@ -132,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
         procs.stop_all(started)
+        if kit_build is not None and kit_build.poll() is None:
+            kit_build.terminate()
+            kit_build.wait(10)
         if dashboard is not None:
             dashboard.stop()
         server.stop()
@@ -262,6 +274,8 @@ def header_lines(header: dict) -> list[Any]:
         f"{header['broker']} · database {header['database']} · logs {header['logs']}")]
     if header.get("web"):
         lines.append(Text.from_markup(f"dashboard [cyan]{escape(header['web'])}[/cyan]"))
+    if header.get("kit"):
+        lines.append(Text(f"the bot kit ({header['web']}kit): {header['kit']}"))
     if header["token"]:
         lines.append(Text.from_markup(
             f"join with a bot: [green]bummerl bot register NAME --server {header['service']} "
