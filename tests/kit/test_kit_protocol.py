@@ -20,6 +20,7 @@ from kitkit import Kit, installed_kit
 from servicekit import CONFIG, OPERATOR, auth, fresh_database, running_service
 
 from client import Runner
+from db.models import Bot
 from examples.random_bot import RandomBot
 
 pytestmark = pytest.mark.timeout(900)  # the first test builds and installs the kit
@@ -53,8 +54,12 @@ def test_a_kit_older_than_the_service_is_refused_in_one_line(kit, request, tmp_p
     config = dataclasses.replace(CONFIG, kit_url=WHEEL_URL)
     with fresh_database("sqlite", request, tmp_path) as database, \
             running_service(database, config) as service:
-        _, token = service.register("oldbot")
+        bot_id, token = service.register("oldbot")
         done = run_kit(kit, 1, service.server.address, token, tmp_path)
+        with service.sessions() as s:
+            row = s.get(Bot, bot_id)
+            assert row is not None  # never recorded as connected, not even for a moment
+            assert (row.connected_since, row.last_seen_at, row.accepts) == (None, None, None)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
         f"error: the service speaks protocol 2-3, this kit 1: upgrade with pip install "
@@ -127,3 +132,39 @@ def test_an_old_kit_that_sends_no_protocol_is_served_as_before(request, tmp_path
     assert turn.turn.observation.legal_actions
     with pytest.raises(grpc.RpcError):
         next(call)
+
+
+def test_a_too_old_hello_after_the_welcome_ends_the_stream_with_the_notice(request, tmp_path,
+                                                                         monkeypatch):
+    """A Hello that comes after the service's wait for it (the Welcome went already)."""
+    monkeypatch.setattr(protocol, "OLDEST", 2)
+    monkeypatch.setattr(protocol, "PROTOCOL", 2)
+    with fresh_database("sqlite", request, tmp_path) as database, \
+            running_service(database) as service:
+        _, token = service.register("slowkit")
+        outbox: queue.SimpleQueue[bot_pb2.PlayRequest | None] = queue.SimpleQueue()
+
+        def requests():  # type: ignore[no-untyped-def]
+            while (item := outbox.get()) is not None:
+                yield item
+
+        call = bot_pb2_grpc.BotServiceStub(service.channel).Play(
+            requests(), metadata=auth(token), timeout=60)
+        try:
+            first = next(call)  # no Hello within the wait: welcomed as a protocol-1 stream
+            outbox.put(bot_pb2.PlayRequest(hello=bot_pb2.Hello(client="slow", protocol=1)))
+            notice = next(call)
+            with pytest.raises(grpc.RpcError) as ended:
+                next(call)
+        finally:
+            outbox.put(None)
+            call.cancel()
+    assert first.WhichOneof("message") == "welcome"
+    assert (first.welcome.protocol_min, first.welcome.protocol_max) == (2, 2)
+    assert notice.notice.kind == bot_pb2.NOTICE_KIND_PROTOCOL_REFUSED
+    assert notice.notice.field == "hello.protocol"
+    message = ("the service speaks protocol 2, this kit 1: upgrade with pip install the wheel "
+               "the site's dashboard offers at /kit")
+    assert notice.notice.message == message
+    assert ended.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert ended.value.details() == message
