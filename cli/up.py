@@ -10,6 +10,8 @@ address (`BUMMERL_SERVICE_ADDRESS`), both passed to it by environment. With no `
 `DATABASE_URL` it runs on the embedded defaults: kombu's filesystem broker and SQLite under var/.
 An outside bot can join while it runs: register it with the operator token shown, then run it
 with the client kit; the ladder pairs it once it is registered or active.
+With the dashboard on, it also builds the kit's wheel for the dashboard to serve (at /kit) when
+it is missing or older than its sources (cli/kitwheel.py).
 """
 
 from __future__ import annotations
