@@ -36,6 +36,16 @@ def wheel_path(folder: Path) -> Path:
     return folder / f"bummerl_kit-{kitbuild().version()}-py3-none-any.whl"
 
 
+def kit_url(web: str) -> str:
+    """The wheel's URL on the dashboard at `web` (HOST:PORT, as `bummerl up --web` takes it;
+    a wildcard host is reached at 127.0.0.1), for the service to name to a too-old kit
+    (`BUMMERL_KIT_URL`)."""
+    host, _, port = web.rpartition(":")
+    if host in ("0.0.0.0", "[::]", "::", ""):
+        host = "127.0.0.1"
+    return f"http://{host}:{port}/kit/{wheel_path(Path()).name}"
+
+
 def stale(folder: Path) -> bool:
     """Whether the wheel in `folder` is missing or older than a source of the kit (its
     modules, pyproject.toml, docs/kit.md, the build itself)."""

@@ -65,12 +65,16 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from cli.errors import console as new_console
+    from cli.kitwheel import BUILD, kit_url
     from db.base import var_dir
     from db.migrate import upgrade
     from workers import app as celery_app
     from workers import procs
 
     console = new_console()
+    if args.web != "off" and not os.environ.get("BUMMERL_KIT_URL") and BUILD.is_file():
+        # what the service names to a kit too old for it: the dashboard's wheel (cli/kitwheel)
+        os.environ["BUMMERL_KIT_URL"] = kit_url(args.web)
     os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
     os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
     token, token_note = operator_token(args)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import zipfile
+from pathlib import Path
 
 import pytest
 
-from cli.kitwheel import stale, start_build, wheel_path
+from cli.kitwheel import kit_url, stale, start_build, wheel_path
 from cli.up import header_lines
 
 pytestmark = pytest.mark.timeout(600)
@@ -38,3 +39,19 @@ def test_up_says_where_the_kit_is_served():
     text = [str(line) for line in header_lines(header)]
     assert ("the bot kit (http://h:8000/kit): var/kit/bummerl_kit-0.1.0-py3-none-any.whl "
             "(up to date)") in text
+
+
+def test_the_url_the_service_names_to_a_too_old_kit():
+    name = wheel_path(Path()).name
+    assert kit_url("127.0.0.1:8000") == f"http://127.0.0.1:8000/kit/{name}"
+    assert kit_url("0.0.0.0:8080") == f"http://127.0.0.1:8080/kit/{name}"
+    assert kit_url("site.example:80") == f"http://site.example:80/kit/{name}"
+
+
+def test_the_service_reads_the_kit_url_from_the_environment(monkeypatch):
+    from db.settings import Settings
+
+    monkeypatch.setenv("BUMMERL_KIT_URL", "http://site.test/kit/bummerl_kit-1-py3-none-any.whl")
+    assert Settings.from_env().kit_url == "http://site.test/kit/bummerl_kit-1-py3-none-any.whl"
+    monkeypatch.delenv("BUMMERL_KIT_URL")
+    assert Settings.from_env().kit_url is None
