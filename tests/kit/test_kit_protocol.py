@@ -168,3 +168,31 @@ def test_a_too_old_hello_after_the_welcome_ends_the_stream_with_the_notice(reque
     assert notice.notice.message == message
     assert ended.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert ended.value.details() == message
+
+
+def test_a_refused_kit_does_not_replace_the_bots_playing_process(kit, request, tmp_path,
+                                                                 monkeypatch):
+    """Another program of the bot takes over its stream (Hello.instance), but not a refused
+    one: the process that plays goes on."""
+    monkeypatch.setattr(protocol, "OLDEST", 2)  # the service, and the kit in this process: 2
+    monkeypatch.setattr(protocol, "PROTOCOL", 2)
+    with fresh_database("sqlite", request, tmp_path) as database, \
+            running_service(database) as service:
+        _, token = service.register("twice")
+        playing = Runner(RandomBot(3), service.server.address, token)
+        thread = threading.Thread(target=playing.run, daemon=True)
+        thread.start()
+        try:
+            for _ in range(100):
+                if playing.stats.connections:
+                    break
+                threading.Event().wait(0.1)
+            assert playing.stats.connections == 1
+            done = run_kit(kit, 1, service.server.address, token, tmp_path)
+            threading.Event().wait(1.0)  # a replacement's notice would have come by now
+            assert done.returncode == 1, done.stdout + done.stderr
+            assert playing.replaced is None and not playing.stopped
+            assert thread.is_alive() and playing.stats.connections == 1
+        finally:
+            playing.stop()
+            thread.join(10)
