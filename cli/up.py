@@ -12,6 +12,8 @@ An outside bot can join while it runs: register it with the operator token shown
 hint reads it from its file instead), then run it with the client kit; the ladder pairs it once
 it is registered or active. The Prometheus metrics of the service, the workers and the
 dashboard are served on one port (`--metrics`, cli/upmetrics.py).
+With the dashboard on, it also builds the kit's wheel for the dashboard to serve (at /kit) when
+it is missing or older than its sources (cli/kitwheel.py).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     from cli import upmetrics
     from cli.errors import console as new_console
+    from cli.kitwheel import BUILD, kit_url
     from db.base import var_dir
     from db.migrate import upgrade
     from workers import app as celery_app
@@ -89,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if not console.is_terminal:  # a pipe or a file: a line is never cut (a command in it
         console.width = UNWRAPPED  # copied would break); tables take their natural width
         console.soft_wrap = True
+    if args.web != "off" and not os.environ.get("BUMMERL_KIT_URL") and BUILD.is_file():
+        # what the service names to a kit too old for it: the dashboard's wheel (cli/kitwheel)
+        os.environ["BUMMERL_KIT_URL"] = kit_url(args.web)
     os.environ["BUMMERL_LADDER_MATCHES"] = str(args.matches)
     os.environ["BUMMERL_LADDER_PROFILES"] = args.profiles
     token, token_note, token_file = operator_token(args)
@@ -125,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = metrics = None
+    kit_build = None
     try:
         metrics, metrics_url = upmetrics.start(args.metrics)
         env = metrics.worker_env() if metrics is not None else {}
@@ -136,6 +143,13 @@ def run(args: argparse.Namespace) -> int:
                                           logfile=logs / "worker-people.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
         dashboard, web_url = start_dashboard(args.web)
+        kit_note = None
+        if dashboard is not None:  # the kit's wheel, for the dashboard to serve (web.kit)
+            from cli.kitwheel import kit_dir, start_build
+
+            folder = kit_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            kit_build, kit_note = start_build(folder, logs / "kit.log")
         header = {
             "service": server.address,
             "broker": f"embedded (filesystem, {celery_app.broker_dir()})"
@@ -149,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             "command": bummerl_command(),
             "web": web_url,
             "metrics": metrics_url,
+            "kit": kit_note,
         }
         for line in header_lines(header):
             console.print(line, soft_wrap=True)  # a terminal folds it: copied, it is whole
@@ -160,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
         stop_processes(started, dashboard)
+        if kit_build is not None and kit_build.poll() is None:
+            kit_build.terminate()
+            kit_build.wait(10)
         server.stop()
         if metrics is not None:
             metrics.close()
@@ -350,6 +368,8 @@ def header_lines(header: dict) -> list[Any]:
     if header.get("metrics"):
         lines.append(Text.from_markup(f"metrics [cyan]{escape(header['metrics'])}[/cyan] "
                                       "(Prometheus: the service, the workers, the dashboard)"))
+    if header.get("kit"):
+        lines.append(Text(f"the bot kit ({header['web']}kit): {header['kit']}"))
     if header["token"]:
         command = header.get("command") or "bummerl"
         token = header["token"]

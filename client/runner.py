@@ -25,6 +25,11 @@
   names itself in `Hello.instance`): the service tells this one why (NOTICE_KIND_REPLACED) and
   ends its stream; the kit logs it in one line (event `replaced`) and stops, never reconnecting
   (two processes of one version would race for every turn).
+- The Hello says the kit's protocol version (`bummerl.protocol.PROTOCOL`), the Welcome the
+  service's range: a kit older than the service's oldest is refused, and stops with the
+  service's one line (naming both versions and the upgrade command: `Unsupported`); a kit newer
+  than the service's newest says so in one line (event `notice`, kind `protocol-newer`) and
+  plays on.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-from bummerl import wire
+from bummerl import protocol, wire
 from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, match_pb2, match_pb2_grpc
 
 import engine
@@ -307,7 +312,8 @@ class Runner:
                                                       version=self.version,
                                                       challenges_only=self.challenges_only,
                                                       accepts_people=self.people,
-                                                      instance=self.instance))
+                                                      instance=self.instance,
+                                                      protocol=protocol.PROTOCOL))
         if self.draining:  # a reconnect while draining: the new stream takes nothing new
             yield bot_pb2.PlayRequest(drain=bot_pb2.Drain(reason=self.drain_reason))
         while True:
@@ -387,6 +393,7 @@ class Runner:
         return self.stats
 
     _welcomed_this_time = False
+    _told_protocol = False  # the kit said that it is newer than the service (once per run)
 
     def _play(self, stub: bot_pb2_grpc.BotServiceStub) -> None:
         self._welcomed_this_time = False
@@ -420,6 +427,20 @@ class Runner:
                 break
 
     def _welcome(self, welcome: bot_pb2.Welcome) -> None:
+        ours = protocol.PROTOCOL
+        low = welcome.protocol_min or protocol.UNSAID  # 0: a service from before the fields
+        high = welcome.protocol_max or protocol.UNSAID
+        if ours < low:  # (a service refuses such a kit before its Welcome: this is a safety)
+            raise Unsupported(f"the service at {self.server} speaks protocol "
+                              f"{protocol.span(low, high)}, this kit {ours}: upgrade with pip "
+                              "install the wheel the site's dashboard offers at /kit")
+        if ours > high and not self._told_protocol:
+            self._told_protocol = True
+            line = (f"the service at {self.server} speaks protocol {protocol.span(low, high)}, "
+                    f"this kit {ours}: it may not know what this kit adds; playing on (the kit "
+                    "that matches the site: its dashboard's /kit)")
+            self._event(logging.WARNING, "notice", "%s", line, kind="protocol-newer",
+                        code="OK", detail=line, field="")
         if self.challenges_only and not welcome.challenges_only:
             raise Unsupported(
                 f"the service at {self.server} does not know --challenges-only (an older "
@@ -653,6 +674,8 @@ class Runner:
                         detail=n.message)
             self.stop()
             return
+        if n.kind == bot_pb2.NOTICE_KIND_PROTOCOL_REFUSED:  # too old for the service: stop
+            raise Unsupported(n.message)
         self._event(logging.INFO if n.code == "OK" else logging.WARNING, "notice",
                     "the service says: %s (%s)", n.message, n.code, kind=kind, code=n.code,
                     detail=n.message, field=n.field)

@@ -28,6 +28,7 @@
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 | `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
 | `BUMMERL_REFUSED_WAIT_S` | a refused Play stream waits this long for the Hello, seconds | 2 |
+| `BUMMERL_KIT_URL` | the site's kit wheel (the dashboard's /kit), named to a too-old kit | none |
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Settings:
     test_wait_s: float = 600.0
     max_pending_calls: int = 20000
     refused_wait_s: float = 2.0
+    kit_url: str | None = None
 
     @staticmethod
     def from_env() -> Settings:
@@ -104,6 +106,7 @@ class Settings:
             test_wait_s=float(env.get("BUMMERL_TEST_WAIT_S", "600")),
             max_pending_calls=int(env.get("BUMMERL_MAX_PENDING_CALLS", "20000")),
             refused_wait_s=float(env.get("BUMMERL_REFUSED_WAIT_S", "2")),
+            kit_url=env.get("BUMMERL_KIT_URL") or None,
         )
 
 

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     # (a sign-up, an action), no uploads.
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "ANALYSE_LIMIT": "5 per 10 minutes",  # analyses one person may ask for (a 429 past it)
+    "KIT_DIR": None,  # the folder of the kit's wheel (web.kit): BUMMERL_KIT_DIR, else var/kit
 }
 
 
@@ -79,10 +80,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
                       tournaments.bp, versiontests.bp, accounts.bp, play.bp, people.bp):
         app.register_blueprint(blueprint)
-    from web import analyses, coach
+    from web import analyses, coach, kit
 
     app.register_blueprint(analyses.bp)
     app.register_blueprint(coach.bp)
+    app.register_blueprint(kit.bp)
     security.install(app)
     accounts.install_context(app)
     live.install(app)

@@ -334,7 +334,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         try:
             reader = asyncio.ensure_future(session.read(request_iterator))
             await session.greet(self.presence)  # its Hello says what it takes
-            if session.instance:  # a program that names itself takes over from another
+            # a program that names itself takes over from another (not a refused one: a kit
+            # too old for the service must not end a stream that plays)
+            if session.instance and session.refusal is None:
                 held = session.hold_key()
                 older = self.streams.holders.take(held, session)
                 if isinstance(older, PlaySession):

@@ -39,7 +39,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from bummerl import wire
+from bummerl import protocol, wire
 from bummerl.v1 import bot_pb2, common_pb2, match_pb2
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -112,6 +112,9 @@ class PlaySession:
         # test's match, a seat with a version is this stream's only if it is this one.
         self.version = ""
         self.instance = ""  # the program the first Hello named (Hello.instance), "" if none
+        # why the stream is refused: its first Hello's protocol is older than the service's
+        # oldest (then it is never recorded in the presence, and ends after a Notice)
+        self.refusal: str | None = None
         # What the latest Hello said ("" none; None: no Hello yet), recorded as the bot's
         # version (`bots.version`), and the version last written to the bot's row.
         self.hello_version: str | None = None
@@ -174,8 +177,8 @@ class PlaySession:
     async def record(self) -> bool:
         """Write what this stream takes to the presence (opening it there the first time);
         False if the write failed."""
-        if self.presence is None:
-            return True  # `greet` records it
+        if self.presence is None or self.refusal is not None:
+            return True  # `greet` records it; a refused stream is never recorded
         async with self.presence_lock:
             # the bot's version: a stream that opens says it (none said: ""), a later Hello
             # only if it says another
@@ -210,6 +213,10 @@ class PlaySession:
         if first:
             self.version = hello.version  # routing: a later Hello's version changes nothing
             self.instance = hello.instance
+            self.refusal = too_old(hello.protocol, self.config.kit_url)
+            if self.refusal is not None and self.presence is not None:  # after the Welcome
+                self.events.put_nowait(self._refused_notice())
+                self.events.put_nowait(FailedPrecondition(self.refusal))
         self.hello_version = hello.version
         self.greeted.set()
         if not first or self.presence is not None:  # a later Hello, or one after the wait:
@@ -445,6 +452,9 @@ class PlaySession:
 
     # --- what to send -----------------------------------------------------------------------
     async def responses(self) -> AsyncIterator[bot_pb2.PlayResponse]:
+        if self.refusal is not None:  # a kit older than the service's oldest protocol
+            yield self._refused_notice()
+            raise FailedPrecondition(self.refusal)
         # the first read only once a change of another replica can no longer be missed
         if not self.heard.is_set():
             with contextlib.suppress(TimeoutError):
@@ -457,7 +467,7 @@ class PlaySession:
         yield bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(
             bot=convert.bot_to_pb(self.bot), running_matches=len(running),
             challenges_only=self.challenges_only, accepts_people=self.accepts_people,
-            version=self.version))
+            version=self.version, protocol_min=protocol.OLDEST, protocol_max=protocol.PROTOCOL))
         for response in await self.run(self.step, running) if running else ():
             yield response
         while True:
@@ -525,6 +535,12 @@ class PlaySession:
                 raise
             self.stale = True
             return None
+
+    def _refused_notice(self) -> bot_pb2.PlayResponse:
+        response = self._notice(bot_pb2.NOTICE_KIND_PROTOCOL_REFUSED, "FAILED_PRECONDITION",
+                                self.refusal or "")
+        response.notice.field = "hello.protocol"
+        return response
 
     @staticmethod
     def _notice(kind: int, code: str, message: str) -> bot_pb2.PlayResponse:
@@ -685,3 +701,16 @@ def hands_ended_from(match_id: int, results: list[engine.HandResult],
                     reason=result.reason.value, points=list(result.points),
                     tricks=list(result.tricks)))))
     return out
+
+
+def too_old(said: int, kit_url: str | None) -> str | None:
+    """Why a kit whose Hello said protocol `said` is refused (one line, naming both versions
+    and how to upgrade), or None when the service serves it (any newer one included: it is
+    told in the Welcome, and the kit says so)."""
+    kit = protocol.spoken(said)
+    if kit >= protocol.OLDEST:
+        return None
+    how = (f"pip install {kit_url}" if kit_url else
+           "pip install the wheel the site's dashboard offers at /kit")
+    return (f"the service speaks protocol {protocol.span(protocol.OLDEST, protocol.PROTOCOL)}, "
+            f"this kit {kit}: upgrade with {how}")
