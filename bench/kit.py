@@ -16,7 +16,9 @@ prints, each with its ratio to the raw engine:
 - the kit's import time: `import bummerl_kit` in a fresh process of the venv, the median of K
   (beside `import engine` in .venv);
 - the wheel's size (beside the raw engine's sources, engine/*.py);
-- environment steps a second (PettingZoo, OpenSpiel) of `bummerl_kit.envs`, once it exists.
+- random-play hands a second through the training environments, `bummerl_kit.envs`'s
+  PettingZoo environment and OpenSpiel game (this tree's, in .venv: the dev extras install
+  pettingzoo and open-spiel), beside the raw engine measured in the same rounds.
 """
 
 from __future__ import annotations
@@ -71,6 +73,51 @@ for i in range(n):
                      random.Random(i))
 print(json.dumps(n / (time.process_time() - start)))
 """
+# Random play of `n` hands through the kit's training environments (this tree's, with the dev
+# extras' pettingzoo and open-spiel): one hand an episode, random legal actions but the claim
+# (played out to the end: the raw engine's players claim only when right, a random claim would
+# end a hand early and flatter the figure).
+PETTINGZOO_HANDS = """
+import json, random, sys, time
+from bummerl_kit.envs import pettingzoo_env
+from bummerl_kit.envs.encoding import CLAIM_INDEX as CLAIM
+
+n = int(sys.argv[1])
+rng = random.Random(1)
+env = pettingzoo_env(profile="soft", episode="hand")
+start = time.process_time()
+for i in range(n):
+    env.reset(seed=i)
+    for agent in env.agent_iter():
+        observation, reward, ended, cut, info = env.last()
+        if ended or cut:
+            env.step(None)
+            continue
+        mask = observation["action_mask"]
+        env.step(rng.choice([a for a in range(len(mask)) if mask[a] and a != CLAIM]))
+print(json.dumps(n / (time.process_time() - start)))
+"""
+OPENSPIEL_HANDS = """
+import json, random, sys, time
+import pyspiel
+from bummerl_kit.envs import register_openspiel
+from bummerl_kit.envs.encoding import CLAIM_INDEX as CLAIM
+
+n = int(sys.argv[1])
+rng = random.Random(1)
+register_openspiel()
+game = pyspiel.load_game("python_schnapsen")
+start = time.process_time()
+for i in range(n):
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes, weights = zip(*state.chance_outcomes())
+            state.apply_action(rng.choices(outcomes, weights)[0])
+        else:
+            state.apply_action(rng.choice([a for a in state.legal_actions() if a != CLAIM]))
+print(json.dumps(n / (time.process_time() - start)))
+"""
 # The import time of PACKAGE in a fresh process.
 IMPORT = """
 import json, time
@@ -114,18 +161,26 @@ def ratio(value: float, raw: float) -> str:
     return f"{value / raw:.2f}x the raw engine"
 
 
-def envs(python: Path) -> list[str]:
-    """Environment steps a second of `bummerl_kit.envs` (PettingZoo, OpenSpiel).
-
-    THE PLACE FOR THE ENVIRONMENTS' FIGURES: the helper who adds `bummerl_kit.envs` measures
-    its steps a second here (random legal actions through `pettingzoo_env()` and through the
-    OpenSpiel game `register_openspiel()` registers), each with `ratio()` to the raw engine's
-    hands a second. Until then the lines say they were not measured, and why."""
-    done = subprocess.run([str(python), "-c", "import bummerl_kit.envs"], capture_output=True,
-                          text=True, timeout=300, cwd=tempfile.gettempdir())
-    why = ("not measured: bummerl_kit.envs not available" if done.returncode != 0 else
-           "not measured: bench/kit.py does not measure bummerl_kit.envs yet")
-    return [f"PettingZoo env steps/s:  {why}", f"OpenSpiel env steps/s:   {why}"]
+def envs(here: str, n: str, rounds: int) -> list[str]:
+    """Random-play hands a second through the training environments (PettingZoo, OpenSpiel:
+    this tree's `bummerl_kit.envs` in `here`, where the dev extras installed both), each beside
+    the raw engine measured in the same rounds, in turn."""
+    codes = {"raw": HANDS.replace("PACKAGE", "engine"), "pettingzoo": PETTINGZOO_HANDS,
+             "openspiel": OPENSPIEL_HANDS}
+    rates: dict[str, list[float]] = {name: [] for name in codes}
+    try:
+        for _ in range(rounds):
+            for name, code in codes.items():
+                rates[name].append(measure(here, code, n, cwd=ROOT))
+    except RuntimeError as e:
+        why = f"not measured: {e} (the dev extras install pettingzoo and open-spiel)"
+        return [f"PettingZoo env hands/s:  {why}", f"OpenSpiel env hands/s:   {why}"]
+    raw, zoo, spiel = (statistics.median(rates[k]) for k in ("raw", "pettingzoo", "openspiel"))
+    return [f"PettingZoo env hands/s:  {zoo:10,.0f}   {ratio(zoo, raw)} (pettingzoo_env("
+            f"episode='hand'), random legal actions; the raw engine {raw:,.0f} in the same "
+            "rounds)",
+            f"OpenSpiel env hands/s:   {spiel:10,.0f}   {ratio(spiel, raw)} (python_schnapsen, "
+            "chance nodes dealt, random legal actions)"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     sources = sum(p.stat().st_size for p in (ROOT / "engine").rglob("*.py"))
     print(f"wheel size:              {size / 1024:10,.1f} KiB {ratio(size, sources)} ({wheel.name};"
           f" the raw engine's sources engine/*.py: {sources / 1024:.1f} KiB)", flush=True)
-    for line in envs(python):
+    for line in envs(here, n, rounds):
         print(line, flush=True)
     return 0
 

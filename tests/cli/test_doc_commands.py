@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kitkit import Kit, installed_kit
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -159,15 +160,22 @@ def wait_for_line(log: Path, pattern: str, timeout: float) -> str:
     raise AssertionError(f"no {pattern!r} within {timeout} s:\n{log.read_text()}")
 
 
-def test_step_4_plays_until_ctrl_c(site, mybot, tmp_path):
-    """Step 4's first line as written: the bot plays what it is given (a challenge of a house
-    bot here) until Ctrl-C, which lets it finish and sum up."""
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Kit:
+    """The kit as step 1 installs it (a fresh virtual environment; tests/kitkit.py)."""
+    return installed_kit(tmp_path_factory)
+
+
+def test_step_4_plays_until_ctrl_c(site, mybot, kit, tmp_path):
+    """Step 4's first line as written, with the kit step 1 installed: the bot plays what it is
+    given (a challenge of a house bot here) until Ctrl-C, which lets it finish and sum up."""
     token = register(site, mybot, "mybot")
     guide = README.read_text().split("## Write a bot in 10 minutes", 1)[1]
     run, _ = command_lines(fenced(guide, "**4. Play**"))
-    assert run == ".venv/bin/bummerl bot run mybot.py:MyBot --server HOST:50051 --token TOKEN"
+    assert run == "bummerl-kit mybot.py:MyBot --server HOST:50051 --token TOKEN"
     log = tmp_path / "bot.log"
-    bot = site.start(as_reader(run, site, mybot).replace("TOKEN", shlex.quote(token)), log)
+    bot = site.start(as_reader(run, site, mybot).replace("TOKEN", shlex.quote(token)), log,
+                     PATH=kit.env()["PATH"])
     try:
         wait_for_line(log, r"\[mybot\] connected", 60)
         challenge(site, token, "house-random", 1)
@@ -183,19 +191,19 @@ def test_step_4_plays_until_ctrl_c(site, mybot, tmp_path):
     assert "Traceback" not in text, text
 
 
-def test_step_4_the_kit_module_with_its_options(site, mybot, tmp_path):
+def test_step_4_the_kit_module_with_its_options(site, mybot, kit, tmp_path):
     """Step 4's `# or:` line as written, its options filled in (`--matches 1`, and
-    `--challenges-only`): the bot exits after its one match."""
+    `--challenges-only`), in the kit's environment: the bot exits after its one match."""
     token = register(site, mybot, "mybot2")
     guide = README.read_text().split("## Write a bot in 10 minutes", 1)[1]
     _, run = command_lines(fenced(guide, "**4. Play**"))
-    assert run == (".venv/bin/python -m client mybot.py:MyBot --server HOST:50051 --token TOKEN "
+    assert run == ("python -m bummerl_kit mybot.py:MyBot --server HOST:50051 --token TOKEN "
                    "[--matches N] [--challenges-only]"), run
     run = as_reader(run, site, mybot).replace("TOKEN", shlex.quote(token))
     run = run.replace("[--matches N]", "--matches 1").replace("[--challenges-only]",
                                                                 "--challenges-only")
     log = tmp_path / "bot.log"
-    bot = site.start(run, log)
+    bot = site.start(run, log, PATH=kit.env()["PATH"])
     try:
         wait_for_line(log, r"\[mybot2\] connected", 60)
         challenge(site, token, "house-bully", 1)

@@ -17,7 +17,7 @@ from db.ratings import LadderMatch, RatingHistory
 from db.standings import INITIAL_MU, rank_of
 from web import create_app, queries
 
-NAMES = ["house", "alpha", "Bob", "_under", "zed", "Zed", "bob-2", "a.b"]
+NAMES = ["house", "alpha", "Bob", "_under", "zed", "Zoe", "bob-2", "a.b"]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
