@@ -83,9 +83,9 @@ class Site:
         return subprocess.run(["bash", "-e", "-c", line], cwd=ROOT, env=self.client_env(**env),
                               capture_output=True, text=True, timeout=timeout)
 
-    def start(self, line: str, log: Path, **env: str) -> subprocess.Popen:
+    def start(self, line: str, log: Path, cwd: Path = ROOT, **env: str) -> subprocess.Popen:
         out = open(log, "w")  # noqa: SIM115  (the process holds it; closed with the test folder)
-        return subprocess.Popen(["bash", "-c", "exec " + line], cwd=ROOT,
+        return subprocess.Popen(["bash", "-c", "exec " + line], cwd=cwd,
                                 env=self.client_env(**env), stdout=out,
                                 stderr=subprocess.STDOUT, text=True)
 
@@ -175,7 +175,7 @@ def test_step_4_plays_until_ctrl_c(site, mybot, kit, tmp_path):
     assert run == "bummerl-kit mybot.py:MyBot --server HOST:50051 --token TOKEN"
     log = tmp_path / "bot.log"
     bot = site.start(as_reader(run, site, mybot).replace("TOKEN", shlex.quote(token)), log,
-                     PATH=kit.env()["PATH"])
+                     cwd=mybot.parent, PATH=kit.env()["PATH"])  # the author's folder
     try:
         wait_for_line(log, r"\[mybot\] connected", 60)
         challenge(site, token, "house-random", 1)
@@ -203,7 +203,7 @@ def test_step_4_the_kit_module_with_its_options(site, mybot, kit, tmp_path):
     run = run.replace("[--matches N]", "--matches 1").replace("[--challenges-only]",
                                                                 "--challenges-only")
     log = tmp_path / "bot.log"
-    bot = site.start(run, log, PATH=kit.env()["PATH"])
+    bot = site.start(run, log, cwd=mybot.parent, PATH=kit.env()["PATH"])  # the author's folder
     try:
         wait_for_line(log, r"\[mybot2\] connected", 60)
         challenge(site, token, "house-bully", 1)
