@@ -5,17 +5,22 @@ revokes sessions); the cookie then holds the person's id and name and the sessio
 (`sid`), nothing else.
 
 A cookie counts only while its session is live: `current()` reads the session's row
-(db.people.live_session) on every request, so once the service revoked it (log out: that
-session; log out everywhere or a password change: all of the person's), every copy of the
-cookie is a visitor's again.
+(db.people.live_session), so once the service revoked it (log out: that session; log out
+everywhere or a password change: all of the person's), every copy of the cookie is a visitor's
+again. A live answer is kept for `SESSION_CHECK_S` seconds (default 2), so that a table's many
+requests do not each read the database: a session this process ended counts at once (it drops
+its own answers), one another web process ended within those seconds.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from flask import (
     Blueprint,
+    current_app,
     g,
     redirect,
     render_template,
@@ -33,6 +38,51 @@ from web.tableview import person_json
 bp = Blueprint("accounts", __name__)
 
 
+class LiveSessions:
+    """The sessions found live lately: token → (person id, until when it is taken as live)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.known: dict[str, tuple[int, float]] = {}
+        self.lock = threading.Lock()
+
+    def person(self, token: str) -> int | None:
+        """The person whose live session `token` is, from the database at most every
+        `seconds`; None for a session that is not live."""
+        now = time.monotonic()
+        found = self.known.get(token)
+        if found is not None and found[1] > now:
+            return found[0]
+        with sessions()() as s:
+            person = live_session(s, token)
+        with self.lock:
+            if person is None:
+                self.known.pop(token, None)
+            else:
+                if len(self.known) > 50_000:  # a bound: the oldest answers go first
+                    self.known = {t: v for t, v in self.known.items() if v[1] > now}
+                self.known[token] = (person, now + self.seconds)
+        return person
+
+    def forget(self, token: str | None = None, person: int | None = None) -> None:
+        """Drop the answers of `token`, or of every session of `person` (this process ended
+        them)."""
+        with self.lock:
+            if token is not None:
+                self.known.pop(token, None)
+            if person is not None:
+                self.known = {t: v for t, v in self.known.items() if v[0] != person}
+
+
+def live() -> LiveSessions:
+    """This app's LiveSessions (made on first use, with its SESSION_CHECK_S)."""
+    found: LiveSessions | None = current_app.extensions.get("bummerl.live_sessions")
+    if found is None:
+        found = LiveSessions(float(current_app.config.get("SESSION_CHECK_S", 2.0)))
+        current_app.extensions["bummerl.live_sessions"] = found
+    return found
+
+
 def current() -> dict[str, Any] | None:
     """The session's person (`person_id`, `name`, `guest`, `display_name`), or None: also when
     the cookie's session was revoked or expired (then the cookie is cleared)."""
@@ -40,9 +90,9 @@ def current() -> dict[str, Any] | None:
         return g.bummerl_me  # type: ignore[no-any-return]
     me = None
     if "person_id" in session:
-        with sessions()() as s:
-            live = live_session(s, str(session.get("sid", "")))
-        if live is not None and live == session["person_id"]:
+        token = str(session.get("sid", ""))
+        person = live().person(token) if token else None
+        if person is not None and person == session["person_id"]:
             me = {"person_id": int(session["person_id"]), "name": session.get("name", ""),
                   "guest": bool(session.get("guest")),
                   "display_name": session.get("display_name", "")}
@@ -144,6 +194,7 @@ def logout() -> Any:
     token = str(session.get("sid", ""))
     if token:  # (refused: the page says why, and the cookie stays until it is ended)
         client().call("Logout", people_pb2.LogoutRequest(session=token))
+        live().forget(token=token)
     session.clear()
     return redirect(url_for("play.index"))
 
@@ -153,7 +204,9 @@ def logout_everywhere() -> Any:
     """End every session of the person (every browser), this one included."""
     from bummerl.v1 import people_pb2
 
-    client().call("LogoutEverywhere", people_pb2.LogoutEverywhereRequest(person_id=person_id()))
+    me = person_id()
+    client().call("LogoutEverywhere", people_pb2.LogoutEverywhereRequest(person_id=me))
+    live().forget(person=me)
     session.clear()
     return redirect(url_for("play.index"))
 
@@ -180,6 +233,7 @@ def account() -> Any:
             new_password=new))
     except Refused as e:
         return render_template("account.html", error=e.message, done=False), e.status
+    live().forget(person=me["person_id"])
     session["sid"] = answer.session
     g.pop("bummerl_me", None)
     return render_template("account.html", error=None, done=True)

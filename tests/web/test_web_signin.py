@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -319,3 +320,32 @@ def test_no_template_holds_what_the_policy_blocks():
     for source in [*WEB.glob("*.py"), *WEB.glob("static/*.js")]:  # markup made in code
         text = source.read_text()
         assert not re.search(r"""<style|\sstyle=["']|\son[a-z]+=["']""", text), source.name
+
+
+def test_a_session_is_read_once_a_few_seconds_and_one_ended_elsewhere_ends_within_them(
+        tmp_path, monkeypatch):
+    """A table's many requests read the session's row once per SESSION_CHECK_S (the 500-table
+    load run queued on those reads), and a session that another web process ended (its row
+    revoked: this one did not drop its answer) is refused once those seconds are past."""
+    import web.accounts
+
+    reads = []
+    real = web.accounts.live_session
+
+    def counted(s, token):  # type: ignore[no-untyped-def]
+        reads.append(token)
+        return real(s, token)
+
+    monkeypatch.setattr(web.accounts, "live_session", counted)
+    with signin_site(tmp_path, monkeypatch, {"SESSION_CHECK_S": 0.5}) as site:
+        cara = site.browser()
+        cara.signup("cara", PASSWORD)
+        match_id = start_game(cara)
+        reads.clear()
+        for _ in range(5):
+            assert cara.get(f"/api/table/{match_id}").status_code == 200
+        assert len(reads) <= 1, reads
+        with site.sessions.begin() as s:  # ended by another process of the site
+            s.query(PersonSession).update({"revoked_at": datetime.now(UTC)})
+        time.sleep(0.6)
+        assert cara.get(f"/api/table/{match_id}").status_code == 401
