@@ -19,7 +19,7 @@ import json
 import random
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from client.errors import KitError, closed_pipe
 
@@ -140,7 +140,7 @@ def replay(argv: list[str]) -> int:
 
 def analyse(argv: list[str]) -> int:
     from analysis import SAMPLES, analyse_record
-    from client.recordfiles import line_of, records_of
+    from client.recordfiles import records_of, write_analysed
 
     parser = _parser("analyse", "Value every decision of the match records in FILE (JSON "
                                 "lines): each legal action's value for the deciding seat from "
@@ -156,25 +156,8 @@ def analyse(argv: list[str]) -> int:
     if args.samples < 1:
         raise KitError(f"--samples must be 1 or more, not {args.samples}")
     records = [record for path in args.files for record in records_of(path)]
-    out: IO[str] = sys.stdout
-    if args.output != "-":
-        try:
-            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
-        except OSError as e:
-            raise KitError(f"cannot write {args.output}: {e.strerror}") from None
-    try:
-        for record in records:
-            try:
-                found = analyse_record(record, samples=args.samples)
-            except ValueError as e:
-                raise KitError(str(e)) from None
-            record = {**record, "analysis": found}
-            out.write(json.dumps(record) + "\n")
-            out.flush()
-            print(line_of(record), file=sys.stderr)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    write_analysed(records, args.output,
+                   lambda record: analyse_record(record, samples=args.samples))
     return 0
 
 

@@ -15,10 +15,10 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 from client.errors import KitError
-from client.recordfiles import line_of, records_of
+from client.recordfiles import records_of, write_analysed
 
 
 def register(subparsers: Any) -> None:
@@ -80,26 +80,11 @@ def run(args: argparse.Namespace) -> int:
     samples = SAMPLES if args.samples is None else args.samples
     if samples < 1:
         raise KitError(f"--samples must be 1 or more, not {samples}")
-    out: IO[str] = sys.stdout
-    if args.output != "-":
-        try:
-            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
-        except OSError as e:
-            raise KitError(f"cannot write {args.output}: {e.strerror}") from None
-    try:
-        for record in targets(args):
-            with tqdm(total=count_actions(record), unit="action", file=sys.stderr,
-                      desc=f"match {record.get('match_id')}",
-                      disable=args.no_progress) as bar:
-                try:
-                    found = analyse_record(record, samples=samples, progress=bar.update)
-                except ValueError as e:
-                    raise KitError(str(e)) from None
-            record = {**record, "analysis": found}
-            out.write(json.dumps(record) + "\n")
-            out.flush()
-            print(line_of(record), file=sys.stderr)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+
+    def analysed(record: dict[str, Any]) -> dict[str, Any]:
+        with tqdm(total=count_actions(record), unit="action", file=sys.stderr,
+                  desc=f"match {record.get('match_id')}", disable=args.no_progress) as bar:
+            return analyse_record(record, samples=samples, progress=bar.update)
+
+    write_analysed(targets(args), args.output, analysed)
     return 0

@@ -1,13 +1,14 @@
 """Files of match records (docs/match-record.md) for the commands that read them offline
-(`bummerl analyse FILE`, the kit's `bummerl-kit analyse`): reading them, and the line for a
-person that sums up an analysed record.
+(`bummerl analyse FILE`, the kit's `bummerl-kit analyse`): reading them, writing them with
+their analysis, and the line for a person that sums up an analysed record.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
 
 from client.errors import KitError
 
@@ -58,3 +59,28 @@ def line_of(record: dict[str, Any]) -> str:
             f"{_count(estimate['decisions'], 'estimated decision')}, "
             f"{estimate['mistakes']} of them beyond the estimate's noise")
     return f"match {record.get('match_id')}: " + "; ".join(parts)
+
+
+def write_analysed(records: Iterable[dict[str, Any]], output: str,
+                   analyse: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Each record with its `analysis` (what `analyse` gives; its ValueError is a KitError), one
+    JSON line each to the file `output` ("-": stdout), and its `line_of` on stderr."""
+    out: IO[str] = sys.stdout
+    if output != "-":
+        try:
+            out = open(output, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
+        except OSError as e:
+            raise KitError(f"cannot write {output}: {e.strerror}") from None
+    try:
+        for record in records:
+            try:
+                found = analyse(record)
+            except ValueError as e:
+                raise KitError(str(e)) from None
+            record = {**record, "analysis": found}
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            print(line_of(record), file=sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
