@@ -112,3 +112,13 @@ def installed_kit(factory: pytest.TempPathFactory) -> Kit:
         kit = build_and_install(folder)
         note.write_text(json.dumps(asdict(kit)))
         return kit
+
+
+def with_extra(kit: Kit, extra: str, folder: Path, timeout: float = 900) -> Path:
+    """A fresh venv in `folder` holding the kit's wheel with its `extra` (pip reaches the package
+    index for what the extra needs); its Python."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=300)
+    done = subprocess.run([str(folder / "bin" / "pip"), "install", "-q", f"{kit.wheel}[{extra}]"],
+                          env=kit.env(), capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "bin" / "python"

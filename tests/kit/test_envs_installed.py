@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from kitkit import Kit, installed_kit
+from kitkit import Kit, installed_kit, with_extra
 from recordkit import play_record
 
 from bummerl_kit import records
@@ -42,13 +41,9 @@ def test_without_extras_the_kit_encodes_and_names_the_extra_an_environment_needs
 
 
 def test_the_pettingzoo_extra_installs_and_its_environment_passes_the_api_test(kit, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{kit.wheel}[pettingzoo]"],
-                          env=kit.env(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    python = with_extra(kit, "pettingzoo", tmp_path / "venv", timeout=600)
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-c",
+        [str(python), "-c",
          "import bummerl_kit.envs.aec as aec, pettingzoo, sys\n"
          "from pettingzoo.test import api_test\n"
          "from bummerl_kit.envs import pettingzoo_env\n"
@@ -58,7 +53,7 @@ def test_the_pettingzoo_extra_installs_and_its_environment_passes_the_api_test(k
         cwd=tmp_path, env=kit.env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     where, version = done.stdout.splitlines()[0].split()
-    assert Path(where).is_relative_to(venv) and version.startswith("1.27"), done.stdout
+    assert Path(where).is_relative_to(tmp_path / "venv") and version.startswith("1.27"), done.stdout
     assert done.stdout.count("Passed API test") == 2, done.stdout
 
 

@@ -6,11 +6,10 @@ virtual environment brings open-spiel, and the installed game passes OpenSpiel's
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from kitkit import Kit, installed_kit
+from kitkit import Kit, installed_kit, with_extra
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +29,9 @@ def test_without_extras_register_openspiel_names_the_extra(kit):
 
 
 def test_the_openspiel_extra_installs_and_its_game_passes_openspiels_checks(kit, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{kit.wheel}[openspiel]"],
-                          env=kit.env(), capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
+    python = with_extra(kit, "openspiel", tmp_path / "venv", timeout=900)
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-c",
+        [str(python), "-c",
          "import numpy as np, pyspiel\n"
          "import bummerl_kit.envs.openspiel_game as og\n"
          "from bummerl_kit.envs import register_openspiel\n"
@@ -57,7 +52,7 @@ def test_the_openspiel_extra_installs_and_its_game_passes_openspiels_checks(kit,
         cwd=tmp_path, env=kit.env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert Path(lines[0]).is_relative_to(venv), done.stdout
+    assert Path(lines[0]).is_relative_to(tmp_path / "venv"), done.stdout
     for line, profile in zip(lines[1:], ("soft", "sharp"), strict=True):
         name, total, best = line.split()
         assert name == profile and float(total) == 0 and float(best) in (1, 2, 3), line
