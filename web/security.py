@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -86,7 +87,9 @@ class Backoff:
         now = time.time()
         waits = [self.storage.get_expiry(f"login-wait/{key}") - now
                  for key, _ in self._keys(name) if self.storage.get(f"login-wait/{key}") > 0]
-        return max((max(1, int(w + 0.999)) for w in waits), default=0)
+        # whole seconds, rounded up; Redis keeps whole seconds (its TTL rounds), so a wait that
+        # reads a hair over a whole second (the clock moved between now and the read) is that second
+        return max((max(1, math.ceil(w - 0.05)) for w in waits), default=0)
 
     def failed(self, name: str) -> None:
         for key, free in self._keys(name):
