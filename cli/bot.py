@@ -56,6 +56,10 @@ def register(subparsers: Any) -> None:
     _server(ch)
     ch.set_defaults(func=run_challenge, token_kind="bot")
 
+    from cli.hosted import add_commands
+
+    add_commands(commands, _server)  # upload, versions, logs, stop, resume (hosted bots)
+
     test = commands.add_parser(
         "test", help="practise a bot locally against a house bot (no server)",
         description="Play your bot against a house bot over N duplicate deals in this process "

@@ -23,7 +23,7 @@ from sqlalchemy import (
     or_,
     true,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column, query_expression, relationship
 from sqlalchemy.sql.elements import ColumnElement
 
 from db.base import Base, utcnow
@@ -102,6 +102,10 @@ class Bot(Base):
     # Whether a remote bot plays people (`Hello.accepts_people` of its newest stream):
     # None: no; PEOPLE_CASUAL or PEOPLE_RATED (casual and rated).
     accepts_people: Mapped[str | None] = mapped_column(String(10))
+    # Not a column: set (`with_expression`) when the bot was found by a hosted version's token
+    # (`db.hosted`): the version its container runs, which its streams then say, whatever their
+    # Hello says. None otherwise.
+    hosted_version: Mapped[str | None] = query_expression()
 
 
 # Bot names are unique whatever their case, as people's are (`people.name_key`, their name in

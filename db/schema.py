@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from db import analyses, batch, events, exercises, models, pairs, people, ratings, versiontests  # noqa: F401  (tables join the metadata)
+from db import (  # noqa: F401  (tables join the metadata)
+    analyses,
+    batch,
+    events,
+    exercises,
+    hosted,
+    models,
+    pairs,
+    people,
+    ratings,
+    versiontests,
+)
 from db.base import Base, make_engine
 
 metadata = Base.metadata

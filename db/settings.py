@@ -28,6 +28,10 @@
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 | `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
 | `BUMMERL_REFUSED_WAIT_S` | a refused Play stream waits this long for the Hello, seconds | 2 |
+| `BUMMERL_HOSTING` | where hosted bots run: `podman`, `kubernetes`; none: uploads refused | none |
+| `BUMMERL_HOSTED_PER_BOT` | a bot's hosted versions building, validating or live at once | 3 |
+| `BUMMERL_HOSTED_CPU` / `_MEMORY_MB` | one hosted bot's container's cores, MiB | 0.5 / 256 |
+| `BUMMERL_HOSTED_CPU_TOTAL` / `_MEMORY_TOTAL_MB` | what all of them may use together | 8 / 4096 |
 | `BUMMERL_KIT_URL` | the site's kit wheel (the dashboard's /kit), named to a too-old kit | none |
 """
 
@@ -69,6 +73,12 @@ class Settings:
     max_pending_calls: int = 20000
     refused_wait_s: float = 2.0
     kit_url: str | None = None
+    hosting: str = ""  # "podman", "kubernetes", or "" (no hosted bots: uploads refused)
+    hosted_per_bot: int = 3
+    hosted_cpu: float = 0.5
+    hosted_memory_mb: int = 256
+    hosted_cpu_total: float = 8.0
+    hosted_memory_total_mb: int = 4096
 
     @staticmethod
     def from_env() -> Settings:
@@ -107,6 +117,12 @@ class Settings:
             max_pending_calls=int(env.get("BUMMERL_MAX_PENDING_CALLS", "20000")),
             refused_wait_s=float(env.get("BUMMERL_REFUSED_WAIT_S", "2")),
             kit_url=env.get("BUMMERL_KIT_URL") or None,
+            hosting=env.get("BUMMERL_HOSTING", ""),
+            hosted_per_bot=int(env.get("BUMMERL_HOSTED_PER_BOT", "3")),
+            hosted_cpu=float(env.get("BUMMERL_HOSTED_CPU", "0.5")),
+            hosted_memory_mb=int(env.get("BUMMERL_HOSTED_MEMORY_MB", "256")),
+            hosted_cpu_total=float(env.get("BUMMERL_HOSTED_CPU_TOTAL", "8")),
+            hosted_memory_total_mb=int(env.get("BUMMERL_HOSTED_MEMORY_TOTAL_MB", "4096")),
         )
 
 

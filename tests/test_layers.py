@@ -24,6 +24,9 @@ against the rules of the architecture (docs/architecture.md).
   those only the client side (`...Stub`, never a `...Servicer` or `add_...Servicer_to_server`),
   and of grpc only channels (never `grpc.server` or `grpc.aio`): every action of a person
   enters through the service's gRPC API (PeopleService), as a bot's does.
+- hosting/ starts, watches and stops hosted bots (podman, Kubernetes): the database, the
+  contracts and the engine; workers/ and cli/ use it, services/ only its archive check
+  (`SERVICES_MAY_USE_OF_HOSTING`).
 - bummerl_kit/ (the kit's package names and command, tools/kit.py builds the kit from it)
   imports only the kit's sources: client/, engine/, bots/, analysis/ and events/ (the
   levels' table).
@@ -42,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
            "examples": "examples", "events": "events", "analysis": "analysis",
-           "bummerl_kit": "bummerl_kit", "bots": "bots"}
+           "bummerl_kit": "bummerl_kit", "bots": "bots", "hosting": "hosting"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
@@ -50,15 +53,17 @@ ALLOWED = {
     "analysis": {"engine", "bots"},
     "bummerl": {"engine"},
     "db": {"engine", "events", "bots"},
-    "services": {"engine", "bummerl", "db", "events"},
-    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots"},
+    "services": {"engine", "bummerl", "db", "events", "hosting"},
+    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots", "hosting"},
+    # starts, watches and stops hosted bots (podman, Kubernetes)
+    "hosting": {"engine", "bummerl", "db"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
     # the kit's names and command (tools/kit.py builds its package)
     "bummerl_kit": {"engine", "client", "bots", "analysis", "events"},
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
-            "analysis", "bots"},
+            "analysis", "bots", "hosting"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
@@ -67,6 +72,8 @@ WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
 ANALYSIS_MAY_USE = {"bots.endgame"}
 # bots/ is pure computation too: of events/ it uses only the levels' table.
 BOTS_MAY_USE = {"events.levels"}
+# services/ checks an upload's files with hosting.archive (pure); it starts no container.
+SERVICES_MAY_USE_OF_HOSTING = {"hosting.archive"}
 WEB_CONTRACTS = ("_pb2", "_pb2_grpc")  # of bummerl, the web uses only the generated stubs
 
 
@@ -267,6 +274,13 @@ def test_workers_use_no_write_path_of_the_service():
     assert used <= WORKERS_MAY_USE | {"services.core"} | {
         f"{m}.{name}" for m in WORKERS_MAY_USE for name in ("HouseTurn", "hooks",
                                                          "metrics_port", "serve")}, used
+
+
+def test_services_use_only_the_archive_check_of_hosting():
+    used = {i for imported in imports_in("services").values() for i in imported
+            if i == "hosting" or i.startswith("hosting.")}
+    assert used and all(any(i == m or i.startswith(m + ".") for m in SERVICES_MAY_USE_OF_HOSTING)
+                        for i in used), used
 
 
 def test_web_reads_the_database_and_imports_neither_services_nor_workers():

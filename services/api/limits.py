@@ -70,6 +70,21 @@ FIELD_LIMITS = {
     "bummerl.v1.AcceptInviteRequest.code": 40,
     "bummerl.v1.ActRequest.action": 20,
     "bummerl.v1.ActRequest.request_id": 64,
+    # HostingService (services/ops/hosting.py checks the meaning)
+    "bummerl.v1.UploadVersionRequest.version": 100,
+    "bummerl.v1.UploadVersionRequest.entry": 200,
+    "bummerl.v1.UploadVersionRequest.archive": 1000 * 1000,  # bytes: see hosting.archive
+    "bummerl.v1.UploadVersionRequest.requirements": 10000,
+    "bummerl.v1.UploadVersionRequest.image": 300,
+    "bummerl.v1.UploadVersionRequest.bot_name": 40,
+    "bummerl.v1.ListVersionsRequest.bot_name": 40,
+    "bummerl.v1.GetVersionLogsRequest.version": 100,
+    "bummerl.v1.GetVersionLogsRequest.bot_name": 40,
+    "bummerl.v1.StopVersionRequest.version": 100,
+    "bummerl.v1.StopVersionRequest.bot_name": 40,
+    "bummerl.v1.StopVersionRequest.reason": 300,
+    "bummerl.v1.ResumeVersionRequest.version": 100,
+    "bummerl.v1.ResumeVersionRequest.bot_name": 40,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.settings import Settings, settings
 from services.api import (
     admin_servicer,
+    hosting_servicer,
     limits,
     people_servicer,
     reflection,
@@ -107,11 +108,12 @@ class Server:
         tournament_service = tournament_servicer.add_to_server(server, self.sessions,
                                                                self.config)
         people_service = people_servicer.add_to_server(server, self.sessions, self.config)
+        hosting_service = hosting_servicer.add_to_server(server, self.sessions, self.config)
         self.health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable(  # v1 and v1alpha (services.api.reflection)
             (MATCH_SERVICE, BOT_SERVICE, admin_service, test_service, tournament_service,
-             people_service, health.SERVICE_NAME), server)
+             people_service, hosting_service, health.SERVICE_NAME), server)
         self.port = tls.add_port(server, address, self.tls)
         return server
 

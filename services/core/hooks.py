@@ -14,6 +14,10 @@ anything. A hook should be quick: enqueue the work (as the workers do) rather th
 - `on_match_end(match_id)`: the match finished (played out or forfeited).
 - `on_analysis_requested(match_id)`: an operator asked for the finished match's analysis
   (AdminService.AnalyseMatch; docs/analysis.md).
+- `on_hosted_upload(version_id)`: a hosted version was uploaded (HostingService; `db.hosted`):
+  build it.
+- `on_hosted_changed(version_id)`: a hosted version was stopped or resumed: start or stop its
+  container now rather than at the supervisor's next round.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class HouseTurn:
 on_turn: list[Callable[[int, int, int, HouseTurn], object]] = []
 on_match_end: list[Callable[[int], object]] = []
 on_analysis_requested: list[Callable[[int], object]] = []
+on_hosted_upload: list[Callable[[int], object]] = []
+on_hosted_changed: list[Callable[[int], object]] = []
 
 
 def fire(callbacks: list, *args: object) -> None:  # type: ignore[type-arg]

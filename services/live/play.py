@@ -119,6 +119,10 @@ class PlaySession:
         # version (`bots.version`), and the version last written to the bot's row.
         self.hello_version: str | None = None
         self.version_written: str | None = None
+        # a hosted version's container (db.hosted): its version, whatever its Hello says
+        self.hosted_version: str | None = bot.hosted_version
+        if self.hosted_version:
+            self.version = self.hello_version = self.hosted_version
         self.draining = False  # a Drain came: no new match for the bot
         self.greeted = asyncio.Event()  # the bot's first message came, or its side ended
         self.presence: Presence | None = None
@@ -210,14 +214,15 @@ class PlaySession:
             self.accepts_people = await self.run(people_presence.record_accepts, self.bot,
                                                  first, hello.accepts_people,
                                                  sessions=self.sessions)
+        version = self.hosted_version or hello.version
         if first:
-            self.version = hello.version  # routing: a later Hello's version changes nothing
+            self.version = version  # routing: a later Hello's version changes nothing
             self.instance = hello.instance
             self.refusal = too_old(hello.protocol, self.config.kit_url)
             if self.refusal is not None and self.presence is not None:  # after the Welcome
                 self.events.put_nowait(self._refused_notice())
                 self.events.put_nowait(FailedPrecondition(self.refusal))
-        self.hello_version = hello.version
+        self.hello_version = version
         self.greeted.set()
         if not first or self.presence is not None:  # a later Hello, or one after the wait:
             await self.record()  # what it says counts from now

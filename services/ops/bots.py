@@ -16,9 +16,10 @@ import secrets
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker, with_expression
 
-from db import base
+from db import base, hosted
+from db.hosted import HostedVersion
 from db.models import HOUSE, REMOTE, Bot, Match, bot_named
 from db.settings import Settings, settings, sha256
 from services.core.errors import (
@@ -107,13 +108,21 @@ UNKNOWN_TOKEN = "unknown token: use the token RegisterBot returned"
 
 def bot_for_token(token: str | None, *, sessions: sessionmaker[Session] | None = None) -> Bot:
     """The remote bot whose token this is; Unauthenticated otherwise."""
-    if not token:
-        raise Unauthenticated(NO_TOKEN)
-    with _sessions(sessions)() as session:
-        bot = session.scalar(select(Bot).where(Bot.token_hash == sha256(token)))
-    if bot is None:
-        raise Unauthenticated(UNKNOWN_TOKEN)
-    return bot
+    found = bots_for_tokens([token], sessions=sessions)[0]
+    if isinstance(found, Unauthenticated):
+        raise found
+    return found
+
+
+def _hosted_bots(session: Session, hashes: list[str]) -> dict[str, Bot]:
+    """The bots of the hosted versions (validating or live) whose container tokens these are,
+    each carrying the version (`Bot.hosted_version`)."""
+    rows = session.execute(
+        select(Bot, HostedVersion.token_hash).join(HostedVersion, HostedVersion.bot_id == Bot.id)
+        .where(HostedVersion.token_hash.in_(hashes), HostedVersion.state.in_(hosted.PLAYING))
+        .options(with_expression(Bot.hosted_version, HostedVersion.version))
+        .execution_options(populate_existing=True))
+    return {token_hash: bot for bot, token_hash in rows if token_hash}
 
 
 def bots_for_tokens(tokens: list[str | None], *, sessions: sessionmaker[Session] | None = None
@@ -126,6 +135,9 @@ def bots_for_tokens(tokens: list[str | None], *, sessions: sessionmaker[Session]
         with _sessions(sessions)() as session:
             found = {bot.token_hash: bot for bot in session.scalars(
                 select(Bot).where(Bot.token_hash.in_(sorted(set(hashes.values())))))}
+            others = sorted(set(hashes.values()) - set(found))
+            if others:  # a hosted version's container (db.hosted)
+                found.update(_hosted_bots(session, others))
     out: list[Bot | Unauthenticated] = []
     for token in tokens:
         bot = found.get(hashes[token]) if token else None

@@ -1,0 +1,83 @@
+"""The gRPC HostingService: a thin adapter from bummerl.v1 hosting requests to
+`services.ops.hosting` (who may do what is decided there, from the call's token)."""
+
+from __future__ import annotations
+
+import grpc
+from bummerl import wire
+from bummerl.v1 import hosting_pb2, hosting_pb2_grpc
+from sqlalchemy.orm import Session, sessionmaker
+
+from db import hosted
+from db.hosted import HostedVersion
+from db.settings import Settings
+from services.api.servicers import token_of, unary
+from services.ops import hosting
+
+HOSTING_SERVICE = hosting_pb2.DESCRIPTOR.services_by_name["HostingService"].full_name
+STATES = {
+    hosted.BUILDING: hosting_pb2.HOSTED_STATE_BUILDING,
+    hosted.VALIDATING: hosting_pb2.HOSTED_STATE_VALIDATING,
+    hosted.LIVE: hosting_pb2.HOSTED_STATE_LIVE,
+    hosted.FAILED: hosting_pb2.HOSTED_STATE_FAILED,
+    hosted.PAUSED: hosting_pb2.HOSTED_STATE_PAUSED,
+    hosted.STOPPED: hosting_pb2.HOSTED_STATE_STOPPED,
+}
+
+
+def version_to_pb(row: HostedVersion, bot_name: str) -> hosting_pb2.HostedVersion:
+    return hosting_pb2.HostedVersion(
+        bot_id=row.bot_id, bot_name=bot_name, version=row.version, state=STATES[row.state],
+        reason=row.reason or "", entry=row.entry or "", image=row.image_ref or "",
+        restarts=row.restarts or 0, last_error=row.last_error or "",
+        validation_match_id=row.validation_match_id or 0,
+        created_at=wire.timestamp(row.created_at), updated_at=wire.timestamp(row.updated_at))
+
+
+class HostingServicer(hosting_pb2_grpc.HostingServiceServicer):
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+        self.sessions = sessions
+        self.config = config
+
+    @unary
+    def UploadVersion(self, request, context):  # type: ignore[no-untyped-def]
+        row, name = hosting.upload(
+            token_of(context), version=request.version, entry=request.entry,
+            archive=request.archive, requirements=request.requirements, image=request.image,
+            bot_name=request.bot_name, config=self.config, sessions=self.sessions)
+        return hosting_pb2.UploadVersionResponse(version=version_to_pb(row, name))
+
+    @unary
+    def ListVersions(self, request, context):  # type: ignore[no-untyped-def]
+        rows = hosting.list_versions(token_of(context), request.bot_name, config=self.config,
+                                     sessions=self.sessions)
+        return hosting_pb2.ListVersionsResponse(
+            versions=[version_to_pb(row, name) for row, name in rows])
+
+    @unary
+    def GetVersionLogs(self, request, context):  # type: ignore[no-untyped-def]
+        row, name = hosting.get(token_of(context), request.version, request.bot_name,
+                                config=self.config, sessions=self.sessions)
+        return hosting_pb2.GetVersionLogsResponse(
+            version=version_to_pb(row, name), build_log=row.build_log or "",
+            run_log=row.run_log or "")
+
+    @unary
+    def StopVersion(self, request, context):  # type: ignore[no-untyped-def]
+        row, name = hosting.stop(token_of(context), request.version, request.bot_name,
+                                 request.reason, config=self.config, sessions=self.sessions)
+        return hosting_pb2.StopVersionResponse(version=version_to_pb(row, name))
+
+    @unary
+    def ResumeVersion(self, request, context):  # type: ignore[no-untyped-def]
+        row, name = hosting.resume(token_of(context), request.version, request.bot_name,
+                                   config=self.config, sessions=self.sessions)
+        return hosting_pb2.ResumeVersionResponse(version=version_to_pb(row, name))
+
+
+def add_to_server(server: grpc.Server | grpc.aio.Server, sessions: sessionmaker[Session] | None,
+                  config: Settings) -> str:
+    """Register the HostingService on `server`; its full name (for reflection/health)."""
+    hosting_pb2_grpc.add_HostingServiceServicer_to_server(HostingServicer(sessions, config),
+                                                          server)
+    return HOSTING_SERVICE
