@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
            "examples": "examples", "events": "events", "analysis": "analysis",
-           "bummerl_kit": "bummerl_kit", "bots": "bots"}
+           "bummerl_kit": "bummerl_kit", "bots": "bots", "hosting": "hosting"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
@@ -51,14 +51,16 @@ ALLOWED = {
     "bummerl": {"engine"},
     "db": {"engine", "events", "bots"},
     "services": {"engine", "bummerl", "db", "events"},
-    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots"},
+    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots",
+                "hosting"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
     # the kit's names and command (tools/kit.py builds its package)
     "bummerl_kit": {"engine", "client", "bots", "analysis", "events"},
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
-            "analysis", "bots"},
+            "analysis", "bots", "hosting"},
+    "hosting": {"engine", "bummerl", "db"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
