@@ -21,6 +21,10 @@ from __future__ import annotations
 import argparse
 import copy
 import inspect
+import re
+import shlex
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -31,6 +35,7 @@ from kubernetes.client.exceptions import ApiException
 
 from hosting import kube
 
+ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["1.29", kubernetes_validate.latest_version()]
 NS = kube.HOSTED_NAMESPACE
 ADDRESS = kube.SERVICE_ADDRESS
@@ -535,3 +540,36 @@ def test_the_manifests_hold_the_codes_policy_role_and_settings(overlay):
     [quota] = of_kind(docs, "ResourceQuota")
     limits = kube.deployment(spec(), NS, ADDRESS).spec.template.spec.containers[0].resources
     assert {f"limits.{k}" for k in limits.limits} | {"pods"} == set(quota["spec"]["hard"])
+
+
+def doc_block(language: str, after: str) -> str:
+    text = (ROOT / "docs" / "hosted-kubernetes.md").read_text()
+    found = re.search(rf"```{language}\n(.*?)```", text.split(after, 1)[1], re.S)
+    assert found, f"no {language} block after {after!r}"
+    return found.group(1)
+
+
+@pytest.mark.kubectl
+def test_the_docs_commands_render_the_hosted_objects():
+    """docs/hosted-kubernetes.md's commands, as written, from the repository's root."""
+    from test_k8s import kubectl
+
+    kubectl()  # skips (or fails under BUMMERL_REQUIRE_SERVICES=1) without it
+    lines = [line for line in doc_block("sh", "## Check the manifests").splitlines() if line]
+    assert len(lines) == 2
+    for line in lines:
+        done = subprocess.run(shlex.split(line), cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+        assert {(d["kind"], d["metadata"].get("namespace")) for d in docs} >= {
+            ("NetworkPolicy", NS), ("Role", NS), ("Deployment", "bummerl")}
+
+
+def test_the_docs_kubelet_settings_are_the_specs_limits():
+    settings = yaml.safe_load(doc_block("yaml", "kubelet's process and log limits"))
+    assert settings["kind"] == "KubeletConfiguration"
+    assert settings["podPidsLimit"] == spec().pids == 64
+    assert settings["containerLogMaxSize"] == f"{spec().log_mib}Mi"
+    # what the kubelet keeps of a log fits the pod's ephemeral storage
+    assert settings["containerLogMaxFiles"] * spec().log_mib < spec().disk_mib
