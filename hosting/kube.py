@@ -15,7 +15,8 @@ pods on 50051/TCP and the cluster's DNS; it holds only where the cluster's netwo
 enforces NetworkPolicy (docs/hosted-kubernetes.md).
 
 Crashes are the kubelet's to restart (CrashLoopBackOff: 10 s doubling to 5 min); `reconcile`
-only creates, replaces and deletes. Everything here takes the official client's API objects
+only creates, replaces and deletes, and `observe` reads each pod's restarts, last exit and
+output, for the hosted version's row. Everything here takes the official client's API objects
 (`kubernetes.client.AppsV1Api`, `CoreV1Api`, `NetworkingV1Api`) as arguments, so the tests give
 it an in-memory stand-in (tests/k8s/test_hosted_kube.py).
 """
@@ -359,6 +360,91 @@ def reconcile(apps: Any, core: Any, net: Any, namespace: str, desired: list[Host
             else:
                 actions.append(_failed(f"start {spec.name}", e))
     return actions
+
+
+LOG_BYTES = 64 * 1024  # what observe() keeps of a pod's output (the run_log's size)
+LOG_LINES = 400
+
+
+@dataclass(frozen=True)
+class PodState:
+    """What the cluster says of a hosted version's pod: whether its bot runs, its restarts
+    (the kubelet's count), why it waits (`CrashLoopBackOff`, `ImagePullBackOff`,
+    `CreateContainerConfigError`, ...), how it last ended (`exit 1 (Error)`, `exit 137
+    (OOMKilled)`), and the tail of its output (the ended container's while it waits to be
+    restarted: the traceback of a crash), at most LOG_BYTES."""
+
+    version_id: int
+    pod: str
+    running: bool
+    restarts: int
+    waiting: str | None
+    last_exit: str | None
+    log: str
+
+
+def _ended(status: Any) -> str | None:
+    ended = status.last_state.terminated if status.last_state else None
+    if ended is None:
+        return None
+    said = f"exit {ended.exit_code} ({ended.reason or 'no reason given'})"
+    return f"{said}: {ended.message.strip()}" if ended.message else said
+
+
+def _tail(core: Any, pod: str, namespace: str, previous: bool, log_bytes: int) -> str:
+    """The last `log_bytes` of a pod's output. The API gives the last N lines, cut at a
+    number of bytes from their start: fewer lines are asked while what comes back is cut, so
+    that the end is in it (a single line longer than 4 x log_bytes comes back as its start).
+    "" when there is no log to read (the container not started yet)."""
+    log = ""
+    for lines in (LOG_LINES, LOG_LINES // 10, 4, 1):
+        try:
+            log = core.read_namespaced_pod_log(
+                pod, namespace, container="bot", tail_lines=lines, limit_bytes=4 * log_bytes,
+                previous=previous) or ""
+        except ApiException:
+            return ""
+        if len(log.encode()) < 4 * log_bytes:
+            break
+    return log.encode()[-log_bytes:].decode(errors="ignore")
+
+
+def _born(pod: Any) -> str:
+    created = _meta(pod).creation_timestamp
+    return created.isoformat() if created else ""
+
+
+def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES) -> dict[int, PodState]:
+    """The state of each hosted version's pod in `namespace`, by version id (the newest pod
+    of a version when an old one is still going; none for a version whose pod was not made,
+    e.g. refused by the quota). A pod whose log cannot be read yet (its image not pulled)
+    has the log ""."""
+    newest: dict[int, Any] = {}
+    for pod in core.list_namespaced_pod(namespace, label_selector=SELECTOR).items:
+        label = (_meta(pod).labels or {}).get(VERSION_LABEL, "")
+        if not label.isdigit():
+            continue
+        version = int(label)
+        seen = newest.get(version)
+        if seen is None or _born(pod) > _born(seen):
+            newest[version] = pod
+    states = {}
+    for version, pod in sorted(newest.items()):
+        name = _meta(pod).name or ""
+        status = next((c for c in (pod.status.container_statuses or []) if c.name == "bot"),
+                      None) if pod.status else None
+        waiting = status.state.waiting if status and status.state else None
+        last_exit = _ended(status) if status else None
+        log = _tail(core, name, namespace, bool(waiting and last_exit), log_bytes)
+        states[version] = PodState(
+            version_id=version, pod=name,
+            running=bool(status and status.state and status.state.running),
+            restarts=status.restart_count if status else 0,
+            waiting=(f"{waiting.reason}: {waiting.message}" if waiting.message
+                     else waiting.reason) if waiting else None,
+            last_exit=last_exit,
+            log=log)
+    return states
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import inspect
 import re
 import shlex
 import subprocess
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -219,9 +220,10 @@ def test_clients_come_from_the_kubeconfig_outside_a_cluster(tmp_path, monkeypatc
 # --- the reconciler against a stand-in of the API ------------------------------------------
 
 
-KINDS = {"Deployment": (k8s.AppsV1Api, "deployment", k8s.V1DeploymentList),
-         "Secret": (k8s.CoreV1Api, "secret", k8s.V1SecretList),
-         "NetworkPolicy": (k8s.NetworkingV1Api, "network_policy", None)}
+# The kinds the stand-in keeps, by the noun of their methods (`list_namespaced_<noun>`).
+NOUNS = {"deployment": "Deployment", "secret": "Secret", "network_policy": "NetworkPolicy",
+         "pod": "Pod", "pod_log": "PodLog"}
+LISTS = {"Deployment": k8s.V1DeploymentList, "Secret": k8s.V1SecretList, "Pod": k8s.V1PodList}
 
 
 class Cluster:
@@ -229,19 +231,20 @@ class Cluster:
 
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str], Any] = {}
+        self.logs: dict[tuple[str, bool], str] = {}  # (pod, previous) -> its output
         self.calls: list[tuple[str, str]] = []
         self.version = 0
         self.refuse: dict[tuple[str, str], int] = {}  # (method, name) -> HTTP status
-        self.apps, self.core, self.net = (API(self, "Deployment"), API(self, "Secret"),
-                                          API(self, "NetworkPolicy"))
+        self.apps, self.core, self.net = (API(self, k8s.AppsV1Api), API(self, k8s.CoreV1Api),
+                                          API(self, k8s.NetworkingV1Api))
 
     def of(self, kind: str) -> dict[str, Any]:
         return {name: obj for (k, name), obj in self.objects.items() if k == kind}
 
     def put(self, kind: str, obj: Any) -> Any:
         doc = as_dict(obj)
-        doc.setdefault("apiVersion", {"Deployment": "apps/v1", "Secret": "v1"}.get(
-            kind, "networking.k8s.io/v1"))
+        doc.setdefault("apiVersion", {"Deployment": "apps/v1",
+                                      "NetworkPolicy": "networking.k8s.io/v1"}.get(kind, "v1"))
         doc.setdefault("kind", kind)
         validate(doc)  # what an API server would refuse, refused here
         stored = copy.deepcopy(obj)
@@ -262,62 +265,64 @@ def selected(labels: dict[str, str] | None, selector: str | None) -> bool:
 
 
 class API:
-    """The methods of one kind's API object that reconcile calls, by their real names."""
+    """One of the client's API objects (`real`): its methods `<verb>_namespaced_<noun>` that
+    the code calls, each call bound against the real method's signature first (TypeError if
+    the real client would not take it; AttributeError for a method `real` does not have)."""
 
-    def __init__(self, cluster: Cluster, kind: str) -> None:
-        self.cluster, self.kind = cluster, kind
-        self.real, self.noun, self.listing = KINDS[kind]
-
-    def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
-        method = f"{verb}_namespaced_{self.noun}"
-        # the call as the real client method would take it (TypeError if it would not)
-        bound = inspect.signature(getattr(self.real, method)).bind(self, *args, **kwargs)
-        name = bound.arguments.get("name") or getattr(
-            getattr(bound.arguments.get("body"), "metadata", None), "name", "")
-        self.cluster.calls.append((method, name))
-        assert bound.arguments["namespace"] == NS
-        status = self.cluster.refuse.get((method, name))
-        if status:
-            raise ApiException(status=status, reason="refused by the test")
-        return bound.arguments
+    def __init__(self, cluster: Cluster, real: type) -> None:
+        self.cluster, self.real = cluster, real
 
     def __getattr__(self, method: str) -> Any:
-        verb = method.split("_namespaced_")[0]
-        if method != f"{verb}_namespaced_{self.noun}":
+        verb, _, noun = method.partition("_namespaced_")
+        if noun not in NOUNS or not hasattr(self.real, method):
             raise AttributeError(method)
-        return lambda *args, **kwargs: getattr(self, verb)(*args, **kwargs)
+        handler = getattr(self, f"_{verb}")
 
-    def list(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.call("list", *args, **kwargs)
-        items = [copy.deepcopy(o) for o in self.cluster.of(self.kind).values()
-                 if selected(o.metadata.labels, bound.get("label_selector"))]
-        return self.listing(items=items)
+        def invoke(*args: Any, **kwargs: Any) -> Any:
+            bound = inspect.signature(getattr(self.real, method)).bind(self, *args, **kwargs)
+            found = bound.arguments
+            name = found.get("name") or getattr(
+                getattr(found.get("body"), "metadata", None), "name", "")
+            self.cluster.calls.append((method, name))
+            assert found["namespace"] == NS
+            status = self.cluster.refuse.get((method, name))
+            if status:
+                raise ApiException(status=status, reason="refused by the test")
+            return handler(NOUNS[noun], found)
+        return invoke
 
-    def read(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.call("read", *args, **kwargs)
-        if bound["name"] not in self.cluster.of(self.kind):
+    def _list(self, kind: str, found: dict[str, Any]) -> Any:
+        items = [copy.deepcopy(o) for o in self.cluster.of(kind).values()
+                 if selected(o.metadata.labels, found.get("label_selector"))]
+        return LISTS[kind](items=items)
+
+    def _read(self, kind: str, found: dict[str, Any]) -> Any:
+        if kind == "PodLog":
+            log = self.cluster.logs.get((found["name"], bool(found.get("previous"))))
+            if log is None:  # as the API answers for a container not started yet
+                raise ApiException(status=400, reason="Bad Request")
+            lines = log.splitlines(keepends=True)[-found.get("tail_lines", 10**9):]
+            return "".join(lines)[:found.get("limit_bytes")]
+        if found["name"] not in self.cluster.of(kind):
             raise ApiException(status=404, reason="Not Found")
-        return copy.deepcopy(self.cluster.objects[self.kind, bound["name"]])
+        return copy.deepcopy(self.cluster.objects[kind, found["name"]])
 
-    def create(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.call("create", *args, **kwargs)
-        if bound["body"].metadata.name in self.cluster.of(self.kind):
+    def _create(self, kind: str, found: dict[str, Any]) -> Any:
+        if found["body"].metadata.name in self.cluster.of(kind):
             raise ApiException(status=409, reason="AlreadyExists")
-        return self.cluster.put(self.kind, bound["body"])
+        return self.cluster.put(kind, found["body"])
 
-    def replace(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.call("replace", *args, **kwargs)
-        current = self.cluster.of(self.kind).get(bound["name"])
+    def _replace(self, kind: str, found: dict[str, Any]) -> Any:
+        current = self.cluster.of(kind).get(found["name"])
         if current is None:
             raise ApiException(status=404, reason="Not Found")
-        given = bound["body"].metadata.resource_version
+        given = found["body"].metadata.resource_version
         if given is not None and given != current.metadata.resource_version:
             raise ApiException(status=409, reason="Conflict")
-        return self.cluster.put(self.kind, bound["body"])
+        return self.cluster.put(kind, found["body"])
 
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.call("delete", *args, **kwargs)
-        if self.cluster.objects.pop((self.kind, bound["name"]), None) is None:
+    def _delete(self, kind: str, found: dict[str, Any]) -> Any:
+        if self.cluster.objects.pop((kind, found["name"]), None) is None:
             raise ApiException(status=404, reason="Not Found")
         return None
 
@@ -468,17 +473,80 @@ def test_the_stand_in_refuses_a_call_the_real_client_would():
     assert e.value.status == 404
 
 
+def pod(s: kube.HostedSpec, name: str, created: str, state: k8s.V1ContainerState,
+        restarts: int = 0, last: k8s.V1ContainerState | None = None) -> k8s.V1Pod:
+    """A pod of `s`'s Deployment as the kubelet reports it."""
+    template = kube.deployment(s, NS, ADDRESS).spec.template  # type: ignore[union-attr]
+    return k8s.V1Pod(
+        api_version="v1", kind="Pod",
+        metadata=k8s.V1ObjectMeta(name=name, labels=template.metadata.labels,
+                                  creation_timestamp=datetime.fromisoformat(created)),
+        spec=template.spec,
+        status=k8s.V1PodStatus(container_statuses=[k8s.V1ContainerStatus(
+            name="bot", image=s.image, image_id="", ready=state.running is not None,
+            restart_count=restarts, state=state, last_state=last)]))
+
+
+def test_observe_reads_restarts_last_exits_and_output():
+    cluster = Cluster()
+    crashed, running, oom, unpulled = spec(7), spec(8), spec(9), spec(10)
+    traceback = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero\n"
+    cluster.put("Pod", pod(crashed, "c-1", "2026-12-07T05:00:00+00:00", k8s.V1ContainerState(
+        waiting=k8s.V1ContainerStateWaiting(
+            reason="CrashLoopBackOff", message="back-off 40s restarting failed container")),
+        restarts=3, last=k8s.V1ContainerState(terminated=k8s.V1ContainerStateTerminated(
+            exit_code=1, reason="Error"))))
+    cluster.logs["c-1", True] = "starting\n" + traceback
+    up = k8s.V1ContainerState(running=k8s.V1ContainerStateRunning())
+    # version 8: an old pod still going away, and the new one
+    cluster.put("Pod", pod(running, "r-old", "2026-12-07T04:00:00+00:00", up))
+    cluster.put("Pod", pod(running, "r-new", "2026-12-07T05:10:00+00:00", up))
+    cluster.logs["r-new", False] = "".join(f"turn {i}\n" for i in range(1000))
+    cluster.put("Pod", pod(oom, "o-1", "2026-12-07T05:00:00+00:00", up, restarts=1,
+                           last=k8s.V1ContainerState(terminated=k8s.V1ContainerStateTerminated(
+                               exit_code=137, reason="OOMKilled"))))
+    cluster.logs["o-1", False] = "again\n"
+    cluster.put("Pod", pod(unpulled, "u-1", "2026-12-07T05:00:00+00:00", k8s.V1ContainerState(
+        waiting=k8s.V1ContainerStateWaiting(reason="ImagePullBackOff",
+                                            message="Back-off pulling image"))))
+    # not the reconciler's: no hosted label, or a label that is not a version id
+    stray = pod(spec(11), "x-1", "2026-12-07T05:00:00+00:00", up)
+    stray.metadata.labels = {"app": "other"}  # type: ignore[union-attr]
+    cluster.put("Pod", stray)
+    garbled = pod(spec(12), "g-1", "2026-12-07T05:00:00+00:00", up)
+    garbled.metadata.labels[kube.VERSION_LABEL] = "twelve"  # type: ignore[union-attr,index]
+    cluster.put("Pod", garbled)
+    states = kube.observe(cluster.core, NS, log_bytes=100)
+    assert sorted(states) == [7, 8, 9, 10]
+    assert states[7] == kube.PodState(
+        version_id=7, pod="c-1", running=False, restarts=3,
+        waiting="CrashLoopBackOff: back-off 40s restarting failed container",
+        last_exit="exit 1 (Error)", log=("starting\n" + traceback)[-100:])
+    assert "ZeroDivisionError" in states[7].log  # the ended container's output
+    assert states[8].pod == "r-new" and states[8].running and states[8].restarts == 0
+    assert states[8].log.endswith("turn 999\n") and len(states[8].log) <= 100
+    assert states[9].last_exit == "exit 137 (OOMKilled)" and states[9].running
+    assert states[10].waiting == "ImagePullBackOff: Back-off pulling image"
+    assert states[10].log == "" and not states[10].running
+    assert ("read_namespaced_pod_log", "c-1") in cluster.calls
+    # one line longer than the reads: its start (what the API gives), at most log_bytes
+    cluster.logs["r-new", False] = "x" * 1000 + "\n"
+    assert kube.observe(cluster.core, NS, log_bytes=100)[8].log == "x" * 100
+
+
 # --- the manifests agree with the code -----------------------------------------------------
 
 
 VERBS = {"list": "list", "read": "get", "create": "create", "replace": "update",
          "delete": "delete"}
 RESOURCES = {"deployment": ("apps", "deployments"), "secret": ("", "secrets"),
-             "network_policy": ("networking.k8s.io", "networkpolicies")}
+             "network_policy": ("networking.k8s.io", "networkpolicies"), "pod": ("", "pods"),
+             "pod_log": ("", "pods/log")}
 
 
 def used_permissions() -> set[tuple[str, str, str]]:
-    """(apiGroup, resource, verb) of every call reconcile makes in the tests' scenarios."""
+    """(apiGroup, resource, verb) of every call reconcile and observe make in the tests'
+    scenarios."""
     cluster, mint = Cluster(), Mint()
     a = spec(7)
     run(cluster, [a, spec(8)], mint)
@@ -487,6 +555,9 @@ def used_permissions() -> set[tuple[str, str, str]]:
     cluster.objects["NetworkPolicy", kube.POLICY_NAME].spec.egress = []
     cluster.put("Secret", kube.secret(spec(9), "left-from-an-earlier-try"))
     run(cluster, [a, spec(9)], mint)
+    cluster.put("Pod", pod(a, "a-1", "2026-12-07T05:00:00+00:00", k8s.V1ContainerState(
+        running=k8s.V1ContainerStateRunning())))
+    kube.observe(cluster.core, NS)
     used = set()
     for method, _ in cluster.calls:
         verb, _, noun = method.partition("_namespaced_")
