@@ -310,8 +310,8 @@ def reconcile(apps: Any, core: Any, net: Any, namespace: str, desired: list[Host
     `bummerl.hosted/spec-hash` annotation) is replaced, its pod restarted by its Deployment;
     a desired one whose Secret is gone gets a new token. An object that is already gone, or
     already made by a concurrent run, is taken as done; any other refusal of one object is a
-    line `failed to ...` and the others go on. A listing or the policy that fails raises
-    `ApiException`: nothing is changed then."""
+    line `failed to ...` and the others go on. The policy's or a listing's failure raises
+    `ApiException` before any Deployment or Secret is touched."""
     names = [spec.name for spec in desired]
     if len(set(names)) != len(names):
         raise ValueError(f"desired hosted versions twice: {sorted(names)}")
@@ -340,6 +340,7 @@ def reconcile(apps: Any, core: Any, net: Any, namespace: str, desired: list[Host
         body = deployment(spec, namespace, service_address)
         current = deployments.get(spec.name)
         has_secret = spec.secret_name in secrets
+        step = f"create {spec.name}"
         try:
             if current is None:
                 _write_token(core, namespace, spec, tokens, has_secret)
@@ -348,17 +349,19 @@ def reconcile(apps: Any, core: Any, net: Any, namespace: str, desired: list[Host
                 continue
             if (_meta(current).annotations or {}).get(SPEC_HASH) != \
                     (_meta(body).annotations or {})[SPEC_HASH]:
+                step = f"replace {spec.name}"
                 _meta(body).resource_version = _meta(current).resource_version
                 apps.replace_namespaced_deployment(spec.name, namespace, body)
                 actions.append(f"replaced Deployment {spec.name} ({spec.image})")
             if not has_secret:
+                step = f"create Secret {spec.secret_name}"
                 _write_token(core, namespace, spec, tokens, False)
                 actions.append(f"created Secret {spec.secret_name} (it was gone)")
         except ApiException as e:
             if e.status == 409 and current is None:
                 actions.append(f"Deployment {spec.name} already made by another run")
             else:
-                actions.append(_failed(f"start {spec.name}", e))
+                actions.append(_failed(step, e))
     return actions
 
 

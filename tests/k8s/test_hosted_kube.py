@@ -426,7 +426,7 @@ def test_reconcile_goes_on_past_one_refusal_and_takes_gone_or_made_as_done():
     # 8 is refused (e.g. over the namespace's quota); 9 is still made
     cluster.refuse["create_namespaced_deployment", b.name] = 403
     done = run(cluster, [a, b, c], mint)
-    assert done == [f"failed to start {b.name}: 403 refused by the test",
+    assert done == [f"failed to create {b.name}: 403 refused by the test",
                     f"created Deployment {c.name} ({c.image})"]
     # the next run makes 8 with a fresh token over the Secret it left
     del cluster.refuse["create_namespaced_deployment", b.name]
@@ -438,6 +438,17 @@ def test_reconcile_goes_on_past_one_refusal_and_takes_gone_or_made_as_done():
     done = run(cluster, [b, c, spec(10)], mint)
     assert done == [f"deleted Secret {a.secret_name}",
                     "Deployment hosted-my-bot-10 already made by another run"]
+    # a replace refused (changed meanwhile): said, and tried again at the next run
+    cluster.refuse.clear()
+    cluster.refuse["replace_namespaced_deployment", c.name] = 409
+    newer = spec(9, image="registry.example/bummerl-hosted/mybot-9:2.1")
+    assert run(cluster, [b, newer, spec(10)], mint) == [
+        f"deleted Deployment {a.name} (no longer live)",
+        f"failed to replace {c.name}: 409 refused by the test",
+        f"created Deployment hosted-my-bot-10 ({spec(10).image})"]
+    cluster.refuse.clear()
+    assert run(cluster, [b, newer, spec(10)], mint) == [
+        f"replaced Deployment {c.name} ({newer.image})"]
     # a listing refused: an error, and nothing changed
     cluster.refuse["list_namespaced_deployment", ""] = 500
     before = dict(cluster.objects)
@@ -574,7 +585,9 @@ def test_the_manifests_hold_the_codes_policy_role_and_settings(overlay):
     hosted = [d for d in docs if d["metadata"].get("namespace") == NS]
     assert {d["kind"] for d in hosted} == {"NetworkPolicy", "ResourceQuota", "Role",
                                            "RoleBinding"}
-    assert NS in {d["metadata"]["name"] for d in of_kind(docs, "Namespace")}
+    [namespace] = [d for d in of_kind(docs, "Namespace") if d["metadata"]["name"] == NS]
+    # the API server itself refuses any pod there that breaks the `restricted` standard
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     [policy] = of_kind(docs, "NetworkPolicy")
     assert policy["spec"] == as_dict(kube.network_policy(NS).spec)
     assert policy["metadata"]["name"] == kube.POLICY_NAME
