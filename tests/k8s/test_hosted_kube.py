@@ -13,8 +13,11 @@ the code's.
 client method's signature (a call the real client would refuse fails here), objects kept by
 name, a resourceVersion checked on replace (409 when stale), 404 for a missing object, 409 for
 one that exists, label selectors of the forms `k=v` and `k`, and every object written validated
-against the Kubernetes schema. It does not run pods, the kubelet, a scheduler, admission or a
-network plugin: that the policy holds is the cluster's (docs/hosted-kubernetes.md)."""
+against the Kubernetes schema. `observe` runs against it too, with pods and their logs that a
+test puts there as a kubelet would report them (a log read keeps the last lines, cut at a
+number of bytes from their start, as the API does). It does not run pods, the kubelet, a
+scheduler, admission or a network plugin: that the policy holds is the cluster's
+(docs/hosted-kubernetes.md)."""
 
 from __future__ import annotations
 
