@@ -39,6 +39,7 @@ COPY client client
 COPY bummerl_kit bummerl_kit
 COPY events events
 COPY bots bots
+COPY hosting hosting
 COPY proto proto
 COPY examples examples
 RUN pip install --no-deps -e . \

@@ -22,7 +22,7 @@ from npmkit import npm_ci
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
-CODE = ["engine", "cli", "services", "workers", "web", "db", "client", "events"]
+CODE = ["engine", "cli", "services", "workers", "web", "db", "client", "events", "hosting"]
 # Kubernetes versions to validate against: the oldest with every field used here (gRPC probes
 # are GA in 1.27), and the newest kubernetes-validate knows.
 VERSIONS = ["1.29"]
@@ -313,12 +313,12 @@ def test_every_role_runs_a_real_command(overlay):
         parsed = build_parser().parse_args(c["args"])  # the image's ENTRYPOINT is `bummerl`
         assert parsed.func is not None
         if parsed.command == "worker":
-            assert parsed.queues in ("people", "moves", "batch")
+            assert parsed.queues in ("people", "moves", "batch", "hosting")
             roles.add(f"worker {parsed.queues}")
         else:
             roles.add(parsed.command)
-    assert roles == {"serve", "worker people", "worker moves", "worker batch", "beat", "web",
-                     "migrate",
+    assert roles == {"serve", "worker people", "worker moves", "worker batch", "worker hosting",
+                     "beat", "web", "migrate",
                      "migrate-wait"}
     # every long-running role waits for the migration Job
     for d in of_kind(docs, "Deployment"):
