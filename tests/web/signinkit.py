@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from tablekit import HOUSE_TOKEN, WEB_TOKEN, settings
 
 from db.base import make_session_factory
-from db.settings import Settings
 from db.models import HOUSE
 from db.schema import create_all
+from db.settings import Settings
 from services.api.server import create_server
 from services.core import hooks
 from services.ops import bots
