@@ -26,6 +26,7 @@ from typing import Any
 
 from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
+from sqlalchemy.orm import defer
 
 from db.authors import is_author
 from db.hosted import HostedVersion
@@ -101,7 +102,8 @@ def _bot(bot_id: str) -> Bot:
 
 def _version(bot: Bot, version_id: str) -> HostedVersion:
     with sessions()() as s:
-        row = s.get(HostedVersion, ident(version_id, "version id"))
+        row = s.get(HostedVersion, ident(version_id, "version id"),
+                    options=[defer(HostedVersion.source)])  # the files: not shown
         if row is None or row.bot_id != bot.id:
             abort(404)
         s.expunge(row)
