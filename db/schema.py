@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db import (  # noqa: F401  (tables join the metadata)
     analyses,
+    authors,
     batch,
     events,
     exercises,

@@ -40,7 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "SERVICE_CALLS": 32,  # calls to PeopleService in flight at once; the rest wait their turn
     "SERVICE_QUEUE_SECONDS": 30,  # ... at most this long, then "the service is busy" (503)
     # The largest request body (a 413 past it): the site takes small forms and JSON only
-    # (a sign-up, an action), no uploads.
+    # (a sign-up, an action); the one upload, a hosted bot's files, has its own cap
+    # (web.hosted.BODY_BYTES).
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "ANALYSE_LIMIT": "5 per 10 minutes",  # analyses one person may ask for (a 429 past it)
     "KIT_DIR": None,  # the folder of the kit's wheel (web.kit): BUMMERL_KIT_DIR, else var/kit
@@ -80,9 +81,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     for blueprint in (health.bp, ratings.bp, matches.bp, bots.bp, simulations.bp, exports.bp,
                       tournaments.bp, versiontests.bp, accounts.bp, play.bp, people.bp):
         app.register_blueprint(blueprint)
-    from web import analyses, coach, kit
+    from web import analyses, coach, hosted, kit
 
     app.register_blueprint(analyses.bp)
+    app.register_blueprint(hosted.bp)
     app.register_blueprint(coach.bp)
     app.register_blueprint(kit.bp)
     security.install(app)

@@ -1,4 +1,5 @@
-"""A bot's page: who it is, its rating in each profile, its matches."""
+"""A bot's page: who it is, its rating in each profile, its matches (and, for its authors
+only, its hosted versions: web.hosted)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, render_template
 
-from web import analyses, charts, people_queries, queries
+from web import analyses, charts, hosted, people_queries, queries
 from web.db import sessions
 from web.params import ident, int_arg, page_arg
 
@@ -30,7 +31,9 @@ def show(bot_id: str) -> str:
                            versions=queries.versions(sessions_, bot["id"]),
                            forfeits=queries.forfeits(sessions_, bot["id"]),
                            speed=queries.move_times(sessions_, bot["id"]),
-                           analysis_losses=analyses.losses(sessions_, bot["id"]), **matches)
+                           analysis_losses=analyses.losses(sessions_, bot["id"]),
+                           hosting=hosted.section(bot), upload_bytes=hosted.ARCHIVE_BYTES,
+                           **matches)
 
 
 @bp.get("/api/bots/<bot_id>")

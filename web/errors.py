@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, current_app, jsonify, render_template, request
+from flask import Flask, current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from web.queries import Conflict, Invalid, Missing
@@ -36,9 +36,9 @@ def install(app: Flask) -> None:
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(e: RequestEntityTooLarge) -> Any:
         cap = current_app.config.get("MAX_CONTENT_LENGTH")
-        return error_response(413, "Request too large",
-                              f"the request's body is larger than this site takes (at most "
-                              f"{cap} bytes); nothing was done")
+        return error_response(413, "Request too large", g.get("too_large") or (
+            f"the request's body is larger than this site takes (at most {cap} bytes); "
+            "nothing was done"))
 
     @app.errorhandler(HTTPException)
     def http(e: HTTPException) -> Any:

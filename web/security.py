@@ -11,7 +11,7 @@
   werkzeug's ProxyFix takes the scheme, host and client address from that many hops of
   X-Forwarded-Proto/-Host/-For; with 0 these headers are ignored (a client cannot choose the
   address the limits count).
-- Log-in, sign-up and guest attempts are rate-limited per client address (the `limits`
+- Log-in, sign-up, bot-claim and guest attempts are rate-limited per client address (the `limits`
   library, Flask-Limiter's core: a moving window per app, `LOGIN_LIMIT`, guests
   `GUEST_LIMIT`, in memory or at `RATELIMIT_STORAGE_URI`, e.g. redis://). Failed log-ins back
   off (`Backoff`): past `LOGIN_FREE_FAILURES` for one name from one address, and past
@@ -127,7 +127,8 @@ def login_succeeded(name: str) -> None:
 
 
 def attempt(what: str) -> None:
-    """Count one `what` attempt (login, signup, guest) of this request's address."""
+    """Count one `what` attempt (login, signup, claim (of a bot's authorship: web.hosted),
+    guest) of this request's address."""
     attempts: Attempts = current_app.extensions["bummerl.attempts"]
     attempts.hit(what)
 
@@ -175,7 +176,8 @@ def install(app: Flask) -> None:
     counts = storage.storage_from_string(app.config["RATELIMIT_STORAGE_URI"])
     assert isinstance(counts, storage.Storage)  # (not an asyncio one)
     app.extensions["bummerl.attempts"] = Attempts(
-        {"login": login, "signup": login, "guest": parse_many(app.config["GUEST_LIMIT"])},
+        {"login": login, "signup": login, "claim": login,
+         "guest": parse_many(app.config["GUEST_LIMIT"])},
         strategies.MovingWindowRateLimiter(counts))
     app.extensions["bummerl.backoff"] = Backoff(
         counts, int(app.config["LOGIN_FREE_FAILURES"]),

@@ -1,10 +1,12 @@
-"""The web as a client of the engine service's PeopleService (gRPC): the one door through which a
-person's every action enters, exactly as a bot's does.
+"""The web as a client of the engine service's PeopleService and HostingService (gRPC): the one
+door through which a person's every action enters, exactly as a bot's does.
 
 The web holds its own credential (`BUMMERL_WEB_TOKEN`, sent as `authorization: Bearer ...`),
 server-side only: the browser never sees it. Each call that acts for a person names the
-`person_id` of the browser's session; the service checks that the person owns the seat. The web
-never writes a match itself.
+`person_id` of the browser's session; the service checks that the person owns the seat. A
+HostingService call (`call(..., person_session=...)`) carries the person's session token in the
+`bummerl-session` metadata instead: the service checks that session is live and that the
+person is an author of the bot. The web never writes a match itself.
 
 One gRPC channel per app (thread-safe, shared by every request). At most `SERVICE_CALLS` calls
 are in flight at once: when the service is busy the others wait here, in turn, for up to
@@ -65,10 +67,10 @@ def web_token(app: Flask) -> str | None:
 
 
 class Client:
-    """The PeopleService stub of one app, with its credential."""
+    """The PeopleService and HostingService stubs of one app, with its credential."""
 
     def __init__(self, app: Flask) -> None:
-        from bummerl.v1 import people_pb2_grpc
+        from bummerl.v1 import hosting_pb2_grpc, people_pb2_grpc
 
         self.address = service_address(app)
         self.token = web_token(app)
@@ -77,8 +79,11 @@ class Client:
         self.queue_s = float(app.config.get("SERVICE_QUEUE_SECONDS", 30))
         self.channel = grpc.insecure_channel(self.address)
         self.stub = people_pb2_grpc.PeopleServiceStub(self.channel)
+        self.hosting = hosting_pb2_grpc.HostingServiceStub(self.channel)
 
-    def call(self, method: str, request: Any) -> Any:
+    def call(self, method: str, request: Any, person_session: str | None = None) -> Any:
+        """PeopleService's `method`; with `person_session`, HostingService's, for that
+        person."""
         if not self.token:
             raise Refused(503, "UNAVAILABLE", "this web server has no credential for the engine "
                           "service (BUMMERL_WEB_TOKEN is not set): people cannot play here; "
@@ -87,10 +92,12 @@ class Client:
             raise Refused(503, "UNAVAILABLE", f"the engine service at {self.address} is busy: "
                           f"this call waited {self.queue_s:g} s for its turn; nothing was done, "
                           "try again")
+        metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {self.token}"),)
+        stub: Any = self.stub
+        if person_session is not None:
+            stub, metadata = self.hosting, (*metadata, ("bummerl-session", person_session))
         try:
-            return getattr(self.stub, method)(
-                request, timeout=self.timeout,
-                metadata=(("authorization", f"Bearer {self.token}"),))
+            return getattr(stub, method)(request, timeout=self.timeout, metadata=metadata)
         except grpc.RpcError as e:
             call: Any = e
             code = call.code()

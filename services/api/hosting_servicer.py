@@ -1,5 +1,6 @@
 """The gRPC HostingService: a thin adapter from bummerl.v1 hosting requests to
-`services.ops.hosting` (who may do what is decided there, from the call's token)."""
+`services.ops.hosting` (who may do what is decided there, from the call's token and, for a
+person acting through the web, the `bummerl-session` metadata)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ def version_to_pb(row: HostedVersion, bot_name: str) -> hosting_pb2.HostedVersio
         created_at=wire.timestamp(row.created_at), updated_at=wire.timestamp(row.updated_at))
 
 
+def person_session_of(context: grpc.ServicerContext) -> str:
+    """The person's session token of the call's `bummerl-session` metadata ("" if none)."""
+    for key, value in context.invocation_metadata():
+        if key == "bummerl-session":
+            return (value if isinstance(value, str) else value.decode()).strip()
+    return ""
+
+
 class HostingServicer(hosting_pb2_grpc.HostingServiceServicer):
     def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
         self.sessions = sessions
@@ -44,19 +53,22 @@ class HostingServicer(hosting_pb2_grpc.HostingServiceServicer):
         row, name = hosting.upload(
             token_of(context), version=request.version, entry=request.entry,
             archive=request.archive, requirements=request.requirements, image=request.image,
-            bot_name=request.bot_name, config=self.config, sessions=self.sessions)
+            bot_name=request.bot_name, person_session=person_session_of(context),
+            config=self.config, sessions=self.sessions)
         return hosting_pb2.UploadVersionResponse(version=version_to_pb(row, name))
 
     @unary
     def ListVersions(self, request, context):  # type: ignore[no-untyped-def]
-        rows = hosting.list_versions(token_of(context), request.bot_name, config=self.config,
-                                     sessions=self.sessions)
+        rows = hosting.list_versions(token_of(context), request.bot_name,
+                                     person_session=person_session_of(context),
+                                     config=self.config, sessions=self.sessions)
         return hosting_pb2.ListVersionsResponse(
             versions=[version_to_pb(row, name) for row, name in rows])
 
     @unary
     def GetVersionLogs(self, request, context):  # type: ignore[no-untyped-def]
         row, name = hosting.get(token_of(context), request.version, request.bot_name,
+                                person_session=person_session_of(context),
                                 config=self.config, sessions=self.sessions)
         return hosting_pb2.GetVersionLogsResponse(
             version=version_to_pb(row, name), build_log=row.build_log or "",
@@ -65,14 +77,23 @@ class HostingServicer(hosting_pb2_grpc.HostingServiceServicer):
     @unary
     def StopVersion(self, request, context):  # type: ignore[no-untyped-def]
         row, name = hosting.stop(token_of(context), request.version, request.bot_name,
-                                 request.reason, config=self.config, sessions=self.sessions)
+                                 request.reason, person_session=person_session_of(context),
+                                 config=self.config, sessions=self.sessions)
         return hosting_pb2.StopVersionResponse(version=version_to_pb(row, name))
 
     @unary
     def ResumeVersion(self, request, context):  # type: ignore[no-untyped-def]
         row, name = hosting.resume(token_of(context), request.version, request.bot_name,
+                                   person_session=person_session_of(context),
                                    config=self.config, sessions=self.sessions)
         return hosting_pb2.ResumeVersionResponse(version=version_to_pb(row, name))
+
+    @unary
+    def ClaimBot(self, request, context):  # type: ignore[no-untyped-def]
+        bot, already = hosting.claim(token_of(context), person_session_of(context),
+                                     request.bot_name, request.bot_token, config=self.config,
+                                     sessions=self.sessions)
+        return hosting_pb2.ClaimBotResponse(bot_id=bot.id, bot_name=bot.name, already=already)
 
 
 def add_to_server(server: grpc.Server | grpc.aio.Server, sessions: sessionmaker[Session] | None,

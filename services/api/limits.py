@@ -85,6 +85,8 @@ FIELD_LIMITS = {
     "bummerl.v1.StopVersionRequest.reason": 300,
     "bummerl.v1.ResumeVersionRequest.version": 100,
     "bummerl.v1.ResumeVersionRequest.bot_name": 40,
+    "bummerl.v1.ClaimBotRequest.bot_name": 40,
+    "bummerl.v1.ClaimBotRequest.bot_token": 100,
 }
 # gRPC options of the server that enforce the request size.
 SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]

@@ -2,7 +2,10 @@
 functions behind HostingService and `bummerl bot upload|versions|logs|stop|resume`).
 
 Who may do what: a bot's token acts on its own bot's versions; the operator token on any bot's
-(naming it). A hosted container's own token (`db.hosted.mint_token`) plays, and nothing else here.
+(naming it); the web's token with a signed-in person's live session (`person_session`, the
+`bummerl-session` metadata) on the bots the person is an author of (naming it; `claim` makes
+a person an author, by the bot's token: db.authors). A hosted container's own token
+(`db.hosted.mint_token`) plays, and nothing else here.
 What an upload must be (INVALID_ARGUMENT naming it, nothing written): a version of 1-100
 printable characters the bot has not uploaded before; either files (a tar.gz with the entry
 `path/module.py:Class`, checked by `hosting.archive`) or an image reference, not both; pinned
@@ -23,12 +26,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import hosted
+from db.authors import BotAuthor, is_author
 from db.hosted import HostedVersion
 from db.models import REMOTE, Bot, bot_named
+from db.people import Person, live_session
 from db.settings import Settings, settings
 from hosting.archive import ArchiveError, check_archive
 from services.core import hooks
-from services.core.connections import factory_of
+from services.core.connections import factory_of, writing
 from services.core.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -36,9 +41,11 @@ from services.core.errors import (
     NotFound,
     PermissionDenied,
     ResourceExhausted,
+    Unauthenticated,
     quote,
 )
 from services.ops import bots
+from services.ops.people import require_web
 
 NO_HOSTING = ("this site does not host bots: install podman and runc (Debian: apt-get install "
               "podman runc) and start `bummerl up` again, or set BUMMERL_HOSTING")
@@ -51,23 +58,50 @@ MAX_REASON = 300
 
 @dataclass(frozen=True)
 class Caller:
-    """The operator (bot None until named), or a bot by its token."""
+    """The operator (bot None until named), a bot by its token, or a person (through the web)
+    acting on a bot they wrote."""
 
     bot: Bot | None
     operator: bool
+    person_id: int | None = None
+
+
+def _named(session: Session, bot_name: str) -> Bot:
+    bot = session.scalar(select(Bot).where(bot_named(bot_name)))
+    if bot is None:
+        raise NotFound(f"no bot named {quote(bot_name)}")
+    if bot.kind != REMOTE:
+        raise InvalidArgument(f"{bot.name} is a {bot.kind} bot: only remote bots are hosted")
+    return bot
+
+
+def _person(session: Session, token: str | None, person_session: str,
+            config: Settings) -> int:
+    """The person whose live session `person_session` is, the call carrying the web's token;
+    Unauthenticated or PermissionDenied otherwise."""
+    require_web(token, config, "acting for a person")
+    person = live_session(session, person_session)
+    if person is None:
+        raise Unauthenticated("the person's session is not live (logged out or expired): "
+                              "log in again")
+    return person
 
 
 def _caller(session: Session, token: str | None, bot_name: str, config: Settings,
-            sessions: sessionmaker[Session]) -> Caller:
+            sessions: sessionmaker[Session], person_session: str = "") -> Caller:
+    if person_session:
+        person = _person(session, token, person_session, config)
+        if not bot_name:
+            raise InvalidArgument("bot_name: a person names the bot")
+        bot = _named(session, bot_name)
+        if not is_author(session, person, bot.id):
+            raise PermissionDenied(f"you are not an author of {bot.name}: show its token "
+                                   "first (\"I wrote this bot\" on its page)")
+        return Caller(bot, False, person)
     if bots.is_operator(token, config):
         if not bot_name:
             return Caller(None, True)
-        bot = session.scalar(select(Bot).where(bot_named(bot_name)))
-        if bot is None:
-            raise NotFound(f"no bot named {quote(bot_name)}")
-        if bot.kind != REMOTE:
-            raise InvalidArgument(f"{bot.name} is a {bot.kind} bot: only remote bots are hosted")
-        return Caller(bot, True)
+        return Caller(_named(session, bot_name), True)
     bot = bots.bot_for_token(token, sessions=sessions)
     if bot.hosted_version is not None:
         raise PermissionDenied("a hosted container's token plays; it manages no versions "
@@ -119,7 +153,7 @@ def _quota(session: Session, bot: Bot, config: Settings) -> None:
 
 def upload(token: str | None, *, version: str, entry: str = "", archive: bytes = b"",
            requirements: str = "", image: str = "", bot_name: str = "",
-           config: Settings | None = None,
+           person_session: str = "", config: Settings | None = None,
            sessions: sessionmaker[Session] | None = None) -> tuple[HostedVersion, str]:
     """Store a new version (state building) and tell the workers; returns it with its bot's
     name."""
@@ -147,7 +181,7 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
             raise InvalidArgument(f"archive: {e}") from None
         kind, wanted = hosted.FILES, check_requirements(requirements)
     with factory() as session:
-        caller = _caller(session, token, bot_name, config, factory)
+        caller = _caller(session, token, bot_name, config, factory, person_session)
         bot = _bot(caller)
         if hosted.version_of(session, bot.id, version) is not None:
             raise AlreadyExists(f"{bot.name} already uploaded version {quote(version)}: "
@@ -169,14 +203,15 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
     return row, name
 
 
-def list_versions(token: str | None, bot_name: str = "", *, config: Settings | None = None,
+def list_versions(token: str | None, bot_name: str = "", *, person_session: str = "",
+                  config: Settings | None = None,
                   sessions: sessionmaker[Session] | None = None
                   ) -> list[tuple[HostedVersion, str]]:
     """Hosted versions, newest first, with their bots' names."""
     config = config or settings()
     factory = factory_of(sessions)
     with factory() as session:
-        caller = _caller(session, token, bot_name, config, factory)
+        caller = _caller(session, token, bot_name, config, factory, person_session)
         rows = session.execute(
             select(HostedVersion, Bot.name).join(Bot, Bot.id == HostedVersion.bot_id)
             .where(*([HostedVersion.bot_id == caller.bot.id] if caller.bot else []))
@@ -194,27 +229,27 @@ def _one(session: Session, caller: Caller, version: str) -> HostedVersion:
     return row
 
 
-def get(token: str | None, version: str, bot_name: str = "", *,
+def get(token: str | None, version: str, bot_name: str = "", *, person_session: str = "",
         config: Settings | None = None,
         sessions: sessionmaker[Session] | None = None) -> tuple[HostedVersion, str]:
     """One version, logs and all, with its bot's name."""
     config = config or settings()
     factory = factory_of(sessions)
     with factory() as session:
-        caller = _caller(session, token, bot_name, config, factory)
+        caller = _caller(session, token, bot_name, config, factory, person_session)
         row = _one(session, caller, version)
         session.expunge(row)
         return row, _bot(caller).name
 
 
 def stop(token: str | None, version: str, bot_name: str = "", reason: str = "", *,
-         config: Settings | None = None,
+         person_session: str = "", config: Settings | None = None,
          sessions: sessionmaker[Session] | None = None) -> tuple[HostedVersion, str]:
     """Stop a version: not run again; its container's token stops working at once."""
     config = config or settings()
     factory = factory_of(sessions)
     with factory() as session:
-        caller = _caller(session, token, bot_name, config, factory)
+        caller = _caller(session, token, bot_name, config, factory, person_session)
         row = _one(session, caller, version)
         who = "the operator" if caller.operator else "its author"
         why = f"stopped by {who}" + (f": {reason[:MAX_REASON]}" if reason else "")
@@ -230,13 +265,13 @@ def stop(token: str | None, version: str, bot_name: str = "", reason: str = "", 
 
 
 def resume(token: str | None, version: str, bot_name: str = "", *,
-           config: Settings | None = None,
+           person_session: str = "", config: Settings | None = None,
            sessions: sessionmaker[Session] | None = None) -> tuple[HostedVersion, str]:
     """Run a stopped or paused version again (one that passed its validation)."""
     config = config or settings()
     factory = factory_of(sessions)
     with factory() as session:
-        caller = _caller(session, token, bot_name, config, factory)
+        caller = _caller(session, token, bot_name, config, factory, person_session)
         row = _one(session, caller, version)
         if row.state == hosted.LIVE:
             pass
@@ -261,3 +296,32 @@ def resume(token: str | None, version: str, bot_name: str = "", *,
         name = _bot(caller).name
     hooks.fire(hooks.on_hosted_changed, row.id)
     return row, name
+
+
+def claim(token: str | None, person_session: str, bot_name: str, bot_token: str, *,
+          config: Settings | None = None,
+          sessions: sessionmaker[Session] | None = None) -> tuple[Bot, bool]:
+    """Make the signed-in person an author of the bot named `bot_name`, whose token
+    `bot_token` must be: (the bot, whether they were one already). Nothing is written when
+    anything is wrong."""
+    config = config or settings()
+    factory = factory_of(sessions)
+    with factory() as session:
+        person = _person(session, token, person_session, config)
+        if session.scalar(select(Person.guest).where(Person.id == person)):
+            raise FailedPrecondition("a guest cannot be a bot's author: sign up first")
+        bot = _named(session, bot_name)
+    found = bots.bot_for_token(bot_token, sessions=factory)
+    if found.hosted_version is not None:
+        raise PermissionDenied("a hosted container's token plays; it proves no authorship "
+                               "(use the bot's own token)")
+    if found.id != bot.id:
+        raise PermissionDenied(f"this token is not {bot.name}'s")
+    try:
+        with factory() as session, writing(session), session.begin():
+            if is_author(session, person, bot.id):
+                return bot, True
+            session.add(BotAuthor(person_id=person, bot_id=bot.id))
+    except IntegrityError:  # the same claim, at the same moment
+        return bot, True
+    return bot, False

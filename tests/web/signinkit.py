@@ -26,6 +26,7 @@ from tablekit import HOUSE_TOKEN, WEB_TOKEN, settings
 from db.base import make_session_factory
 from db.models import HOUSE
 from db.schema import create_all
+from db.settings import Settings
 from services.api.server import create_server
 from services.core import hooks
 from services.ops import bots
@@ -104,10 +105,11 @@ class Browser:
 
 @contextmanager
 def signin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                web_config: dict[str, Any] | None = None, house_turns: bool = False
-                ) -> Iterator[Site]:
+                web_config: dict[str, Any] | None = None, house_turns: bool = False,
+                config: Settings | None = None) -> Iterator[Site]:
     """The site; a house bot's turn is left unplayed unless `house_turns` (then the workers'
-    code plays it, on a thread: tests/services/peoplekit.py)."""
+    code plays it, on a thread: tests/services/peoplekit.py); the service's `config`
+    (default: tablekit's settings())."""
     monkeypatch.setattr(hooks, "on_turn", [])
     monkeypatch.setattr(hooks, "on_match_end", [])
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -115,7 +117,8 @@ def signin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     sessions = make_session_factory(url)
     create_all(sessions)
     bots.register_bot("house-random", kind=HOUSE, house_strategy="random", sessions=sessions)
-    server = create_server("127.0.0.1:0", sessions=sessions, config=settings()).start()
+    server = create_server("127.0.0.1:0", sessions=sessions,
+                           config=config or settings()).start()
     if house_turns:
         play_house_turns(monkeypatch, server.address, sessions)
         monkeypatch.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
