@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"engine": "engine", "proto/bummerl": "bummerl", "db": "db", "services": "services",
            "workers": "workers", "web": "web", "client": "client", "cli": "cli",
            "examples": "examples", "events": "events", "analysis": "analysis",
-           "bummerl_kit": "bummerl_kit", "bots": "bots"}
+           "bummerl_kit": "bummerl_kit", "bots": "bots", "hosting": "hosting"}
 ALLOWED = {
     "engine": set(),
     "events": {"engine"},
@@ -50,15 +50,17 @@ ALLOWED = {
     "analysis": {"engine", "bots"},
     "bummerl": {"engine"},
     "db": {"engine", "events", "bots"},
-    "services": {"engine", "bummerl", "db", "events"},
-    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots"},
+    "services": {"engine", "bummerl", "db", "events", "hosting"},  # of hosting: SERVICES_MAY_USE
+    "workers": {"engine", "bummerl", "db", "services", "events", "analysis", "bots", "hosting"},
     "web": {"engine", "bummerl", "db", "events"},
     "client": {"engine", "bummerl"},
     "examples": {"engine", "client", "bummerl_kit"},  # bots written for the kit
     # the kit's names and command (tools/kit.py builds its package)
     "bummerl_kit": {"engine", "client", "bots", "analysis", "events"},
     "cli": {"engine", "bummerl", "db", "services", "workers", "web", "client", "events",
-            "analysis", "bots"},
+            "analysis", "bots", "hosting"},
+    # hosted bots: starts, watches and stops the sandboxed containers (docs/hosted.md)
+    "hosting": {"engine", "bummerl", "db"},
 }
 SERVICE_LAYERS = ["api", "ops", "live", "core"]  # highest first
 WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
@@ -67,6 +69,8 @@ WORKERS_MAY_USE = {"services.core.hooks", "services.core.metrics",
 ANALYSIS_MAY_USE = {"bots.endgame"}
 # bots/ is pure computation too: of events/ it uses only the levels' table.
 BOTS_MAY_USE = {"events.levels"}
+# the service checks uploads (pure); starting containers is the workers' job
+SERVICES_MAY_USE = {"hosting.archive"}
 WEB_CONTRACTS = ("_pb2", "_pb2_grpc")  # of bummerl, the web uses only the generated stubs
 
 
@@ -335,6 +339,12 @@ def test_the_web_checker_sees_the_server_side():
                                 "g.add_PeopleServiceServicer_to_server(x, s)\n") == [
         "add_PeopleServiceServicer_to_server"]
     assert web_server_side_uses("import grpc\nc = grpc.insecure_channel('a')\n") == []
+
+
+def test_services_use_only_the_archive_checks_of_hosting():
+    used = {i for imported in imports_in("services").values() for i in imported
+            if i.split(".")[0] == "hosting"}
+    assert all(any(i == m or i.startswith(m + ".") for m in SERVICES_MAY_USE) for i in used), used
 
 
 def test_services_do_not_import_the_kit():

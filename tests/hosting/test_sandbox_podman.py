@@ -1,0 +1,253 @@
+"""Hostile hosted bots, each contained (issue 46's evidence), with podman: ONE image holding
+tests/hosting/bots/hostile.py is built on the cached kit base (hosting.podman.ensure_base),
+and every attack runs in a container of it (hosting.podman.start: the sandbox of
+hosting.sandbox) against a real service listening on a unix socket, the socket's folder mounted
+into the container. The bot's own registered token is its BUMMERL_TOKEN. It connects nowhere
+but the socket, finds no secret but its own token, cannot fork, allocate, write or print past
+its limits, gets half a core; a syntax error and a missing requirement fail their builds with
+the line that says why; the good bot plays a whole match against a kit bot on the host."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from bummerl.v1 import match_pb2, match_pb2_grpc
+from servicekit import CONFIG, OPERATOR, Database, auth
+
+from client import Runner
+from examples.random_bot import RandomBot
+from hosting import podman
+from hosting.archive import pack
+from hosting.sandbox import Limits
+from services.api.server import create_server
+from services.ops import bots
+
+pytestmark = pytest.mark.podman
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = Path(__file__).resolve().parent / "bots"
+LABEL = f"bummerl.hosted.test={os.getpid()}"
+# secrets of the site's processes (in this process's environment, so in podman's too): none
+# may reach a container
+SITE_SECRETS = {"BUMMERL_OPERATOR_TOKEN": f"operator-{uuid.uuid4().hex}",
+                "BUMMERL_HOUSE_TOKEN": f"house-{uuid.uuid4().hex}",
+                "DATABASE_URL": f"postgresql://secret-{uuid.uuid4().hex}@db/bummerl"}
+
+
+def podman_runs() -> None:
+    """Skip (fail under BUMMERL_REQUIRE_SERVICES=1) where podman cannot run here."""
+    done = subprocess.run(["bash", "scripts/image", "check"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode == 0:
+        return
+    message = f"podman cannot run containers here: {(done.stderr or done.stdout).strip()}"
+    if os.environ.get("BUMMERL_REQUIRE_SERVICES") == "1":
+        pytest.fail(message + " (BUMMERL_REQUIRE_SERVICES=1: this test must run)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def base() -> str:
+    podman_runs()
+    if not any(podman.image_exists(ref) for ref in (podman.PUBLIC_BASE, podman.LOCAL_BASE)) \
+            and not os.environ.get("BUMMERL_IMAGE_BASE"):
+        done = subprocess.run(["bash", "scripts/image", "base"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return podman.ensure_base()
+
+
+@pytest.fixture(scope="module")
+def image(base: str) -> Iterator[str]:
+    tag = f"localhost/bummerl-hosted-test/hostile-{os.getpid()}:1"
+    result = podman.build_version(tag, pack(BOTS, "hostile.py:Hostile"), "hostile.py:Hostile")
+    assert result.ok, result.log
+    try:
+        yield tag
+    finally:
+        for container in podman.containers(LABEL):
+            podman.stop(container.name, grace_s=0)
+        podman.remove_image(tag)
+
+
+class Site:
+    """The service on a unix socket (and a loopback port), on a fresh SQLite database."""
+
+    def __init__(self, folder: Path) -> None:
+        self.database = Database(f"sqlite:///{folder / 'bummerl.sqlite3'}")
+        self.database.create_tables()
+        self.sessions = self.database.sessions()
+        self.socket_dir = Path(f"/tmp/bummerl-hosted-{uuid.uuid4().hex[:8]}")
+        self.server = create_server("127.0.0.1:0", sessions=self.sessions, config=CONFIG,
+                                    hosted_socket=self.socket_dir / "service.sock").start()
+        self.channel = grpc.insecure_channel(self.server.address)
+
+    def register(self, name: str) -> tuple[int, str]:
+        bot, token = bots.register_bot(name, sessions=self.sessions)
+        assert token is not None
+        return bot.id, token
+
+    def close(self) -> None:
+        self.channel.close()
+        self.server.stop(grace=0)
+        self.sessions.kw["bind"].dispose()
+        for leftover in self.socket_dir.glob("*"):
+            leftover.unlink()
+        self.socket_dir.rmdir()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    site = Site(tmp_path_factory.mktemp("hosted-site"))
+    try:
+        yield site
+    finally:
+        site.close()
+
+
+def run_to_end(site: Site, image: str, attack: str, timeout: float = 60
+               ) -> tuple[podman.Container, str]:
+    """Start the hostile bot with `attack` under a fresh bot's token, wait until it exits;
+    its container and its log."""
+    name = f"hostile-{attack.split(':')[0]}-{uuid.uuid4().hex[:6]}"
+    _, token = site.register(name)
+    podman.start(name, image, token, site.socket_dir, Limits(), {LABEL.split("=")[0]:
+                 LABEL.split("=")[1]}, ["--version", attack])
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = {c.name: c for c in podman.containers(LABEL)}
+            if found[name].state == "exited":
+                return found[name], podman.logs(name)
+            assert time.monotonic() < deadline, podman.logs(name)
+            time.sleep(0.2)
+    finally:
+        podman.stop(name, grace_s=0)
+
+
+def results(log: str) -> dict[str, str]:
+    return dict(re.findall(r"^RESULT (\S+) (.*)$", log, re.M))
+
+
+def test_no_network_but_the_socket(site: Site, image: str):
+    port = site.server.port
+    container, log = run_to_end(site, image, f"net:6379,5432,{port},8000")
+    found = results(log)
+    assert container.exit_code == 3, log
+    for target in ("127.0.0.1:6379", "127.0.0.1:5432", f"127.0.0.1:{port}", "127.0.0.1:8000",
+                   "1.1.1.1:443", "10.0.2.2:80"):
+        assert found[f"connect:{target}"].startswith("refused:"), log
+    assert found["dns"].startswith("refused:"), log
+    assert found["interfaces"] == "lo", log  # a loopback of its own, nothing else
+
+
+def test_its_own_token_is_the_only_secret_it_finds(site: Site, image: str, monkeypatch):
+    for name, value in SITE_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    words = ",".join([OPERATOR, *SITE_SECRETS.values()])
+    container, log = run_to_end(site, image, f"secrets:{words}")
+    found = results(log)
+    assert found["own_token"] == "present", log
+    env = set(found["env"].split(","))
+    assert env & {*SITE_SECRETS, "REDIS_URL", "BUMMERL_HOUSE_TOKEN_SHA256"} == set(), log
+    assert "BUMMERL_TOKEN" in env and "BUMMERL_TOKEN" in found["pid1env"].split(","), log
+    assert found["files"] == "none", log  # not even its own token is in a file
+
+
+def test_forking_without_end_stops_at_the_process_limit(site: Site, image: str):
+    container, log = run_to_end(site, image, "fork")
+    stopped = re.fullmatch(r"stopped:(\d+):11", results(log)["fork"])  # EAGAIN
+    assert stopped and int(stopped.group(1)) < Limits().pids, log
+
+
+def test_allocating_without_end_is_killed_at_the_memory_limit(site: Site, image: str):
+    container, log = run_to_end(site, image, "alloc")
+    assert container.exit_code == 137, log  # SIGKILL by the cgroup's OOM killer
+    reached = [int(mb) for mb in re.findall(r"^RESULT allocated_mb (\d+)$", log, re.M)]
+    assert reached and max(reached) <= Limits().memory_mb, log
+
+
+def test_writing_a_gigabyte_is_refused_everywhere(site: Site, image: str):
+    container, log = run_to_end(site, image, "write")
+    found = results(log)
+    assert found["write:/bot/big"] == "stopped:0:30", log  # EROFS: read-only root
+    assert found["write:/big"] == "stopped:0:30", log
+    assert found["write:/run/bummerl/big"] == "stopped:0:30", log  # the socket's folder: ro
+    tmp = re.fullmatch(r"stopped:(\d+):28", found["write:/tmp/big"])  # ENOSPC
+    assert tmp and int(tmp.group(1)) <= Limits().tmp_mb, log
+    shm = re.fullmatch(r"stopped:(\d+):28", found["write:/dev/shm/big"])
+    assert shm and int(shm.group(1)) <= 1, log
+
+
+def test_printing_100_mb_keeps_at_most_the_log_limit(site: Site, image: str):
+    container, log = run_to_end(site, image, "print", timeout=120)
+    assert container.exit_code == 3
+    assert "RESULT done print" in log, log[-500:]
+    assert len(log.encode()) <= Limits().log_mb << 20, len(log)
+
+
+def test_spinning_gets_half_a_core(site: Site, image: str):
+    container, log = run_to_end(site, image, "spin")
+    assert 0.3 <= float(results(log)["cpu_share"]) <= 0.6, log
+
+
+def test_the_good_bot_plays_a_whole_match_through_the_socket(site: Site, image: str):
+    hosted_id, hosted_token = site.register("hosted-good")
+    host_id, host_token = site.register("host-random")
+    match = match_pb2_grpc.MatchServiceStub(site.channel).CreateMatch(
+        match_pb2.CreateMatchRequest(bot_ids=[hosted_id, host_id], seed=46),
+        metadata=auth(OPERATOR)).match
+    runner = Runner(RandomBot(seed=1), site.server.address, host_token, max_matches=1)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    name = f"hostile-good-{uuid.uuid4().hex[:6]}"
+    podman.start(name, image, hosted_token, site.socket_dir, Limits(),
+                 {LABEL.split("=")[0]: LABEL.split("=")[1]}, ["--version", "good",
+                                                              "--matches", "1"])
+    try:
+        deadline = time.monotonic() + 120
+        while {c.name: c for c in podman.containers(LABEL)}[name].state != "exited":
+            assert time.monotonic() < deadline, podman.logs(name)
+            time.sleep(0.5)
+        container = {c.name: c for c in podman.containers(LABEL)}[name]
+        log = podman.logs(name)
+    finally:
+        podman.stop(name, grace_s=0)
+        thread.join(30)
+        runner.stop()
+    assert container.exit_code == 0, log
+    done = match_pb2_grpc.MatchServiceStub(site.channel).GetMatch(
+        match_pb2.GetMatchRequest(match_id=match.match_id), metadata=auth(OPERATOR))
+    assert done.match.state == match_pb2.MATCH_STATE_FINISHED, (done.match, log)
+    assert done.match.end_reason == match_pb2.END_REASON_PLAYED, (done.match, log)
+
+
+def test_a_syntax_error_fails_the_build_with_its_line(base: str, tmp_path: Path):
+    (tmp_path / "bad.py").write_text("class Bad:\n    def act(self, o)\n        return 0\n")
+    tag = f"localhost/bummerl-hosted-test/bad-{os.getpid()}:1"
+    result = podman.build_version(tag, pack(tmp_path / "bad.py", "bad.py:Bad"), "bad.py:Bad",
+                                  base=base)
+    podman.remove_image(tag)
+    assert not result.ok
+    assert re.search(r'File "/bot/bad.py", line 2', result.log), result.log
+    assert "SyntaxError" in result.log, result.log
+
+
+def test_a_missing_requirement_fails_the_build_naming_it(base: str, tmp_path: Path):
+    (tmp_path / "ok.py").write_text("X = 1\n")
+    tag = f"localhost/bummerl-hosted-test/req-{os.getpid()}:1"
+    result = podman.build_version(tag, pack(tmp_path / "ok.py", "ok.py:X"), "ok.py:X",
+                                  "bummerl-no-such-package-46==1.0\n", base=base)
+    podman.remove_image(tag)
+    assert not result.ok
+    assert "bummerl-no-such-package-46" in result.log, result.log
+    assert re.search(r"No matching distribution|Could not find a version", result.log), \
+        result.log
