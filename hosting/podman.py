@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +43,10 @@ BASE_NAME = "localhost/bummerl-hosted-base"
 PUBLIC_BASE = "docker.io/library/python:3.11-slim"
 LOCAL_BASE = "localhost/bummerl-base:bookworm"
 VERSION_LABEL = "bummerl.hosted.version"  # on each version's image: its tag
+VERSIONS = "localhost/bummerl-hosted/"  # where the versions' images are named (prune)
 # The kit's sources (tools/kit.py's PARTS): what the base image's hash covers
 KIT_SOURCES = ("bummerl_kit", "engine", "client", "proto/bummerl", "bots", "analysis",
-               "events/__init__.py", "events/levels.py", "tools/kit.py", "pyproject.toml")
+               "events/__init__.py", "events/levels.py", "tools/kit.py")
 CALL_S = 60.0  # a podman call's time-out (builds: BUILD_S)
 BUILD_S = 600.0
 LOG_TAIL = 64 * 1024  # the build log kept
@@ -126,8 +128,11 @@ def image_exists(ref: str) -> bool:
 
 def kit_hash(root: Path = ROOT) -> str:
     """12 hex digits of the sha256 of the kit's sources (KIT_SOURCES; the generated protobuf
-    code and caches left out: the .proto files are in) and of this module's base recipe."""
+    code and caches left out: the .proto files are in), its version and this module's base
+    recipe."""
     digest = hashlib.sha256(BASE_RECIPE.encode())
+    with open(root / "pyproject.toml", "rb") as f:  # the kit's version is the project's
+        digest.update(str(tomllib.load(f)["project"]["version"]).encode())
     for part in KIT_SOURCES:
         path = root / part
         files = [path] if path.is_file() else sorted(path.rglob("*"))
@@ -334,16 +339,24 @@ def remove_image(tag: str) -> bool:
     return True
 
 
-def prune(keep: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """Remove every hosted version's image (labelled VERSION_LABEL) not named in `keep` and
-    used by no container; returns the tags removed."""
-    done = podman("images", "--filter", f"label={VERSION_LABEL}", "--format",
-                  "{{.Repository}}:{{.Tag}}")
+def prune(keep: set[str] | frozenset[str] = frozenset(), prefix: str = VERSIONS,
+          bases: bool = True) -> list[str]:
+    """Remove every hosted version's image (labelled VERSION_LABEL) whose reference starts with
+    `prefix` and is not named in `keep`, and (with `bases`) every hosted base image of another
+    kit than this tree's, where no container uses it (a base some version's image is built on
+    stays until that image goes); returns the references removed."""
+    versions = podman("images", "--filter", f"label={VERSION_LABEL}", "--format",
+                      "{{.Repository}}:{{.Tag}}").stdout.split()
+    found = {ref for ref in versions if ref.startswith(prefix)}
+    if bases:
+        found |= set(podman("images", "--filter", f"reference={BASE_NAME}", "--format",
+                            "{{.Repository}}:{{.Tag}}").stdout.split())
+    current = f"{BASE_NAME}:{kit_hash()}"
     used = set(podman("ps", "--all", "--format", "{{.Image}}").stdout.split())
     removed = []
-    for tag in sorted(set(done.stdout.split())):
-        if tag in keep or tag in used or tag.endswith(":<none>"):
+    for ref in sorted(found):
+        if ref in keep or ref in used or ref == current or ref.endswith(":<none>"):
             continue
-        if podman("rmi", tag, check=False).returncode == 0:
-            removed.append(tag)
+        if podman("rmi", ref, check=False).returncode == 0:
+            removed.append(ref)
     return removed

@@ -4,10 +4,10 @@ its own command line; it reports what happened on stdout (the container's log) a
 `RESULT key value`, then exits. `--version good` is a plain random bot that plays its match.
 
 - net:PORT,PORT: connect to 127.0.0.1 on each port, to an outside address, and resolve a name
-- secrets: its environment, /proc/1/environ and the files it can read that hold a token-like
-  string or the given words
+- secrets:WORD,...: its environment, /proc/1/environ, the files it can read that hold its own
+  token or one of the words, and its uid, capabilities, no-new-privileges and seccomp mode
 - fork: fork until it cannot; alloc: allocate until it dies; write: 1 GB to each place
-- print: 100 MB of lines; spin: a busy loop for 2 s (the CPU it got)
+- print: 100 MB of lines; spin: a busy loop for 2 s (the CPU it got, and its CPU quota)
 """
 
 from __future__ import annotations
@@ -66,6 +66,11 @@ def secrets(words: list[str]) -> None:
                         found.append(f"{path}:{'own' if word == own else word}")
     report("files", ",".join(sorted(found)) or "none")
     report("own_token", "present" if own else "absent")
+    with open("/proc/self/status") as f:  # who it runs as, and what it may do
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Uid", "CapEff", "CapBnd", "NoNewPrivs", "Seccomp"):
+                report(key, "/".join(value.split()))
 
 
 def fork() -> None:
@@ -116,6 +121,11 @@ def spin() -> None:
     while time.monotonic() - wall < 2:
         pass
     report("cpu_share", f"{(time.process_time() - cpu) / (time.monotonic() - wall):.2f}")
+    for path in ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us",
+                 "/sys/fs/cgroup/cpu.max"):  # cgroups v1, v2
+        if os.path.exists(path):
+            with open(path) as f:
+                report(f"cgroup:{os.path.basename(path)}", "/".join(f.read().split()))
 
 
 def run(what: str) -> None:
