@@ -28,6 +28,11 @@ MAX_MEMBERS = 500
 HEADERS = (MAX_MEMBERS + 1) * 3 * 512 + 10240
 ENTRY = re.compile(r"^(?P<module>[A-Za-z0-9_][A-Za-z0-9_./-]*\.py):(?P<cls>[A-Za-z_]\w*)$")
 SKIPPED = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache"}  # pack leaves out
+MAX_REQUIREMENTS = 10_000  # bytes of requirements.txt
+# a pinned requirement: NAME[extras]==VERSION, an environment marker after `;` allowed
+PINNED = re.compile(r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
+                    r"(?:\[[A-Za-z0-9._,\s-]*\])?\s*==\s*(?P<version>[A-Za-z0-9.!+_-]+)"
+                    r"\s*(?:;\s*[A-Za-z0-9_.\s<>=!~'\"()-]+)?$")
 
 
 class ArchiveError(ValueError):
@@ -46,6 +51,27 @@ def parse_entry(entry: str) -> tuple[str, str]:
         raise ArchiveError(f"the entry point's file {module!r} must be a plain path inside "
                            "the upload (no leading /, no . or ..)")
     return module, found.group("cls")
+
+
+def check_requirements(text: str) -> list[str]:
+    """The requirements of `text` (pip's requirements.txt format), one per line, once each is
+    a pinned requirement `NAME==VERSION` (extras and an environment marker allowed); blank
+    lines and comments are skipped. No options (`-r`, `--index-url`, `-e` …), paths or URLs:
+    pip reaches only its configured index, and the build installs wheels only. Else
+    ArchiveError naming the line."""
+    if len(text.encode()) > MAX_REQUIREMENTS:
+        raise ArchiveError(f"the requirements are {len(text.encode()):,} bytes; at most "
+                           f"{MAX_REQUIREMENTS:,} are taken")
+    found = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if PINNED.match(line) is None:
+            raise ArchiveError(f"requirements line {number}: {line[:100]!r} is not a pinned "
+                               "requirement NAME==VERSION (no options, paths or URLs)")
+        found.append(line)
+    return found
 
 
 def member_name(name: str) -> str:

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hosting.archive import check_archive, parse_entry
+from hosting.archive import check_archive, check_requirements, parse_entry
 from hosting.sandbox import SERVER, UID, Limits, podman_run_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -253,24 +253,26 @@ def build_version(tag: str, archive_bytes: bytes, entry: str, requirements: str 
                   *, base: str | None = None, timeout: float = BUILD_S) -> BuildResult:
     """Build the image `tag` of one hosted version: the upload `archive_bytes` (a tar.gz,
     checked again here: ArchiveError if it does not pass) with its entry point `entry`, and
-    `requirements` (pip's format) if given, FROM `base` (default: `ensure_base()`). A build
-    that fails (a syntax error, a requirement pip cannot install, a time-out) is
-    BuildResult(ok=False) with the log's lines that say why."""
+    `requirements` (pinned, hosting.archive.check_requirements: ArchiveError if not) if
+    given, FROM `base` (default: `ensure_base()`). A build that fails (a syntax error, a
+    requirement pip cannot install, a time-out) is BuildResult(ok=False) with the log's lines
+    that say why."""
     check_archive(archive_bytes, entry)
     module, cls = parse_entry(entry)
+    pinned = check_requirements(requirements or "")
     base = base or ensure_base()
     with tempfile.TemporaryDirectory(prefix="bummerl-hosted-build-") as tmp:
         context = Path(tmp)
         (context / "bot").mkdir(mode=0o755)
         _extract(archive_bytes, context / "bot")
-        if requirements and requirements.strip():
-            (context / "requirements.txt").write_text(requirements)
+        if pinned:
+            (context / "requirements.txt").write_text("\n".join(pinned) + "\n")
         recipe = VERSION_RECIPE.format(
             base=base, uid=UID, module=module, cls=cls, server=SERVER, label=VERSION_LABEL,
-            tag=tag, requirements=REQUIREMENTS if requirements and requirements.strip() else "")
+            tag=tag, requirements=REQUIREMENTS if pinned else "")
         (context / "Containerfile").write_text(recipe)
         # the network only for pip (requirements); the author's code does not run here
-        network = "host" if requirements and requirements.strip() else "none"
+        network = "host" if pinned else "none"
         try:
             done = podman("build", "--pull=never", "--layers=false", "--network", network,
                           "--memory", "1024m", "-t", tag, "-f", str(context / "Containerfile"),

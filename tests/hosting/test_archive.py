@@ -18,6 +18,7 @@ from hosting.archive import (
     MAX_UNCOMPRESSED,
     ArchiveError,
     check_archive,
+    check_requirements,
     pack,
 )
 
@@ -151,3 +152,19 @@ def test_pack_refuses_links_missing_paths_and_a_missing_entry(tmp_path):
         z.writestr("../mybot.py", BOT)
     with pytest.raises(ArchiveError, match="climbs out"):
         pack(evil, "mybot.py:MyBot")
+
+
+def test_requirements_must_be_pinned_names_from_the_index():
+    text = ("numpy==1.26.4\n# a comment\n\n"
+            "requests[socks] == 2.31.0 ; python_version >= \"3.8\"  # why\n")
+    assert check_requirements(text) == [
+        "numpy==1.26.4", 'requests[socks] == 2.31.0 ; python_version >= "3.8"']
+    assert check_requirements("") == []
+    for number, line in enumerate(["numpy", "numpy>=1.0", "--index-url http://10.0.0.1/",
+                                   "-r other.txt", "-e git+https://host/x.git",
+                                   "numpy @ https://host/numpy.whl", "./local/package",
+                                   "/abs/wheel.whl"], 2):
+        with pytest.raises(ArchiveError, match=f"line {number}: .* is not a pinned"):
+            check_requirements("ok==1.0\n" + "\n" * (number - 2) + line)
+    with pytest.raises(ArchiveError, match="at most 10,000"):
+        check_requirements("a==1\n" * 3000)
