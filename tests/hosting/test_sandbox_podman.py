@@ -5,7 +5,8 @@ hosting.sandbox) against a real service listening on a unix socket, the socket's
 into the container. The bot's own registered token is its BUMMERL_TOKEN. It connects nowhere
 but the socket, finds no secret but its own token, cannot fork, allocate, write or print past
 its limits, gets half a core; a syntax error and a missing requirement fail their builds with
-the line that says why; the good bot plays a whole match against a kit bot on the host."""
+the line that says why; the good bot plays a whole match against a kit bot on the host, and
+finds a restarted service again through the same socket."""
 
 from __future__ import annotations
 
@@ -86,6 +87,14 @@ class Site:
         self.database.create_tables()
         self.sessions = self.database.sessions()
         self.socket_dir = Path(f"/tmp/bummerl-hosted-{uuid.uuid4().hex[:8]}")
+        self.server = create_server("127.0.0.1:0", sessions=self.sessions, config=CONFIG,
+                                    hosted_socket=self.socket_dir / "service.sock").start()
+        self.channel = grpc.insecure_channel(self.server.address)
+
+    def restart(self) -> None:
+        """Stop the service and start another on the same database and socket path."""
+        self.channel.close()
+        self.server.stop(grace=0)
         self.server = create_server("127.0.0.1:0", sessions=self.sessions, config=CONFIG,
                                     hosted_socket=self.socket_dir / "service.sock").start()
         self.channel = grpc.insecure_channel(self.server.address)
@@ -240,6 +249,29 @@ def test_the_good_bot_plays_a_whole_match_through_the_socket(site: Site, image: 
         match_pb2.GetMatchRequest(match_id=match.match_id), metadata=auth(OPERATOR))
     assert done.match.state == match_pb2.MATCH_STATE_FINISHED, (done.match, log)
     assert done.match.end_reason == match_pb2.END_REASON_PLAYED, (done.match, log)
+
+
+def wait_for(name: str, text: str, timeout: float = 60) -> str:
+    """The container's log once it holds `text`."""
+    deadline = time.monotonic() + timeout
+    while text not in (log := podman.logs(name)):
+        assert time.monotonic() < deadline, log
+        time.sleep(0.2)
+    return log
+
+
+def test_a_restarted_service_is_found_again_through_the_same_socket(site: Site, image: str):
+    _, token = site.register("hosted-restart")
+    name = f"hostile-restart-{uuid.uuid4().hex[:6]}"
+    podman.start(name, image, token, site.socket_dir, Limits(),
+                 {LABEL.split("=")[0]: LABEL.split("=")[1]}, ["--version", "good"])
+    try:
+        wait_for(name, "connected to unix:/run/bummerl/service.sock")
+        site.restart()  # the socket file is made again: the mounted folder shows the new one
+        log = wait_for(name, "reconnected to unix:/run/bummerl/service.sock")
+        assert {c.name: c for c in podman.containers(LABEL)}[name].state == "running", log
+    finally:
+        podman.stop(name, grace_s=0)
 
 
 def test_a_syntax_error_fails_the_build_with_its_line(base: str, tmp_path: Path):
