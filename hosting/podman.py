@@ -172,7 +172,11 @@ LABEL bummerl.hosted.base={hash}
 
 
 def build_kit_wheel(out: Path) -> Path:
-    """The kit's wheel, built from this tree by tools/kit.py into `out`."""
+    """The kit's wheel, built from this tree by tools/kit.py into `out` (a checkout: the
+    site's image carries no tools/, so there the caller passes ensure_base a wheel)."""
+    if not (ROOT / "tools" / "kit.py").is_file():
+        raise PodmanError(f"no tools/kit.py under {ROOT} to build the kit's wheel with: pass "
+                          "ensure_base the wheel (bash scripts/kit builds one)")
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "kit.py"), "--outdir", str(out)],
                           capture_output=True, text=True, timeout=BUILD_S, cwd=ROOT)
     wheels = sorted(out.glob("bummerl_kit-*.whl"))
@@ -288,7 +292,7 @@ def start(name: str, image: str, token: str, socket_dir: str | Path,
           kit_args: Sequence[str] = ()) -> str:
     """Start the container `name` of `image` in the sandbox (hosting.sandbox), its token in
     BUMMERL_TOKEN, `kit_args` appended to the kit's command; returns its id. A container of
-    that name left from before (exited) is removed first."""
+    that name from an earlier start (exited, or still running) is removed first."""
     if not token:
         raise ValueError("a hosted bot needs its token")
     podman("rm", "--force", "--ignore", name)
