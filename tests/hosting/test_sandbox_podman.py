@@ -4,9 +4,10 @@ and every attack runs in a container of it (hosting.podman.start: the sandbox of
 hosting.sandbox) against a real service listening on a unix socket, the socket's folder mounted
 into the container. The bot's own registered token is its BUMMERL_TOKEN. It connects nowhere
 but the socket, finds no secret but its own token, cannot fork, allocate, write or print past
-its limits, gets half a core; a syntax error and a missing requirement fail their builds with
-the line that says why; the good bot plays a whole match against a kit bot on the host, and
-finds a restarted service again through the same socket."""
+its limits, gets at most half a core, forfeits on time when it spins at its turn; a syntax
+error and a missing requirement fail their builds with the line that says why; the good bot
+plays a whole match against a kit bot on the host, and finds a restarted service again through
+the same socket."""
 
 from __future__ import annotations
 
@@ -220,35 +221,52 @@ def test_spinning_gets_at_most_half_a_core(site: Site, image: str):
     assert 0 < float(found["cpu_share"]) <= Limits().cpus + 0.1, log
 
 
-def test_the_good_bot_plays_a_whole_match_through_the_socket(site: Site, image: str):
-    hosted_id, hosted_token = site.register("hosted-good")
-    host_id, host_token = site.register("host-random")
+def play_one_match(site: Site, image: str, attack: str) -> tuple[match_pb2.Match, str]:
+    """A match between the hosted bot (seat 0, `--version attack --matches 1`) and a kit bot on
+    the host over the loopback port, to its end; the match, and the container's log."""
+    hosted_id, hosted_token = site.register(f"hosted-{attack}")
+    host_id, host_token = site.register(f"host-vs-{attack}")
     match = match_pb2_grpc.MatchServiceStub(site.channel).CreateMatch(
         match_pb2.CreateMatchRequest(bot_ids=[hosted_id, host_id], seed=46),
         metadata=auth(OPERATOR)).match
     runner = Runner(RandomBot(seed=1), site.server.address, host_token, max_matches=1)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
-    name = f"hostile-good-{uuid.uuid4().hex[:6]}"
+    name = f"hostile-{attack}-{uuid.uuid4().hex[:6]}"
     podman.start(name, image, hosted_token, site.socket_dir, Limits(),
-                 {LABEL.split("=")[0]: LABEL.split("=")[1]}, ["--version", "good",
+                 {LABEL.split("=")[0]: LABEL.split("=")[1]}, ["--version", attack,
                                                               "--matches", "1"])
+    stub = match_pb2_grpc.MatchServiceStub(site.channel)
     try:
         deadline = time.monotonic() + 120
-        while {c.name: c for c in podman.containers(LABEL)}[name].state != "exited":
+        while (done := stub.GetMatch(match_pb2.GetMatchRequest(match_id=match.match_id),
+                                     metadata=auth(OPERATOR)).match).state == \
+                match_pb2.MATCH_STATE_RUNNING:
             assert time.monotonic() < deadline, podman.logs(name)
             time.sleep(0.5)
-        container = {c.name: c for c in podman.containers(LABEL)}[name]
+        if attack == "good":  # it leaves once its match is over
+            while {c.name: c for c in podman.containers(LABEL)}[name].state != "exited":
+                assert time.monotonic() < deadline, podman.logs(name)
+                time.sleep(0.2)
+            assert {c.name: c for c in podman.containers(LABEL)}[name].exit_code == 0
         log = podman.logs(name)
     finally:
         podman.stop(name, grace_s=0)
         thread.join(30)
         runner.stop()
-    assert container.exit_code == 0, log
-    done = match_pb2_grpc.MatchServiceStub(site.channel).GetMatch(
-        match_pb2.GetMatchRequest(match_id=match.match_id), metadata=auth(OPERATOR))
-    assert done.match.state == match_pb2.MATCH_STATE_FINISHED, (done.match, log)
-    assert done.match.end_reason == match_pb2.END_REASON_PLAYED, (done.match, log)
+    return done, log
+
+
+def test_the_good_bot_plays_a_whole_match_through_the_socket(site: Site, image: str):
+    match, log = play_one_match(site, image, "good")
+    assert match.state == match_pb2.MATCH_STATE_FINISHED, (match, log)
+    assert match.end_reason == match_pb2.END_REASON_PLAYED, (match, log)
+
+
+def test_spinning_at_its_turn_forfeits_on_time(site: Site, image: str):
+    match, log = play_one_match(site, image, "slow")
+    assert match.end_reason == match_pb2.END_REASON_FORFEIT_TIMEOUT, (match, log)
+    assert match.forfeit_seat == 0, match  # the hosted bot's seat
 
 
 def wait_for(name: str, text: str, timeout: float = 60) -> str:

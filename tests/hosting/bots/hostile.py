@@ -1,7 +1,8 @@
 """A hostile hosted bot (tests/hosting/test_sandbox_podman.py): one module, one image, many
 attacks. What it tries is the `--version` the kit is started with (`--version fork`), read from
 its own command line; it reports what happened on stdout (the container's log) as lines
-`RESULT key value`, then exits. `--version good` is a plain random bot that plays its match.
+`RESULT key value`, then exits. `--version good` is a plain random bot that plays its match;
+`--version slow` spins the CPU at its first turn, for ever.
 
 - net:PORT,PORT: connect to 127.0.0.1 on each port, to an outside address, and resolve a name
 - secrets:WORD,...: its environment, /proc/1/environ, the files it can read that hold its own
@@ -130,7 +131,7 @@ def spin() -> None:
 
 def run(what: str) -> None:
     kind, _, arg = what.partition(":")
-    if kind == "good":
+    if kind in ("good", "slow"):
         return
     if kind == "net":
         net([int(p) for p in arg.split(",") if p])
@@ -150,4 +151,6 @@ class Hostile(Bot):
         self.rng = random.Random(46)
 
     def act(self, observation: engine.Observation) -> engine.Action:
+        while attack() == "slow":  # spins at its first turn, for ever
+            pass
         return self.rng.choice(observation.legal_actions)
