@@ -12,7 +12,8 @@ while it is present. A version's image adds the author's files under /bot (root'
 to the bot), their requirements (`pip install --only-binary=:all:`: wheels only, no setup.py of
 theirs runs at build time) and a compile of every .py file (a syntax error fails the build,
 with its file and line); its command is `bummerl-kit /bot/<module>:<Class> --server
-unix:/run/bummerl/service.sock`, to which `start` appends `--matches`/`--version`.
+unix:/run/bummerl/service.sock`, run from the entry's folder (on PYTHONPATH, with /bot), to
+which `start` appends `--matches`/`--version`.
 
 Podman runs with runc and no default ulimits (the containers.conf of scripts/image, written to
 the same place) unless CONTAINERS_CONF names another configuration.
@@ -33,7 +34,7 @@ import tempfile
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from hosting.archive import check_archive, check_requirements, parse_entry
 from hosting.sandbox import SERVER, UID, Limits, podman_run_args
@@ -224,7 +225,8 @@ VERSION_RECIPE = """FROM {base}
 COPY bot/ /bot/
 {requirements}RUN python -m compileall -q /bot
 USER {uid}:{uid}
-WORKDIR /bot
+WORKDIR {folder}
+ENV PYTHONPATH={path}
 ENTRYPOINT ["bummerl-kit", "/bot/{module}:{cls}", "--server", "{server}"]
 CMD []
 LABEL {label}={tag}
@@ -271,9 +273,13 @@ def build_version(tag: str, archive_bytes: bytes, entry: str, requirements: str 
         _extract(archive_bytes, context / "bot")
         if pinned:
             (context / "requirements.txt").write_text("\n".join(pinned) + "\n")
+        # the entry's folder is the bot's working folder and first on its path, as when the
+        # author runs `bummerl-kit mybot.py:MyBot` there
+        folder = str(PurePosixPath("/bot", module).parent)
         recipe = VERSION_RECIPE.format(
             base=base, uid=UID, module=module, cls=cls, server=SERVER, label=VERSION_LABEL,
-            tag=tag, requirements=REQUIREMENTS if pinned else "")
+            tag=tag, requirements=REQUIREMENTS if pinned else "", folder=folder,
+            path=folder if folder == "/bot" else f"{folder}:/bot")
         (context / "Containerfile").write_text(recipe)
         # the network only for pip (requirements); the author's code does not run here
         network = "host" if pinned else "none"

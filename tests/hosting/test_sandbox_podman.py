@@ -123,14 +123,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         site.close()
 
 
-def run_to_end(site: Site, image: str, attack: str, timeout: float = 60
-               ) -> tuple[podman.Container, str]:
-    """Start the hostile bot with `attack` under a fresh bot's token, wait until it exits;
-    its container and its log."""
+def run_to_end(site: Site, image: str, attack: str, timeout: float = 60, *,
+               version_image: str | None = None) -> tuple[podman.Container, str]:
+    """Start the hostile bot with `attack` (or the image `version_image`) under a fresh
+    bot's token, wait until it exits; its container and its log."""
     name = f"hostile-{attack.split(':')[0]}-{uuid.uuid4().hex[:6]}"
     _, token = site.register(name)
-    podman.start(name, image, token, site.socket_dir, Limits(), {LABEL.split("=")[0]:
-                 LABEL.split("=")[1]}, ["--version", attack])
+    podman.start(name, version_image or image, token, site.socket_dir, Limits(),
+                 {LABEL.split("=")[0]: LABEL.split("=")[1]}, ["--version", attack])
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -315,15 +315,34 @@ def test_a_missing_requirement_fails_the_build_naming_it(base: str, tmp_path: Pa
         result.log
 
 
-def test_prune_removes_the_versions_not_kept_and_errors_name_the_command(image: str):
+NESTED = """import os
+from helper import VALUE
+print("RESULT nested", VALUE, os.getcwd(), open("data.txt").read().strip(), flush=True)
+raise SystemExit(3)
+"""
+
+
+def test_a_bot_in_a_folder_imports_its_neighbours_and_prune_keeps_what_is_asked(
+        site: Site, image: str, tmp_path: Path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nested.py").write_text(NESTED)
+    (tmp_path / "src" / "helper.py").write_text("VALUE = 46\n")
+    (tmp_path / "src" / "data.txt").write_text("beside it\n")
     prefix = f"localhost/bummerl-hosted-test/prune-{os.getpid()}-"
-    data = pack(BOTS / "hostile.py", "hostile.py:Hostile")
-    for version in ("1", "2"):
-        assert podman.build_version(f"{prefix}{version}:v", data, "hostile.py:Hostile").ok
+    assert podman.build_version(f"{prefix}1:v", pack(tmp_path, "src/nested.py:Nested"),
+                                "src/nested.py:Nested").ok
+    # the entry's folder is its working folder and on its path, as where its author runs it
+    container, log = run_to_end(site, image, "nested", version_image=f"{prefix}1:v")
+    assert results(log)["nested"] == "46 /bot/src beside it", log
+    assert podman.build_version(f"{prefix}2:v", pack(BOTS / "hostile.py", "hostile.py:Hostile"),
+                                "hostile.py:Hostile").ok
     removed = podman.prune(keep={f"{prefix}2:v"}, prefix=prefix, bases=False)
     assert removed == [f"{prefix}1:v"]
     assert podman.remove_image(f"{prefix}2:v") and not podman.remove_image(f"{prefix}2:v")
     assert podman.image_exists(image)
+
+
+def test_podman_errors_name_the_command():
     with pytest.raises(podman.PodmanError, match=r"`podman logs no-such-container-46` failed"):
         podman.logs("no-such-container-46")
     podman.stop("no-such-container-46")  # nothing to stop: no error
