@@ -21,9 +21,10 @@ WORKDIR /app
 # each package so that setuptools can read the project.
 COPY pyproject.toml README.md ./
 RUN mkdir -p engine cli services workers web db client events bots proto/bummerl bummerl_kit \
+       hosting \
     && touch engine/__init__.py cli/__init__.py services/__init__.py workers/__init__.py \
        web/__init__.py db/__init__.py client/__init__.py events/__init__.py bots/__init__.py \
-       proto/bummerl/__init__.py bummerl_kit/__init__.py \
+       proto/bummerl/__init__.py bummerl_kit/__init__.py hosting/__init__.py \
     && pip install . \
     && pip uninstall -y bummerl
 # The code, installed in place (editable: /app is where it runs, so `bummerl` and the
@@ -44,7 +45,7 @@ COPY proto proto
 COPY examples examples
 RUN pip install --no-deps -e . \
     && python proto/build.py \
-    && python -m compileall -q engine cli services workers web db client bummerl_kit events bots proto examples \
+    && python -m compileall -q engine cli services workers web db client bummerl_kit events bots hosting proto examples \
     && mkdir -p /app/var
 
 # --- runtime: the environment and the code, no build leftovers, an unprivileged user ----------

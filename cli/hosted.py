@@ -16,7 +16,6 @@ import io
 import sys
 import tarfile
 import time
-import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -117,42 +116,23 @@ def class_version(module: bytes, class_name: str) -> str:
     return ""
 
 
-def _zip_to_tar(data: bytes) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as zf, tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            member = tarfile.TarInfo(info.filename)
-            member.size = info.file_size
-            tar.addfile(member, io.BytesIO(zf.read(info)))
-    return out.getvalue()
-
-
 def files_of(source: str, entry: str) -> tuple[bytes, str]:
-    """(the tar.gz, the entry) of an upload's SOURCE and --entry."""
-    from hosting.archive import pack
+    """(the checked tar.gz, the entry) of an upload's SOURCE and --entry
+    (hosting.archive.pack)."""
+    from hosting.archive import ArchiveError, pack
 
     path, _, klass = source.rpartition(":")
-    if not klass.isidentifier():  # no class named: a folder or an archive
-        path, klass = source, ""
-    file = Path(path)
-    if not file.exists():
-        raise KitError(f"{path}: no such file or folder")
-    if file.is_file() and file.suffix == ".py":
-        if not klass:
-            raise KitError(f"name the class: {path}:ClassName")
-        return pack(file), f"{file.name}:{klass}"
-    if not entry:
-        raise KitError(f"{path}: a folder or archive needs --entry path/module.py:Class")
-    if file.is_dir():
-        return pack(file), entry
-    data = file.read_bytes()
-    if file.suffix == ".zip":
-        return _zip_to_tar(data), entry
-    if file.name.endswith((".tar.gz", ".tgz")):
-        return data, entry
-    raise KitError(f"{path}: not a .py file, folder, .tar.gz or .zip")
+    if klass.isidentifier() and path.endswith(".py"):  # file.py:Class
+        entry = f"{Path(path).name}:{klass}"
+    else:
+        path = source
+        if not entry:
+            raise KitError(f"{path}: a folder or archive needs --entry path/module.py:Class "
+                           "(a file: file.py:Class)")
+    try:
+        return pack(path, entry), entry
+    except ArchiveError as e:
+        raise KitError(f"{source}: {e}") from None
 
 
 def _module_source(archive: bytes, entry: str) -> bytes:

@@ -28,6 +28,9 @@ def register(subparsers: Any) -> None:
                     "BUMMERL_TLS_CERT and BUMMERL_TLS_KEY are set (services/api/tls.py).")
     parser.add_argument("--address", default="127.0.0.1:50051",
                         help="host:port to listen on (default: %(default)s)")
+    parser.add_argument("--hosted-socket", default=None, metavar="PATH",
+                        help="also listen on this unix socket, for hosted bots' containers "
+                             "(its folder is mounted into them: docs/hosted.md)")
     parser.add_argument("--no-migrate", action="store_true",
                         help="do not apply the Alembic migrations first")
     parser.add_argument("--check", action="store_true",
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     quiet_logs()
     start_from_env()  # /metrics on BUMMERL_METRICS_PORT, if set
     with cannot_bind(args.address, "--address"):
-        serve(args.address, migrate=not args.no_migrate)
+        serve(args.address, migrate=not args.no_migrate, hosted_socket=args.hosted_socket)
     return 0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import secrets
 import shlex
@@ -76,8 +77,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
-
     from cli import upmetrics
     from cli.errors import console as new_console
     from cli.kitwheel import BUILD, kit_url
@@ -126,8 +125,12 @@ def run(args: argparse.Namespace) -> int:
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
     from cli.serve import cannot_bind
 
+    hosted = hosted_socket(var_dir())
+    if hosted is not None:  # for the workers that start hosted bots (docs/hosted.md)
+        os.environ["BUMMERL_HOSTED_SOCKET"] = str(hosted)
+        os.environ.setdefault("BUMMERL_HOSTING", "podman")  # the service takes uploads
     with cannot_bind(args.address, "--address"):
-        server = create_server(args.address).start()
+        server = create_server(args.address, hosted_socket=hosted).start()
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
     dashboard = metrics = None
@@ -141,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
         started.append(procs.start_worker(env, queues="people", concurrency=procs.PEOPLE_THREADS,
                                           pool="threads", name="up-people",
                                           logfile=logs / "worker-people.log"))
+        if hosted is not None:  # hosted bots' builds, validations and supervisor
+            started.append(procs.start_worker(env, queues="hosting", concurrency=2,
+                                              name="up-hosting",
+                                              logfile=logs / "worker-hosting.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
         dashboard, web_url = start_dashboard(args.web)
         kit_note = None
@@ -175,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
         stop_processes(started, dashboard)
+        if hosted is not None:  # its hosted bots stop with it (the supervisor starts them again)
+            stop_hosted_bots()
         if kit_build is not None and kit_build.poll() is None:
             kit_build.terminate()
             kit_build.wait(10)
@@ -285,6 +294,32 @@ def ask_to_stop(started: list[Any], grace: float = STOP_GRACE_S) -> float:
             proc.send_signal(signal.SIGTERM)
             _asked[proc.pid] = time.monotonic() + grace
     return max((_asked.get(proc.pid, 0.0) for proc in started), default=0.0)
+
+
+def stop_hosted_bots() -> None:
+    """Stop the containers of this site's hosted bots (workers.hosted.site's label)."""
+    from hosting import podman
+    from workers.hosted import site
+
+    try:
+        for container in podman.containers(f"bummerl.site={site()}"):
+            podman.stop(container.name, grace_s=2)
+    except podman.PodmanError as e:
+        logging.getLogger(__name__).warning("hosted bots not stopped: %s", e)
+
+
+def hosted_socket(var: Path) -> Path | None:
+    """The unix socket hosted bots' containers reach the service by (var/hosted/service.sock),
+    where podman is installed; None where it is not, or where the path is too long for a unix
+    socket (108 bytes)."""
+    if shutil.which("podman") is None:
+        return None
+    path = var.resolve() / "hosted" / "service.sock"
+    if len(str(path).encode()) >= 108:
+        logging.getLogger(__name__).warning(
+            "no socket for hosted bots: %s is longer than a unix socket's path may be", path)
+        return None
+    return path
 
 
 def local_address(address: str) -> str:

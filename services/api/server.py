@@ -21,6 +21,7 @@ import os
 import threading
 from collections.abc import Coroutine
 from concurrent import futures
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -67,8 +68,11 @@ class Server:
         config: Settings | None = None,
         max_workers: int | None = None,
         tls_files: tls.TLSFiles | None = None,
+        hosted_socket: str | Path | None = None,
     ) -> None:
         self.sessions = sessions
+        # the unix socket hosted bots reach the service by (hosting.sandbox), if any
+        self.hosted_socket = Path(hosted_socket) if hosted_socket else None
         self.config = config or settings()
         self.tls = tls_files or tls.from_env()  # TLS when given a certificate and key
         self.pool = futures.ThreadPoolExecutor(
@@ -115,6 +119,8 @@ class Server:
             (MATCH_SERVICE, BOT_SERVICE, admin_service, test_service, tournament_service,
              people_service, hosting_service, health.SERVICE_NAME), server)
         self.port = tls.add_port(server, address, self.tls)
+        if self.hosted_socket is not None:
+            tls.add_unix_socket(server, self.hosted_socket)
         return server
 
     def _set_health(self, name: str, status: int) -> None:
@@ -130,13 +136,16 @@ class Server:
                               notify.resync)
         resumed = actions.resume_all(sessions=self.sessions, config=self.config)
         self._call(self.grpc.start())
+        if self.hosted_socket is not None:
+            tls.open_unix_socket(self.hosted_socket)
         self._referee.start()
         # SERVING while the database answers, NOT_SERVING while it does not (services.api.health)
         DatabaseHealth(self._set_health, self.sessions,
                        ("", MATCH_SERVICE, BOT_SERVICE, versiontest_servicer.VERSION_TEST_SERVICE),
                        self._stop, recover=self._after_outage).start()
-        log.info("bummerl service on %s%s (%d running matches resumed)", self.address,
-                 " (TLS)" if self.tls else "", resumed)
+        log.info("bummerl service on %s%s%s (%d running matches resumed)", self.address,
+                 " (TLS)" if self.tls else "",
+                 f" and unix:{self.hosted_socket}" if self.hosted_socket else "", resumed)
         return self
 
     def _after_outage(self) -> None:
@@ -152,6 +161,8 @@ class Server:
         self._call(self.health.enter_graceful_shutdown())
         self._stop.set()
         self._call(self.grpc.stop(grace))
+        if self.hosted_socket is not None:
+            self.hosted_socket.unlink(missing_ok=True)
         self._call(committers.close_loop(bound_engine(self.sessions)))  # its batches finished
         revocation.forget(self.sessions)  # streams that did not get to end themselves
         self.bots.presence.stop()
@@ -209,11 +220,13 @@ def create_server(
     config: Settings | None = None,
     max_workers: int | None = None,
     tls_files: tls.TLSFiles | None = None,
+    hosted_socket: str | Path | None = None,
 ) -> Server:
     """Build the service on `address` without starting it (tests use "127.0.0.1:0"); over TLS
-    with `tls_files` (default: BUMMERL_TLS_CERT / BUMMERL_TLS_KEY, see services.api.tls)."""
+    with `tls_files` (default: BUMMERL_TLS_CERT / BUMMERL_TLS_KEY, see services.api.tls); with
+    `hosted_socket`, also on that unix socket, in clear text, for sandboxed hosted bots."""
     return Server(address, sessions=sessions, config=config, max_workers=max_workers,
-                  tls_files=tls_files)
+                  tls_files=tls_files, hosted_socket=hosted_socket)
 
 
 # The garbage collector's thresholds for the server process (Python's default: 700, 10, 10).
@@ -234,7 +247,8 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True) -> None:
+def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True,
+          hosted_socket: str | Path | None = None) -> None:
     """Run the service until interrupted, on the configured database (DATABASE_URL).
 
     Applies the migrations first, and installs the post-commit hooks named by `BUMMERL_HOOKS`
@@ -244,9 +258,10 @@ def serve(address: str = DEFAULT_ADDRESS, *, migrate: bool = True) -> None:
 
         upgrade()
     hooks.install(os.environ.get("BUMMERL_HOOKS", "workers.hooks:install"))
-    server = create_server(address).start()
+    server = create_server(address, hosted_socket=hosted_socket).start()
     tune_gc()
-    print(f"bummerl service listening on {server.address}", flush=True)
+    print(f"bummerl service listening on {server.address}"
+          + (f" and unix:{hosted_socket}" if hosted_socket else ""), flush=True)
     try:
         server.wait()
     except KeyboardInterrupt:

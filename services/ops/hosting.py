@@ -31,7 +31,7 @@ from db.hosted import HostedVersion
 from db.models import REMOTE, Bot, bot_named
 from db.people import Person, live_session
 from db.settings import Settings, settings
-from hosting.archive import ArchiveError, check_archive
+from hosting.archive import ArchiveError, check_archive, check_requirements
 from services.core import hooks
 from services.core.connections import factory_of, writing
 from services.core.errors import (
@@ -50,9 +50,7 @@ from services.ops.people import require_web
 NO_HOSTING = ("this site does not host bots: install podman and runc (Debian: apt-get install "
               "podman runc) and start `bummerl up` again, or set BUMMERL_HOSTING")
 VERSION = re.compile(r"[!-~]{1,100}")  # printable ASCII, no spaces
-REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.!+_-]+")
 IMAGE_REF = re.compile(r"[a-z0-9][a-z0-9._/:@-]{0,299}")
-MAX_REQUIREMENTS = 50
 MAX_REASON = 300
 
 
@@ -117,21 +115,14 @@ def _bot(caller: Caller) -> Bot:
     return caller.bot
 
 
-def check_requirements(text: str) -> str | None:
-    """The requirements as given (None for none); InvalidArgument naming the line that is not a
-    pinned `name==version`."""
-    lines = [line.strip() for line in text.splitlines()]
-    wanted = [line for line in lines if line and not line.startswith("#")]
-    if not wanted:
-        return None
-    if len(wanted) > MAX_REQUIREMENTS:
-        raise InvalidArgument(f"requirements: {len(wanted)} lines, at most {MAX_REQUIREMENTS}")
-    for number, line in enumerate(lines, 1):
-        if line and not line.startswith("#") and not REQUIREMENT.fullmatch(line):
-            raise InvalidArgument(
-                f"requirements line {number}: {quote(line)} is not a pinned `name==version` "
-                "(options, URLs and paths are not allowed)")
-    return "\n".join(wanted) + "\n"
+def _requirements(text: str) -> str | None:
+    """The pinned requirements as stored (None for none); InvalidArgument naming the line that
+    is not a pinned `name==version` (hosting.archive.check_requirements)."""
+    try:
+        lines = check_requirements(text)
+    except ArchiveError as e:
+        raise InvalidArgument(f"requirements: {e}") from None
+    return "\n".join(lines) + "\n" if lines else None
 
 
 def _quota(session: Session, bot: Bot, config: Settings) -> None:
@@ -179,7 +170,7 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
             check_archive(archive, entry)
         except ArchiveError as e:
             raise InvalidArgument(f"archive: {e}") from None
-        kind, wanted = hosted.FILES, check_requirements(requirements)
+        kind, wanted = hosted.FILES, _requirements(requirements)
     with factory() as session:
         caller = _caller(session, token, bot_name, config, factory, person_session)
         bot = _bot(caller)
