@@ -13,6 +13,7 @@
 | `BUMMERL_SWEEP_EVERY` | seconds between sweeps (beat) | 10 |
 | `BUMMERL_TESTS_EVERY` | seconds between version tests' steps (beat) | 2 |
 | `BUMMERL_EVENTS_EVERY` | seconds between steps of each running tournament (beat) | 2 |
+| `BUMMERL_HOSTED_EVERY` | seconds between rounds of the hosted bots' supervisor (beat) | 5 |
 | `BUMMERL_SWEEP_STALE` | seconds without progress before owed work is re-enqueued | 60 |
 | `BUMMERL_BATCH_WINDOW` | chunks of one simulation enqueued at a time | 16 |
 | `BUMMERL_BEAT_SCHEDULE` | beat's schedule file | `var/celerybeat-schedule` |
@@ -32,8 +33,10 @@ events' steps) and `batch` (throughput-bound: simulation chunks, analyses). Run 
 per queue in production (`-Q people -c 2`, `-Q moves -c 4`, `-Q batch -c <cores>`), so a
 person's answer never waits behind a ladder's flood of house moves (at 50 open tables beside 4
 bots playing house bots flat out, sharing the `moves` workers put answers 0.5 s late at p99);
-one worker may also serve all three. A person's house turn that no worker took is re-sent on
-`moves` by the sweeper, like any house turn left waiting.
+one worker may also serve all three. `hosting` (where BUMMERL_HOSTING is set): hosted bots'
+builds, validation matches and the supervisor's rounds (workers.hosted), on a worker of its own
+beside podman (or with the Kubernetes API's credentials). A person's house turn that no worker
+took is re-sent on `moves` by the sweeper, like any house turn left waiting.
 
 Broker outages: nothing waits on Redis for ever. Every Redis command and connect is bounded by
 `BUMMERL_BROKER_TIMEOUT`, a publish is retried briefly then fails (the sweeper makes good a lost
@@ -61,6 +64,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MOVES = "moves"
 BATCH = "batch"
 PEOPLE = "people"
+HOSTING = "hosting"  # hosted bots: builds, validations, the supervisor (workers.hosted)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -133,7 +137,7 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         task_ignore_result=True,
         task_serializer="json",
         accept_content=["json"],
-        task_queues=[Queue(PEOPLE), Queue(MOVES), Queue(BATCH)],
+        task_queues=[Queue(PEOPLE), Queue(MOVES), Queue(BATCH), Queue(HOSTING)],
         task_default_queue=MOVES,
         task_routes={"bummerl.chunk": {"queue": BATCH}},
         # Reliability: acknowledge after the task ran; a worker lost mid-task puts it back.
@@ -154,6 +158,9 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
                                       _env_float("BUMMERL_TESTS_EVERY", 2.0), queue=MOVES),
             "events": _periodic("bummerl.events_tick", _env_float("BUMMERL_EVENTS_EVERY", 2.0),
                                 queue=MOVES),
+            **({"hosted": _periodic("bummerl.hosted_reconcile",
+                                    _env_float("BUMMERL_HOSTED_EVERY", 5.0), queue=HOSTING)}
+               if os.environ.get("BUMMERL_HOSTING") else {}),
         },
     )
     from workers.liveness import BrokerCheck

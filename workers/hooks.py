@@ -6,6 +6,8 @@
   match), and with `BUMMERL_ANALYSE_ALL=1` a `bummerl.analyse` task on `batch` (its analysis);
 - `services.core.hooks.on_analysis_requested(match_id)` (AdminService.AnalyseMatch) → a
   `bummerl.analyse` task on `batch`;
+- `services.core.hooks.on_hosted_upload(version_id)` → a `bummerl.hosted_build` task on
+  `hosting`; `on_hosted_changed(version_id)` (stopped, resumed) → a `bummerl.hosted_reconcile`;
 - `services.core.analysts.position` ← `analysis.position.hint`: the values a person's hint
   shows (PeopleService.Hint), worked out in the service process from the seat's observation.
 
@@ -50,6 +52,18 @@ def on_analysis_requested(match_id: int) -> None:
     send_analysis(match_id)
 
 
+def on_hosted_upload(version_id: int) -> None:
+    from workers.tasks import hosted_build_task
+
+    hosted_build_task.apply_async((version_id,))
+
+
+def on_hosted_changed(version_id: int) -> None:
+    from workers.tasks import hosted_reconcile_task
+
+    hosted_reconcile_task.apply_async()
+
+
 def analyse_all() -> bool:
     """Whether every finished match is analysed (`BUMMERL_ANALYSE_ALL`, default off)."""
     return os.environ.get("BUMMERL_ANALYSE_ALL", "").strip().lower() in ("1", "true", "yes",
@@ -68,4 +82,6 @@ def install() -> None:
     hooks.on_turn.append(on_turn)
     hooks.on_match_end.append(on_match_end)
     hooks.on_analysis_requested.append(on_analysis_requested)
+    hooks.on_hosted_upload.append(on_hosted_upload)
+    hooks.on_hosted_changed.append(on_hosted_changed)
     _installed = True

@@ -13,6 +13,9 @@ idempotent.
   yet (workers.exercises).
 - `bummerl.ladder_tick`, `bummerl.sweep`, `bummerl.rate` (queue `moves`): the scheduler's work.
 - `bummerl.versiontests_tick` (queue `moves`): the version tests' pairs (workers.versiontests).
+- `bummerl.hosted_build`, `bummerl.hosted_reconcile` (queue `hosting`): a hosted version's build
+  and validation match, and the supervisor's round that keeps the live ones running
+  (workers.hosted).
 - `bummerl.events_tick` (queue `moves`, beat): one `bummerl.event_step` per running tournament,
   which pairs its rounds and starts, settles and rates its duplicate pairs (workers.events);
   `bummerl.rate` (a match ended) also sends a step for a tournament's match.
@@ -31,7 +34,7 @@ import os
 import time
 from typing import Any
 
-from workers.app import BATCH, MOVES, PEOPLE, app
+from workers.app import BATCH, HOSTING, MOVES, PEOPLE, app
 
 MOVE_LIMIT = float(os.environ.get("BUMMERL_MOVE_TASK_LIMIT", "60"))
 CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
@@ -131,6 +134,25 @@ def versiontests_tick_task() -> None:
     from workers.versiontests import tick
 
     tick()
+
+
+@app.task(name="bummerl.hosted_build", queue=HOSTING, acks_late=True,
+          reject_on_worker_lost=True, time_limit=3600)
+def hosted_build_task(version_id: int) -> str | None:
+    from workers.hosted import build
+
+    state = build(version_id)
+    if state is not None:
+        hosted_reconcile_task.apply_async()  # a version just live starts now
+    return state
+
+
+@app.task(name="bummerl.hosted_reconcile", queue=HOSTING, acks_late=True,
+          reject_on_worker_lost=True, time_limit=300)
+def hosted_reconcile_task() -> list[str]:
+    from workers.hosted import reconcile_once
+
+    return reconcile_once(send_build=hosted_build_task.apply_async)
 
 
 def send_move(match_id: int, seat: int, seq: int, *, strategy: str | None = None,
