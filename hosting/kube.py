@@ -59,8 +59,9 @@ _ADDRESS = re.compile(r"([a-z0-9-]+)\.([a-z0-9-]+)\.svc(\.[a-z0-9.-]+)?:([0-9]{1
 class HostedSpec:
     """One live hosted version, as it runs on the cluster.
 
-    `entry` is the author's `mod.py:Class` (an upload of files: the image runs `python -m
-    bummerl_kit ENTRY`); None for an author's own image, which runs its own command with the
+    `entry` is the author's `mod.py:Class` (an upload of files: the image's entrypoint runs
+    `bummerl-kit /bot/ENTRY`, given the cluster's server and the version); None for an author's
+    own image, which runs its own command with the
     service's address in BUMMERL_SERVER. Limits: `cpu` cores, `memory_mib` (the memory-backed
     /tmp counts in it), `tmpfs_mib` (/tmp), `disk_mib` (ephemeral storage: its logs on the
     node); `pids` and `log_mib` are the kubelet's settings on a cluster (podPidsLimit,
@@ -136,15 +137,14 @@ def deployment(spec: HostedSpec, namespace: str, service_address: str) -> k8s.V1
     labels = spec.labels()
     memory = f"{spec.memory_mib}Mi"
     resources = {"cpu": _cpu(spec.cpu), "memory": memory, "ephemeral-storage": f"{spec.disk_mib}Mi"}
-    command = None
-    if spec.entry is not None:
-        command = ["python", "-m", "bummerl_kit", spec.entry, f"--server={service_address}",
-                   f"--version={spec.version}"]
+    args = None
+    if spec.entry is not None:  # the image's entrypoint runs the kit on the entry (podman.py)
+        args = [f"--server={service_address}", f"--version={spec.version}"]
     container = k8s.V1Container(
         name="bot",
         image=spec.image,
         image_pull_policy="IfNotPresent",
-        command=command,
+        args=args,
         env=[
             k8s.V1EnvVar(name="BUMMERL_TOKEN", value_from=k8s.V1EnvVarSource(
                 secret_key_ref=k8s.V1SecretKeySelector(name=spec.secret_name, key=TOKEN_KEY))),

@@ -27,6 +27,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -35,7 +36,7 @@ from db import hosted
 from db.base import aware, session_factory, utcnow, var_dir
 from db.hosted import HostedVersion
 from db.models import FINISHED, FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, Match, Refusal
-from hosting import podman
+from hosting import kube, podman
 from hosting.archive import ArchiveError
 from hosting.sandbox import Limits
 
@@ -287,6 +288,9 @@ def _stale(factory: sessionmaker[Session], send_build: Callable[[tuple[int]], ob
 def reconcile(*, sessions: sessionmaker[Session] | None = None) -> list[str]:
     """One round of the supervisor; what it did, as lines."""
     factory = _sessions(sessions)
+    cluster = kube.cluster_from_env()
+    if cluster is not None:
+        return reconcile_cluster(cluster, *kube.clients(), sessions=factory)
     done: list[str] = []
     containers = {c.name: c for c in podman.containers(f"bummerl.site={site()}")
                   if "bummerl.hosted" in c.labels}
@@ -354,6 +358,59 @@ def kit_args(kind: str, version: str, matches: int | None = None) -> list[str]:
     if kind == hosted.IMAGE:
         return []
     return [*(["--matches", str(matches)] if matches else []), "--version", version]
+
+
+def spec_of(row: HostedVersion, bot_name: str, limits: Limits) -> kube.HostedSpec:
+    assert row.image is not None
+    return kube.HostedSpec(
+        bot=bot_name, bot_id=row.bot_id, version_id=row.id, version=row.version,
+        image=row.image, entry=row.entry if row.kind == hosted.FILES else None,
+        cpu=limits.cpus, memory_mib=limits.memory_mb, pids=limits.pids,
+        tmpfs_mib=limits.tmp_mb, log_mib=limits.log_mb)
+
+
+def reconcile_cluster(cluster: kube.Cluster, apps: Any, core: Any, net: Any, *,
+                      sessions: sessionmaker[Session] | None = None) -> list[str]:
+    """The round on Kubernetes (BUMMERL_HOSTING=kubernetes): one Deployment per live version
+    (hosting.kube.reconcile; a new one gets a fresh token, minted here), then each pod's state
+    read back: its output into `run_log`, its restarts (the kubelet restarts a crash with its
+    own backoff), and a version restarted `CRASHES` times paused with its last lines."""
+    factory = _sessions(sessions)
+    limits = Limits.from_env()
+    with factory() as session:
+        desired = [spec_of(row, bot.name, limits) for row, bot in hosted.live_versions(session)
+                   if row.image]
+
+    def token(spec: kube.HostedSpec) -> str:
+        with factory() as session:
+            row = session.get(HostedVersion, spec.version_id)
+            assert row is not None
+            minted = hosted.mint_token(row)
+            row.started_at = utcnow()
+            session.commit()
+        return minted
+
+    done = kube.reconcile(apps, core, net, cluster.namespace, desired, token,
+                          cluster.service_address)
+    pods = kube.observe(core, cluster.namespace)
+    with factory() as session:
+        for version_id, pod in pods.items():
+            row = session.get(HostedVersion, version_id)
+            if row is None or row.state != hosted.LIVE:
+                continue
+            row.run_log = hosted.tail(pod.log) if pod.log else row.run_log
+            if pod.restarts > row.restarts:
+                row.restarts = pod.restarts
+                row.last_error = f"{pod.last_exit or 'it ended'}:\n" + last_lines(pod.log)
+            if row.restarts >= CRASHES and not pod.running:
+                hosted.set_state(row, hosted.PAUSED,
+                                 f"its pod restarted {row.restarts} times: paused (`bummerl "
+                                 "bot resume` runs it again). Its last lines:\n"
+                                 + last_lines(pod.log))
+                row.token_hash = None
+                done.append(f"paused version {version_id} after {row.restarts} restarts")
+        session.commit()
+    return done
 
 
 def exited(container: podman.Container) -> bool:

@@ -116,18 +116,21 @@ def test_the_pod_is_sandboxed_with_limits():
         "name": "hosted-my-bot-7-token", "key": "token"}}}]
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert env["BUMMERL_SERVER"] == ADDRESS
-    assert c["command"] == ["python", "-m", "bummerl_kit", "mybot.py:MyBot",
-                            f"--server={ADDRESS}", "--version=2.0"]
-    # the kit's own command line takes it
+    # the image's entrypoint (`bummerl-kit /bot/mybot.py:MyBot`, hosting.podman) is told the
+    # cluster's server and the version; the kit's own command line takes them
+    assert "command" not in c
+    assert c["args"] == [f"--server={ADDRESS}", "--version=2.0"]
     from bummerl_kit.__main__ import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    parsed = parser.parse_args(c["command"][3:])
-    assert (parsed.bot, parsed.server, parsed.version) == ("mybot.py:MyBot", ADDRESS, "2.0")
+    parsed = parser.parse_args(["/bot/mybot.py:MyBot", "--server", "unix:/run/x.sock",
+                                *c["args"]])
+    assert (parsed.bot, parsed.server, parsed.version) == ("/bot/mybot.py:MyBot", ADDRESS, "2.0")
     # an author's image runs its own command, told the server by BUMMERL_SERVER
     image = as_dict(kube.deployment(spec(entry=None), NS, ADDRESS))
     assert "command" not in image["spec"]["template"]["spec"]["containers"][0]
+    assert "args" not in image["spec"]["template"]["spec"]["containers"][0]
     # other limits are other figures
     bigger = as_dict(kube.deployment(spec(cpu=1.25, memory_mib=512, tmpfs_mib=32), NS, ADDRESS))
     bigger_pod = bigger["spec"]["template"]["spec"]
@@ -660,3 +663,64 @@ def test_the_docs_kubelet_settings_are_the_specs_limits():
     assert settings["containerLogMaxSize"] == f"{spec().log_mib}Mi"
     # what the kubelet keeps of a log fits the pod's ephemeral storage
     assert settings["containerLogMaxFiles"] * spec().log_mib < spec().disk_mib
+
+
+def test_the_workers_round_on_a_cluster_runs_the_live_versions_with_tokens_of_theirs(tmp_path):
+    """workers.hosted.reconcile_cluster over the stand-in: the database's live versions become
+    Deployments whose Secret holds a token the service takes (its hash on the row), a second
+    round changes nothing, a pod that keeps crashing pauses its version, which the next round
+    removes."""
+    from servicekit import Database
+    from sqlalchemy import select
+
+    from db import hosted
+    from db.hosted import HostedVersion
+    from services.ops import bots as bot_ops
+    from workers import hosted as supervisor
+
+    database = Database(f"sqlite:///{tmp_path / 'k.sqlite3'}")
+    database.create_tables()
+    sessions = database.sessions()
+    bot, _ = bot_ops.register_bot("mybot", sessions=sessions)
+    with sessions() as s:
+        s.add(HostedVersion(bot_id=bot.id, version="2.0", kind=hosted.FILES,
+                            entry="mybot.py:MyBot", state=hosted.LIVE, restarts=0,
+                            image="registry.example/bummerl-hosted/mybot-1:2.0"))
+        s.add(HostedVersion(bot_id=bot.id, version="1.0", kind=hosted.FILES,
+                            entry="mybot.py:MyBot", state=hosted.STOPPED, restarts=0,
+                            image="registry.example/bummerl-hosted/mybot-2:1.0"))
+        s.commit()
+        live = s.scalar(select(HostedVersion).where(HostedVersion.version == "2.0"))
+    cluster = Cluster()
+    where = kube.Cluster(namespace=NS, service_address=ADDRESS)
+
+    def round_() -> list[str]:
+        return supervisor.reconcile_cluster(where, cluster.apps, cluster.core, cluster.net,
+                                            sessions=sessions)
+    round_()
+    [deployment] = cluster.of("Deployment").values()
+    assert deployment.metadata.labels["bummerl.hosted/version-id"] == str(live.id)
+    [secret] = cluster.of("Secret").values()
+    with sessions() as s:
+        row = s.get(HostedVersion, live.id)
+        assert row.token_hash == hosted.sha256(secret.string_data["token"])
+        found = bot_ops.bot_for_token(secret.string_data["token"], sessions=sessions)
+        assert found.hosted_version == "2.0"
+    calls = len(cluster.calls)
+    round_()
+    assert [c for c in cluster.calls[calls:] if not c[0].startswith(("list", "read"))] == []
+    # its pod keeps crashing: paused, then removed
+    spec_ = supervisor.spec_of(row, "mybot", supervisor.Limits.from_env())
+    cluster.put("Pod", pod(spec_, "p-1", "2026-12-07T05:00:00+00:00", k8s.V1ContainerState(
+        waiting=k8s.V1ContainerStateWaiting(reason="CrashLoopBackOff")),
+        restarts=supervisor.CRASHES, last=k8s.V1ContainerState(
+            terminated=k8s.V1ContainerStateTerminated(exit_code=1, reason="Error"))))
+    cluster.logs["p-1", True] = "Traceback (most recent call last):\nKeyError: 'x'\n"
+    assert f"paused version {live.id} after {supervisor.CRASHES} restarts" in round_()
+    with sessions() as s:
+        row = s.get(HostedVersion, live.id)
+        assert row.state == hosted.PAUSED and "KeyError" in row.reason
+        assert row.token_hash is None
+    round_()
+    assert cluster.of("Deployment") == {} and cluster.of("Secret") == {}
+    sessions.kw["bind"].dispose()
