@@ -55,6 +55,22 @@ def register(subparsers: Any) -> None:
     abort.set_defaults(func=run_abort)
     for parser in (bots, suspend, reinstate, rotate, abort):
         _common(parser)
+    prune = commands.add_parser(
+        "prune-hosted", help="remove hosted versions' images nothing runs again (this machine)",
+        description="On the machine whose podman holds the hosted bots' images (it reads "
+                    "DATABASE_URL): remove the images of failed versions and of none, and the "
+                    "kit's old base images. Stopped and paused versions keep theirs.")
+    prune.set_defaults(func=run_prune_hosted)
+
+
+def run_prune_hosted(args: argparse.Namespace) -> int:
+    from workers.hosted import prune_images
+
+    removed = prune_images()
+    for image in removed:
+        print(f"removed {image}")
+    print(f"{len(removed)} image(s) removed")
+    return 0
 
 
 def _call(args: argparse.Namespace, method: str, request: Any) -> Any:

@@ -434,3 +434,15 @@ def backoff_s(restarts: int) -> float:
     BACKOFF_S, doubled at each exit, at most BACKOFF_MAX_S."""
     first = float(os.environ.get("BUMMERL_HOSTED_BACKOFF_S") or BACKOFF_S)
     return min(BACKOFF_MAX_S, first * 2.0 ** restarts)
+
+
+def prune_images(*, sessions: sessionmaker[Session] | None = None) -> list[str]:
+    """Remove this site's versions' images that nothing can run again (failed versions', and
+    any no version names), and old kits' bases; the images removed."""
+    factory = _sessions(sessions)
+    with factory() as session:
+        keep = set(session.scalars(select(HostedVersion.image).where(
+            HostedVersion.state != hosted.FAILED, HostedVersion.image.is_not(None))))
+    return podman.prune(keep={image for image in keep if image},
+                        prefix=f"localhost/{site()}-hosted/")
+

@@ -177,6 +177,14 @@ def test_a_fault_at_its_turn_fails_the_validation_with_its_lines(site: Site, bot
     assert all(word in row.reason for word in words), row.reason
     assert row.token_hash is None and row.validation_match_id
     assert supervisor.reconcile_once(sessions=site.sessions) == []  # nothing runs it
+    # its image is pruned (bummerl admin prune-hosted); a live or stopped version's stays
+    assert podman.image_exists(row.image)
+    assert row.image in supervisor.prune_images(sessions=site.sessions)
+    assert not podman.image_exists(row.image)
+    with site.sessions() as s:
+        kept = s.scalars(select(HostedVersion.image).where(
+            HostedVersion.state != hosted.FAILED, HostedVersion.kind == hosted.FILES)).all()
+    assert all(podman.image_exists(image) for image in kept if image)
 
 
 def test_a_syntax_error_fails_the_build_with_its_line(site: Site, tmp_path: Path):

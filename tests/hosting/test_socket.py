@@ -1,9 +1,10 @@
 """The service's unix socket for hosted bots: `create_server(hosted_socket=...)` listens on it
 (folder 0755, socket 0666: the containers' uid 10001 may connect), a kit bot given
 `--server unix:PATH` plays a whole match through it against a bot on the loopback port, a stale
-socket file is replaced and anything else at the path refused; docs/hosted.md's `bummerl serve
---hosted-socket` runs as written and answers its health check on the socket; `bummerl up` puts
-the socket under its var/ only where podman is installed and the path fits a unix socket."""
+socket file is replaced and anything else at the path refused; docs/hosted-sandbox.md's
+`bummerl serve --hosted-socket` runs as written and answers its health check on the socket;
+`bummerl up` puts the socket under its var/ only where podman is installed and the path fits a
+unix socket."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from services.api.server import create_server
 from services.ops import bots
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "hosted.md"
+DOC = ROOT / "docs" / "hosted-sandbox.md"
 
 
 @pytest.fixture
