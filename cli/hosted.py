@@ -54,6 +54,8 @@ def add_commands(commands: Any, server: Any) -> None:
                     help="pinned requirements to install (pip's format, name==version)")
     up.add_argument("--image", default="", help="an OCI image that runs the kit, instead of "
                                                 "files")
+    up.add_argument("--people", choices=("casual", "rated"), default=None,
+                    help="it plays people at the web's table: casual games, or rated ones too")
     up.add_argument("--follow", action="store_true",
                     help="wait until it is live (exit 0) or failed (exit 1)")
     up.add_argument("--follow-timeout", type=float, default=600.0, metavar="S",
@@ -146,9 +148,11 @@ def _module_source(archive: bytes, entry: str) -> bytes:
 
 
 def run_upload(args: argparse.Namespace) -> int:
-    from bummerl.v1 import hosting_pb2
+    from bummerl.v1 import common_pb2, hosting_pb2
 
-    request = hosting_pb2.UploadVersionRequest(bot_name=args.bot)
+    request = hosting_pb2.UploadVersionRequest(bot_name=args.bot, people={
+        "casual": common_pb2.ACCEPTS_PEOPLE_CASUAL, "rated": common_pb2.ACCEPTS_PEOPLE_RATED,
+    }.get(args.people or "", common_pb2.ACCEPTS_PEOPLE_UNSPECIFIED))
     if args.image:
         if args.source or args.entry or args.requirements:
             raise KitError("--image runs an image: give no SOURCE, --entry or --requirements")

@@ -63,6 +63,8 @@ class HostedVersion(Base):
     source: Mapped[bytes | None] = mapped_column(LargeBinary)  # the files' tar.gz (FILES)
     requirements: Mapped[str | None] = mapped_column(Text)  # pip's format, pinned
     image_ref: Mapped[str | None] = mapped_column(String(300))  # the author's image (IMAGE)
+    # whether it plays people: None, or db.models.PEOPLE_CASUAL / PEOPLE_RATED (kit --people)
+    people: Mapped[str | None] = mapped_column(String(10))
     image: Mapped[str | None] = mapped_column(String(300))  # the image that runs (once built)
     state: Mapped[str] = mapped_column(String(12), default=BUILDING)
     reason: Mapped[str | None] = mapped_column(Text)  # why failed, paused or stopped

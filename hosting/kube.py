@@ -79,6 +79,7 @@ class HostedSpec:
     tmpfs_mib: int = 16
     log_mib: int = 1
     disk_mib: int = 64
+    people: str | None = None  # "casual" or "rated": it plays people (the kit's --people)
 
     def __post_init__(self) -> None:
         wrong = []
@@ -139,7 +140,8 @@ def deployment(spec: HostedSpec, namespace: str, service_address: str) -> k8s.V1
     resources = {"cpu": _cpu(spec.cpu), "memory": memory, "ephemeral-storage": f"{spec.disk_mib}Mi"}
     args = None
     if spec.entry is not None:  # the image's entrypoint runs the kit on the entry (podman.py)
-        args = [f"--server={service_address}", f"--version={spec.version}"]
+        args = [f"--server={service_address}", f"--version={spec.version}",
+                *([f"--people={spec.people}"] if spec.people else [])]
     container = k8s.V1Container(
         name="bot",
         image=spec.image,

@@ -346,18 +346,22 @@ def _keep(factory: sessionmaker[Session], version_id: int, name: str,
         token = hosted.mint_token(row)
         row.started_at = now
         image, version, restarts, kind = row.image, row.version, row.restarts, row.kind
+        people = row.people
         session.commit()
     podman.start(name, image, token, socket_dir(), Limits.from_env(),
-                 _labels(**{"bummerl.hosted": str(version_id)}), kit_args(kind, version))
+                 _labels(**{"bummerl.hosted": str(version_id)}),
+                 kit_args(kind, version, people=people))
     return f"started {name}" + (f" (restart {restarts})" if restarts else "")
 
 
-def kit_args(kind: str, version: str, matches: int | None = None) -> list[str]:
+def kit_args(kind: str, version: str, matches: int | None = None,
+             people: str | None = None) -> list[str]:
     """What the kit's command in a version's image is given (an author's own image runs its
     own command: nothing; it is stopped once its validation match is over)."""
     if kind == hosted.IMAGE:
         return []
-    return [*(["--matches", str(matches)] if matches else []), "--version", version]
+    return [*(["--matches", str(matches)] if matches else []), "--version", version,
+            *(["--people", people] if people else [])]
 
 
 def spec_of(row: HostedVersion, bot_name: str, limits: Limits) -> kube.HostedSpec:
@@ -366,7 +370,7 @@ def spec_of(row: HostedVersion, bot_name: str, limits: Limits) -> kube.HostedSpe
         bot=bot_name, bot_id=row.bot_id, version_id=row.id, version=row.version,
         image=row.image, entry=row.entry if row.kind == hosted.FILES else None,
         cpu=limits.cpus, memory_mib=limits.memory_mb, pids=limits.pids,
-        tmpfs_mib=limits.tmp_mb, log_mib=limits.log_mb)
+        tmpfs_mib=limits.tmp_mb, log_mib=limits.log_mb, people=row.people)
 
 
 def reconcile_cluster(cluster: kube.Cluster, apps: Any, core: Any, net: Any, *,

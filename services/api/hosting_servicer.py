@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import grpc
 from bummerl import wire
-from bummerl.v1 import hosting_pb2, hosting_pb2_grpc
+from bummerl.v1 import common_pb2, hosting_pb2, hosting_pb2_grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from db import hosted
 from db.hosted import HostedVersion
+from db.models import PEOPLE_CASUAL, PEOPLE_RATED
 from db.settings import Settings
 from services.api.servicers import token_of, unary
 from services.ops import hosting
@@ -24,6 +25,10 @@ STATES = {
     hosted.PAUSED: hosting_pb2.HOSTED_STATE_PAUSED,
     hosted.STOPPED: hosting_pb2.HOSTED_STATE_STOPPED,
 }
+# what a version plays of people (db.hosted.HostedVersion.people)
+PEOPLE = {common_pb2.ACCEPTS_PEOPLE_CASUAL: PEOPLE_CASUAL,
+          common_pb2.ACCEPTS_PEOPLE_RATED: PEOPLE_RATED}
+PEOPLE_PB = {name: number for number, name in PEOPLE.items()}
 
 
 def version_to_pb(row: HostedVersion, bot_name: str) -> hosting_pb2.HostedVersion:
@@ -32,7 +37,8 @@ def version_to_pb(row: HostedVersion, bot_name: str) -> hosting_pb2.HostedVersio
         reason=row.reason or "", entry=row.entry or "", image=row.image_ref or "",
         restarts=row.restarts or 0, last_error=row.last_error or "",
         validation_match_id=row.validation_match_id or 0,
-        created_at=wire.timestamp(row.created_at), updated_at=wire.timestamp(row.updated_at))
+        created_at=wire.timestamp(row.created_at), updated_at=wire.timestamp(row.updated_at),
+        people=PEOPLE_PB.get(row.people or "", common_pb2.ACCEPTS_PEOPLE_UNSPECIFIED))
 
 
 def person_session_of(context: grpc.ServicerContext) -> str:
@@ -53,8 +59,9 @@ class HostingServicer(hosting_pb2_grpc.HostingServiceServicer):
         row, name = hosting.upload(
             token_of(context), version=request.version, entry=request.entry,
             archive=request.archive, requirements=request.requirements, image=request.image,
-            bot_name=request.bot_name, person_session=person_session_of(context),
-            config=self.config, sessions=self.sessions)
+            bot_name=request.bot_name, people=PEOPLE.get(request.people),
+            person_session=person_session_of(context), config=self.config,
+            sessions=self.sessions)
         return hosting_pb2.UploadVersionResponse(version=version_to_pb(row, name))
 
     @unary

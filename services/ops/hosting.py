@@ -144,7 +144,7 @@ def _quota(session: Session, bot: Bot, config: Settings) -> None:
 
 def upload(token: str | None, *, version: str, entry: str = "", archive: bytes = b"",
            requirements: str = "", image: str = "", bot_name: str = "",
-           person_session: str = "", config: Settings | None = None,
+           people: str | None = None, person_session: str = "", config: Settings | None = None,
            sessions: sessionmaker[Session] | None = None) -> tuple[HostedVersion, str]:
     """Store a new version (state building) and tell the workers; returns it with its bot's
     name."""
@@ -180,7 +180,8 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
         _quota(session, bot, config)
         row = HostedVersion(bot_id=bot.id, version=version, kind=kind, entry=entry if not image
                             else "", source=archive or None, requirements=wanted,
-                            image_ref=image or None, state=hosted.BUILDING, restarts=0)
+                            image_ref=image or None, people=people, state=hosted.BUILDING,
+                            restarts=0)
         session.add(row)
         try:
             session.commit()

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from bummerl.v1 import bot_pb2, bot_pb2_grpc, hosting_pb2, hosting_pb2_grpc
+from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, hosting_pb2, hosting_pb2_grpc
 from hostedkit import Site
 from servicekit import CONFIG, auth
 from sqlalchemy import select
@@ -29,7 +29,7 @@ from client import Runner
 from db import hosted
 from db.base import var_dir
 from db.hosted import HostedVersion
-from db.models import FINISHED, PLAYED, Bot, Match
+from db.models import FINISHED, PEOPLE_CASUAL, PLAYED, Bot, Match
 from examples.random_bot import RandomBot
 from hosting import podman
 from hosting.archive import pack
@@ -73,11 +73,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, base: str) -> Iterator[Site]:
             site.close()
 
 
-def upload(site: Site, token: str, version: str, source: Path | str, entry: str) -> int:
+def upload(site: Site, token: str, version: str, source: Path | str, entry: str,
+           people: int = 0) -> int:
     stub = hosting_pb2_grpc.HostingServiceStub(site.channel)
     stub.UploadVersion(hosting_pb2.UploadVersionRequest(
-        version=version, entry=entry, archive=pack(source, entry)), metadata=auth(token),
-        timeout=30)
+        version=version, entry=entry, archive=pack(source, entry), people=people),
+        metadata=auth(token), timeout=30)
     with site.sessions() as s:
         return s.scalar(select(HostedVersion.id).order_by(HostedVersion.id.desc()).limit(1))
 
@@ -98,7 +99,7 @@ def running(name: str) -> podman.Container | None:
 def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site):
     bot_id, token = site.register("hostedbot")
     version_id = upload(site, token, "1.0", ROOT / "examples" / "random_bot.py",
-                        "random_bot.py:RandomBot")
+                        "random_bot.py:RandomBot", people=common_pb2.ACCEPTS_PEOPLE_CASUAL)
     assert supervisor.build(version_id, sessions=site.sessions) == hosted.LIVE
     row = row_of(site, version_id)
     assert row.state == hosted.LIVE and row.build_log and row.token_hash is None
@@ -119,6 +120,9 @@ def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site)
             bot = s.get(Bot, bot_id)
             return bot.connected_since is not None and bot.version == "1.0"
     wait_until(connected, 60, what="the hosted bot connected")
+
+    with site.sessions() as s:  # and it takes people's casual games (/play lists it)
+        assert s.get(Bot, bot_id).accepts_people == PEOPLE_CASUAL
 
     # it plays: the sparring bot challenges it, the match is played out
     reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(

@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column("source", sa.LargeBinary(), nullable=True),
         sa.Column("requirements", sa.Text(), nullable=True),
         sa.Column("image_ref", sa.String(length=300), nullable=True),
+        sa.Column("people", sa.String(length=10), nullable=True),
         sa.Column("image", sa.String(length=300), nullable=True),
         sa.Column("state", sa.String(length=12), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),
