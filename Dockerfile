@@ -8,25 +8,33 @@
 # workers' processes), which the Kubernetes manifests mount as emptyDir volumes.
 
 ARG BASE=python:3.11-slim
+# DEPS: an image of the `deps` stage below that scripts/image built for this pyproject.toml and
+# keeps for reuse (localhost/bummerl-deps:<hash>); by default this file's own stage.
+ARG DEPS=deps
 
-# --- build: install the dependencies into a virtual environment, generate the protobuf code --
-FROM ${BASE} AS build
+# --- deps: the dependencies in a virtual environment (only pyproject.toml matters here) -------
+FROM ${BASE} AS deps
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /app
-# Dependencies first (a layer kept while only the code changes): the metadata, and a stub of
-# each package so that setuptools can read the project.
-COPY pyproject.toml README.md ./
-RUN mkdir -p engine cli services workers web db client events bots proto/bummerl bummerl_kit \
+# The metadata (an empty README: setuptools reads one), and a stub of each package so that
+# setuptools can read the project.
+COPY pyproject.toml ./
+RUN touch README.md \
+    && mkdir -p engine cli services workers web db client events bots proto/bummerl bummerl_kit \
        hosting \
     && touch engine/__init__.py cli/__init__.py services/__init__.py workers/__init__.py \
        web/__init__.py db/__init__.py client/__init__.py events/__init__.py bots/__init__.py \
        proto/bummerl/__init__.py bummerl_kit/__init__.py hosting/__init__.py \
     && pip install . \
     && pip uninstall -y bummerl
+
+# --- build: the code on the dependencies, the protobuf code generated ------------------------
+FROM ${DEPS} AS build
+COPY pyproject.toml README.md ./
 # The code, installed in place (editable: /app is where it runs, so `bummerl` and the
 # `bummerl.v1` protobuf package resolve to /app).
 COPY engine engine

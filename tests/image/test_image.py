@@ -5,8 +5,8 @@ the real Redis and PostgreSQL; a kit bot on the host plays a
 match against a house bot through them, the dashboard answers, each container's health check
 passes, and everything is removed after: the containers, the database, and the image itself (a
 tag of the test's own, built without keeping its steps' layers, removed with `bash scripts/image
-remove`; only the base image stays, for reuse). Needs podman with runc (Debian: podman runc
-mmdebstrap; .ci/run installs them)."""
+remove`; only the base and the dependencies' image stay, for reuse). Needs podman with runc
+(Debian: podman runc mmdebstrap; .ci/run installs them)."""
 
 from __future__ import annotations
 
