@@ -195,13 +195,13 @@ class Site:
     """The service in this process on `url`, on a loopback port and a unix socket; the kit
     processes it started; the containers (labelled with `self.label`) and images it made."""
 
-    def __init__(self, url: str, tmp: Path) -> None:
+    def __init__(self, url: str, tmp: Path, site: str) -> None:
         self.tmp = tmp
         create_all(url)
         self.sessions: sessionmaker[Session] = make_session_factory(url)
-        self.site = f"bench{uuid.uuid4().hex[:8]}"
+        self.site = site
         self.label = f"bummerl.site={self.site}"
-        self.socket_dir = Path(f"/tmp/bummerl-hb-{uuid.uuid4().hex[:8]}")
+        self.socket_dir = Path(f"/tmp/bummerl-{site}")  # short: a socket's path is <108 bytes
         self.server: Server = create_server(
             "127.0.0.1:0", sessions=self.sessions, config=Settings(hosting="podman"),
             hosted_socket=self.socket_dir / "service.sock").start()
@@ -422,17 +422,18 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     base_cached = podman.image_exists(f"{podman.BASE_NAME}:{podman.kit_hash()}")
     base = podman.ensure_base()
+    site_name = f"bench{uuid.uuid4().hex[:8]}"
     print(f"hosted bots beside a remote bot, both examples/random_bot.py's RandomBot against "
           f"one kit opponent; {args.db}, podman {podman.podman('--version').stdout.split()[-1]}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f} at the start (a shared "
           f"machine); base {base} "
           + ("cached" if base_cached else
-             f"built first in {time.perf_counter() - started:.0f} s (not in the figures)"),
-          flush=True)
+             f"built first in {time.perf_counter() - started:.0f} s (not in the figures)")
+          + f"; its containers and images named {site_name}", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-hosted-"))
     try:
         with database(args.db, tmp) as url:
-            site = Site(url, tmp)
+            site = Site(url, tmp, site_name)
             try:
                 run(site, args)
             finally:
@@ -440,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load {os.getloadavg()[0]:.2f} at the end; {time.perf_counter() - started:.0f} s in "
-          f"all; every container and image it made (site {site.site}) removed", flush=True)
+          f"all; every container and image it made ({site_name}) removed", flush=True)
     return 0
 
 
