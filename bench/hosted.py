@@ -495,12 +495,15 @@ def run(site: Site, args: argparse.Namespace) -> None:
             note if q == 0.5 else "")
 
     fleet(site, args, sparring, base_image=first.image, one=one,
-          one_connect=t["hosted_connected"], hosted_name=hosted_name)
+          one_connect=t["hosted_connected"], hosted_name=hosted_name, before=gaps["hosted"])
 
 
 def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: str, one: Idle,
-          one_connect: float, hosted_name: str) -> None:
-    """Figure 4: `args.bots` hosted bots of one image at once."""
+          one_connect: float, hosted_name: str, before: list[float]) -> None:
+    """Figure 4: `args.bots` hosted bots of one image at once. The turn gap with 0 others is
+    taken before them (`before`: the first hosted bot's, figure 3) and after them (one of them,
+    once the others are stopped), so that a load of the machine that comes and goes during
+    the run shows in both."""
     n = args.bots
     podman.stop(hosted_name, grace_s=0)  # the earlier hosted bot leaves: N are hosted now
     registered = [site.register(f"fleet-{i}") for i in range(n)]
@@ -511,7 +514,7 @@ def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: st
         podman.start(names[i], base_image, registered[i][1], site.socket_dir, limits,
                      {"bummerl.site": site.site, "bummerl.bench": "fleet"})
 
-    before = available_mb()
+    available = available_mb()
     began = time.perf_counter()
     with ThreadPoolExecutor(args.parallel) as pool:
         list(pool.map(start, range(n)))
@@ -530,7 +533,7 @@ def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: st
     row(f"{n} hosted: idle memory (RSS) in all", memory, n * one.rss_mb, "MB",
         f"(peer: {n} x the one idle hosted bot; private {anon:.0f} MB; their cgroups with page "
         f"cache: {cgroup_mb(names):.0f} MB; the machine's MemAvailable fell "
-        f"{before - available_mb():.0f} MB)")
+        f"{available - available_mb():.0f} MB)")
     row(f"{n} hosted: idle CPU in all", cpu, n * one.cpu_ms_s, "ms/s",
         f"(peer: {n} x the one idle hosted bot; {os.cpu_count()} cores = "
         f"{1000 * (os.cpu_count() or 1)} ms/s)")
@@ -548,9 +551,12 @@ def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: st
     crowded, bad_crowded = gaps_of("fleet-0")
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda name: podman.stop(name, grace_s=0), names[1:]))
-    alone, bad_alone = gaps_of("fleet-0")
-    note = (f"(one of them, {n - 1} others idle, then the same bot once they are stopped; "
-            f"{len(crowded)} / {len(alone)} turns; not played out: {bad_crowded + bad_alone})")
+    after, bad_alone = gaps_of("fleet-0")
+    alone = before + after
+    note = (f"(one of them with {n - 1} others idle; peer: 0 others, the first hosted bot "
+            f"before (p50 {quantile(before, 0.5):.2f} ms) and the same one once the others are "
+            f"stopped (p50 {quantile(after, 0.5):.2f} ms); {len(crowded)} / {len(alone)} turns; "
+            f"not played out: {bad_crowded + bad_alone})")
     for q, label in ((0.5, "p50"), (0.99, "p99")):
         row(f"{n} hosted: turn gap {label}", quantile(crowded, q), quantile(alone, q), "ms",
             note if q == 0.5 else "")
