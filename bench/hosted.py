@@ -337,7 +337,7 @@ def first_match(site: Site, sparring: str) -> First:
     bot's same steps; and the ids and tokens the later figures use."""
     times: dict[str, float] = {}
     # the remote peer of the validation match: its challenge, then its kit for one match
-    first_id, first_token = site.register("remote-first")
+    _, first_token = site.register("remote-first")
     start = time.perf_counter()
     (match_id,) = site.challenge(first_token, "sparring", 1)
     process = site.kit(first_token, "remote-first", "--matches", "1")
