@@ -163,6 +163,7 @@ def create_matches(
     pair: PairLeg | None = None,
     must_take: Mapping[int, str] | None = None,
     versions: tuple[str | None, str | None] = (None, None),
+    bot_versions: Mapping[int, str] | None = None,
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
 ) -> list[Match]:
@@ -181,7 +182,9 @@ def create_matches(
 
     `versions`: the version of seat 0's and seat 1's bot (`matches.version0`, `version1`); a
     version test's leg may seat one bot twice, with two different versions (each played by
-    its own Play stream: `services.core.values.seat_for`)."""
+    its own Play stream: `services.core.values.seat_for`). `bot_versions`: bot id -> the version
+    its seat records wherever it sits (a hosted version's challenge: its own, not the bot's
+    newest stream's)."""
     config = config or settings()
     origin = origin or (ORIGIN_LADDER if ladder else ORIGIN_MANUAL)
     if origin not in ORIGINS:
@@ -234,7 +237,8 @@ def create_matches(
                 pair_id=pair.pair_id if pair else None, pair_leg=pair.leg if pair else None,
                 event_id=pair.event_id if pair else None,
                 event_round=pair.event_round if pair else None,
-                version0=versions[0], version1=versions[1],
+                version0=(bot_versions or {}).get(bot_ids[0], versions[0]),
+                version1=(bot_versions or {}).get(bot_ids[1], versions[1]),
             )
             m.bot0, m.bot1 = bots[0], bots[1]
             summarize(m, game)

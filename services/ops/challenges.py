@@ -84,7 +84,10 @@ def challenge(token: str | None, opponent: str, count: int = 1, *, profile: str 
                 for i in range(count)]
     return matches.create_matches(  # all of them, or none
         seatings, profile=profile, move_ms=move_ms, bank_ms=bank_ms, origin=ORIGIN_CHALLENGE,
-        rated=False, must_take={other.id: CHALLENGE}, sessions=sessions, config=config)
+        rated=False, must_take={other.id: CHALLENGE}, sessions=sessions, config=config,
+        # a hosted version's container: its seats are its version's (db.hosted)
+        bot_versions={challenger.id: challenger.hosted_version}
+        if challenger.hosted_version else None)
 
 
 NAMES_SHOWN = 8

@@ -20,7 +20,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from bummerl.v1 import bot_pb2, bot_pb2_grpc, common_pb2, hosting_pb2, hosting_pb2_grpc
+from bummerl.v1 import (
+    bot_pb2,
+    bot_pb2_grpc,
+    common_pb2,
+    hosting_pb2,
+    hosting_pb2_grpc,
+    versiontest_pb2,
+    versiontest_pb2_grpc,
+)
 from hostedkit import Site
 from servicekit import CONFIG, auth
 from sqlalchemy import select
@@ -29,18 +37,21 @@ from client import Runner
 from db import hosted
 from db.base import var_dir
 from db.hosted import HostedVersion
-from db.models import FINISHED, PEOPLE_CASUAL, PLAYED, Bot, Match
+from db.models import FINISHED, ORIGIN_TEST, PEOPLE_CASUAL, PLAYED, Bot, Match
+from db.settings import sha256
 from examples.random_bot import RandomBot
 from hosting import podman
 from hosting.archive import pack
 from services.ops import hosting as hosting_ops
 from workers import hosted as supervisor
+from workers import versiontests
 from workers.testing import wait_until
 
 pytestmark = pytest.mark.podman
 ROOT = Path(__file__).resolve().parents[2]
 FLOWBOTS = Path(__file__).resolve().parent / "flowbots"
-HOSTING = replace(CONFIG, hosting="podman")
+HOUSE_TOKEN = f"house-{uuid.uuid4().hex}"  # the workers' (a version test's matches)
+HOSTING = replace(CONFIG, hosting="podman", house_token_sha256=sha256(HOUSE_TOKEN))
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +65,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, base: str) -> Iterator[Site]:
         env.setenv("BUMMERL_HOSTED_VALIDATION_OPPONENT", "sparring")
         env.setenv("BUMMERL_HOSTED_BACKOFF_S", "0.2")
         env.setenv("BUMMERL_VAR", str(folder / "var"))
+        env.setenv("BUMMERL_HOUSE_TOKEN", HOUSE_TOKEN)
         _, token = site.register("sparring")
         sparring = Runner(RandomBot(), site.server.address, token)
         thread = threading.Thread(target=sparring.run, daemon=True)
@@ -199,6 +211,34 @@ def test_a_syntax_error_fails_the_build_with_its_line(site: Site, tmp_path: Path
     row = row_of(site, version_id)
     assert row.reason.startswith("the build failed:") and "mybot.py" in row.reason
     assert "line 3" in row.reason and row.validation_match_id is None
+
+
+def test_a_version_test_between_two_hosted_versions_is_played_to_its_end(site: Site):
+    bot_id, token = site.register("twoversions")
+    ids = [upload(site, token, version, ROOT / "examples" / "random_bot.py",
+                  "random_bot.py:RandomBot") for version in ("1.9", "2.0")]
+    states = [supervisor.build(i, sessions=site.sessions) for i in ids]
+    assert states == [hosted.LIVE] * 2, [row_of(site, i).reason for i in ids]
+    supervisor.reconcile_once(sessions=site.sessions)
+    stub = versiontest_pb2_grpc.VersionTestServiceStub(site.channel)
+    test = stub.StartTest(versiontest_pb2.StartTestRequest(
+        candidate="twoversions@2.0", baseline="twoversions@1.9", games=2),
+        metadata=auth(token), timeout=30).test
+
+    def over() -> bool:  # the workers' step (beat's bummerl.versiontests_tick), by hand
+        versiontests.tick(sessions=site.sessions, config=HOSTING)
+        state = stub.GetTest(versiontest_pb2.GetTestRequest(test_id=test.test_id),
+                             metadata=auth(token), timeout=30).test.state
+        return state == versiontest_pb2.TEST_STATE_CAPPED
+    wait_until(over, 180, every=1.0, what="the version test played its 2 games")
+    with site.sessions() as s:
+        played = s.scalars(select(Match).where(Match.origin == ORIGIN_TEST)).all()
+    assert len(played) == 2 and all(m.end_reason == PLAYED for m in played)
+    assert all({m.version0, m.version1} == {"1.9", "2.0"} for m in played)
+    for version_id in ids:
+        hosting_ops.stop(token, row_of(site, version_id).version, config=HOSTING,
+                         sessions=site.sessions)
+    supervisor.reconcile_once(sessions=site.sessions)
 
 
 def test_a_round_that_finds_another_running_does_nothing(site: Site):
