@@ -2,11 +2,12 @@
 unix socket: an upload over gRPC is built and validated in one unrated match against a kit bot
 on the host (BUMMERL_HOSTED_VALIDATION_OPPONENT), goes live, the supervisor starts its container
 (a fresh token: the version is its bot's, with its version) and it plays a challenge to the end;
-its container killed, it is started again after the backoff with the exit recorded; exits in a
-row pause it with its last lines; resumed, it runs again; stopped, its container goes. Faults
-fail the validation with the lines that say why: a syntax error (the build), an exception at
-its turn, a process that exits at its first turn. And a round that finds another running does
-nothing (the lock)."""
+a person plays it a whole casual game at the table; its container killed, it is started again
+after the backoff with the exit recorded; exits in a row pause it with its last lines; resumed,
+it runs again; stopped, its container goes. Two hosted versions of one bot play a version test
+to its end. Faults fail the validation with the lines that say why: a syntax error (the build),
+an exception at its turn, a process that exits at its first turn. And a round that finds
+another running does nothing (the lock)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from bummerl import wire
 from bummerl.v1 import (
     bot_pb2,
     bot_pb2_grpc,
     common_pb2,
     hosting_pb2,
     hosting_pb2_grpc,
+    match_pb2,
+    people_pb2,
+    people_pb2_grpc,
     versiontest_pb2,
     versiontest_pb2_grpc,
 )
@@ -51,7 +56,9 @@ pytestmark = pytest.mark.podman
 ROOT = Path(__file__).resolve().parents[2]
 FLOWBOTS = Path(__file__).resolve().parent / "flowbots"
 HOUSE_TOKEN = f"house-{uuid.uuid4().hex}"  # the workers' (a version test's matches)
-HOSTING = replace(CONFIG, hosting="podman", house_token_sha256=sha256(HOUSE_TOKEN))
+WEB_TOKEN = f"web-{uuid.uuid4().hex}"  # the web's, for a person's game (PeopleService)
+HOSTING = replace(CONFIG, hosting="podman", house_token_sha256=sha256(HOUSE_TOKEN),
+                  web_token_sha256=sha256(WEB_TOKEN))
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +115,35 @@ def running(name: str) -> podman.Container | None:
     return found[0] if found and not supervisor.exited(found[0]) else None
 
 
+def play_a_casual_game(site: Site, opponent: str) -> None:
+    """A guest plays a whole casual game against `opponent` through PeopleService (the web's
+    part of /play), the first legal action each turn (a good claim when there is one)."""
+    stub = people_pb2_grpc.PeopleServiceStub(site.channel)
+    web = auth(WEB_TOKEN)
+    guest = stub.StartGuest(people_pb2.StartGuestRequest(name="gus"), metadata=web).person
+    listed = stub.ListOpponents(people_pb2.ListOpponentsRequest(), metadata=web).opponents
+    assert opponent in [o.name for o in listed]
+    started = stub.StartGame(people_pb2.StartGameRequest(
+        person_id=guest.person_id, opponent=opponent, rated=False), metadata=web)
+    match_id, seat = started.match.match_id, started.seat
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        table = stub.GetTable(people_pb2.GetTableRequest(
+            person_id=guest.person_id, match_id=match_id), metadata=web).table
+        if table.match.state != match_pb2.MATCH_STATE_RUNNING:
+            break
+        if table.on_clock != seat:
+            time.sleep(0.05)
+            continue
+        legal = [str(wire.action_from_pb(a)) for a in table.observation.legal_actions]
+        action = "claim" if table.claim_good else next(a for a in legal if a != "claim")
+        stub.Act(people_pb2.ActRequest(
+            person_id=guest.person_id, match_id=match_id, expected_seq=table.seq,
+            action=action, request_id=f"t{table.seq}"), metadata=web)
+    assert table.match.state == match_pb2.MATCH_STATE_FINISHED, table.match
+    assert table.match.end_reason == match_pb2.END_REASON_PLAYED, table.match.end_detail
+
+
 def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site):
     bot_id, token = site.register("hostedbot")
     version_id = upload(site, token, "1.0", ROOT / "examples" / "random_bot.py",
@@ -148,6 +184,9 @@ def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site)
             return m if m.state == FINISHED else None
     played = wait_until(over, 120, what="the challenge played out")
     assert played.end_reason == PLAYED and played.forfeit_seat is None
+
+    # a person plays it at the table (what /play sends: PeopleService with the web's token)
+    play_a_casual_game(site, "hostedbot")
 
     # killed: started again after the backoff, the exit recorded
     podman.podman("kill", name)
