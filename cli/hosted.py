@@ -128,6 +128,8 @@ def files_of(source: str, entry: str) -> tuple[bytes, str]:
         entry = f"{Path(path).name}:{klass}"
     else:
         path = source
+        if path.endswith(".py") and not entry:
+            raise KitError(f"name the class: {path}:ClassName")
         if not entry:
             raise KitError(f"{path}: a folder or archive needs --entry path/module.py:Class "
                            "(a file: file.py:Class)")
