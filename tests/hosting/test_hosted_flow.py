@@ -38,6 +38,7 @@ from hostedkit import Site
 from servicekit import CONFIG, auth
 from sqlalchemy import select
 
+from cli.main import main
 from client import Runner
 from db import hosted
 from db.base import var_dir
@@ -224,7 +225,8 @@ def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site)
     ("raising.py", "raising.py:Raising", ["raised an exception", "KeyError"]),
     ("exiting.py", "exiting.py:Exiting", ["exited (code 3)", "exiting at my first turn"]),
 ])
-def test_a_fault_at_its_turn_fails_the_validation_with_its_lines(site: Site, bot, entry, words):
+def test_a_fault_at_its_turn_fails_the_validation_with_its_lines(site: Site, bot, entry, words,
+                                                                monkeypatch, capsys):
     _, token = site.register(f"faulty-{uuid.uuid4().hex[:6]}")
     version_id = upload(site, token, "1.0", FLOWBOTS / bot, entry)
     assert supervisor.build(version_id, sessions=site.sessions) == hosted.FAILED
@@ -232,9 +234,12 @@ def test_a_fault_at_its_turn_fails_the_validation_with_its_lines(site: Site, bot
     assert all(word in row.reason for word in words), row.reason
     assert row.token_hash is None and row.validation_match_id
     assert supervisor.reconcile_once(sessions=site.sessions) == []  # nothing runs it
-    # its image is pruned (bummerl admin prune-hosted); a live or stopped version's stays
+    # its image is pruned (`bummerl admin prune-hosted`, on the site's database); a live or
+    # stopped version's stays
     assert podman.image_exists(row.image)
-    assert row.image in supervisor.prune_images(sessions=site.sessions)
+    monkeypatch.setenv("DATABASE_URL", site.database.url)
+    assert main(["admin", "prune-hosted"]) == 0
+    assert f"removed {row.image}\n" in capsys.readouterr().out
     assert not podman.image_exists(row.image)
     with site.sessions() as s:
         kept = s.scalars(select(HostedVersion.image).where(
