@@ -84,7 +84,7 @@ def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """podman's environment: runc and no default ulimits unless CONTAINERS_CONF is set (as
     scripts/image)."""
     env = {**os.environ, **(extra or {})}
-    if not env.get("CONTAINERS_CONF"):
+    if not env.get("CONTAINERS_CONF", ""):
         conf = cache_dir() / "containers.conf"
         text = '[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n'
         if not conf.exists() or conf.read_text() != text:
@@ -148,8 +148,9 @@ def kit_hash(root: Path = ROOT) -> str:
 
 def base_of_bases() -> str:
     """The image the hosted base is built FROM (see the module's docstring)."""
-    if os.environ.get("BUMMERL_IMAGE_BASE"):
-        return os.environ["BUMMERL_IMAGE_BASE"]
+    given = os.environ.get("BUMMERL_IMAGE_BASE", "")
+    if given:
+        return given
     for ref in (PUBLIC_BASE, LOCAL_BASE):
         if image_exists(ref):
             return ref

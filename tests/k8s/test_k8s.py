@@ -395,7 +395,11 @@ def test_the_dockerfile_builds_one_image_for_every_role():
     # every stage on the one base, a build argument: python:3.11-slim unless told otherwise
     # (scripts/image builds on a Debian base where that image cannot be pulled)
     assert ("ARG", "BASE=python:3.11-slim") in lines[:lines.index(("FROM", stages[0]))]
-    assert len(stages) >= 2 and all(s.startswith("${BASE} ") for s in stages)
+    # the build stage starts from the dependencies: its own `deps` stage (on the base) unless
+    # scripts/image names the kept image of it (DEPS)
+    assert ("ARG", "DEPS=deps") in lines[:lines.index(("FROM", stages[0]))]
+    assert "${BASE} AS deps" in stages and "${DEPS} AS build" in stages
+    assert len(stages) >= 2 and all(s.startswith(("${BASE} ", "${DEPS} ")) for s in stages)
     final = lines[max(i for i, (op, _) in enumerate(lines) if op == "FROM"):]
     user = [args for op, args in final if op == "USER"]
     assert user and user[-1].split(":")[0] not in ("root", "0")

@@ -171,7 +171,7 @@ def test_the_upload_form_uploads_and_shows_the_service_refusals(site):
     # refused by the service, its message shown, nothing written
     missing = upload(anna, site, "mybot.py", BOT, entry="other.py:MyBot", version="2.0")
     assert missing.status_code == 400
-    assert "the entry&#39;s module other.py is not among the files" in missing.text
+    assert "the entry point&#39;s file &#39;other.py&#39; is not in the upload" in missing.text
     again = upload(anna, site, "mybot.py", BOT)
     assert again.status_code == 409 and "already uploaded version" in again.text
     loose = upload(anna, site, "mybot.py", BOT, version="2.1",
