@@ -45,11 +45,13 @@ class Site:
                                     hosted_socket=self.socket_dir / "service.sock").start()
         self.channel = grpc.insecure_channel(self.server.address)
 
-    def restart(self) -> None:
-        """Stop the service and start another on the same database and socket path."""
+    def restart(self, same_port: bool = False) -> None:
+        """Stop the service and start another on the same database and socket path (and the
+        same loopback port with `same_port`: bots on the host find it again too)."""
+        address = self.server.address if same_port else "127.0.0.1:0"
         self.channel.close()
         self.server.stop(grace=0)
-        self.server = create_server("127.0.0.1:0", sessions=self.sessions, config=self.config,
+        self.server = create_server(address, sessions=self.sessions, config=self.config,
                                     hosted_socket=self.socket_dir / "service.sock").start()
         self.channel = grpc.insecure_channel(self.server.address)
 

@@ -2,7 +2,8 @@
 unix socket: an upload over gRPC is built and validated in one unrated match against a kit bot
 on the host (BUMMERL_HOSTED_VALIDATION_OPPONENT), goes live, the supervisor starts its container
 (a fresh token: the version is its bot's, with its version) and it plays a challenge to the end;
-a person plays it a whole casual game at the table; its container killed, it is started again
+a service restart in the middle of a match costs it nothing; a person plays it a whole casual
+game at the table; its container killed, it is started again
 after the backoff with the exit recorded; exits in a row pause it with its last lines; resumed,
 it runs again; stopped, its container goes. Two hosted versions of one bot play a version test
 to its end. Faults fail the validation with the lines that say why: a syntax error (the build),
@@ -184,6 +185,21 @@ def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site)
             m = s.get(Match, match_id)
             return m if m.state == FINISHED else None
     played = wait_until(over, 120, what="the challenge played out")
+    assert played.end_reason == PLAYED and played.forfeit_seat is None
+
+    # the service restarts mid-match: it costs the hosted bot nothing (it finds the new socket
+    # in its mounted folder, the match goes on to its end)
+    reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(
+        bot_pb2.ChallengeRequest(opponent="hostedbot", matches=1),
+        metadata=auth(site.sparring), timeout=30)  # type: ignore[attr-defined]
+    match_id = reply.matches[0].match_id
+
+    def begun() -> bool:
+        with site.sessions() as s:
+            return s.get(Match, match_id).seq >= 4
+    wait_until(begun, 60, every=0.01, what="the match under way")
+    site.restart(same_port=True)
+    played = wait_until(over, 120, what="the match played out after the restart")
     assert played.end_reason == PLAYED and played.forfeit_seat is None
 
     # a person plays it at the table (what /play sends: PeopleService with the web's token)
