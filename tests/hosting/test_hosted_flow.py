@@ -4,10 +4,11 @@ on the host (BUMMERL_HOSTED_VALIDATION_OPPONENT), goes live, the supervisor star
 (a fresh token: the version is its bot's, with its version) and it plays a challenge to the end;
 a service restart in the middle of a match costs it nothing; a person plays it a whole casual
 game at the table; its container killed, it is started again after the backoff with the exit
-recorded; exits in a row pause it with its last lines; resumed, it runs again; stopped, its container goes. Two hosted versions of one bot play a version test
-to its end. Faults fail the validation with the lines that say why: a syntax error (the build),
-an exception at its turn, a process that exits at its first turn. And a round that finds
-another running does nothing (the lock)."""
+recorded; exits in a row pause it with its last lines; resumed, it runs again; stopped, its
+container goes. Two hosted versions of one bot play a version test to its end. Faults fail the
+validation with the lines that say why: a syntax error (the build), an exception at its turn, a
+process that exits at its first turn. And a round that finds another running does nothing
+(the lock)."""
 
 from __future__ import annotations
 
