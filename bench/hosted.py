@@ -1,7 +1,8 @@
 """Benchmark: hosted bots (issue 46) beside a remote bot measured in the same run.
 
     .venv/bin/python bench/hosted.py [--bots 50] [--rounds 6] [--per-round 2]
-                                     [--idle-seconds 10] [--parallel 4] [--db sqlite|postgres]
+                                     [--idle-seconds 10] [--parallel 4] [--spinners 1]
+                                     [--db sqlite|postgres]
     .venv/bin/python bench/hosted.py --quick   (the test's: 2 bots, 1 round, 1 s idle)
 
 A real engine service in this process (`services.api.server.create_server`) on a fresh
@@ -32,7 +33,15 @@ RandomBot in another process on the host. Figures, each beside its peer and the 
    every one is connected (bots.connected_since; peer: one hosted bot's live -> connected),
    their memory and idle CPU in all (peer: N times the one idle hosted bot's), and the turn
    gap of one of them playing while the N-1 others idle, beside the same bot's after the
-   others are stopped.
+   others are stopped;
+5. `--spinners` K hosted bots spinning the CPU (bench/bots/spin_bot.py: its act never returns;
+   each container held to its CPU quota, hosting.sandbox.Limits): in `--rounds` rounds, K new
+   containers start, sparring challenges each (1 match, a move time of SPIN_MOVE_MS), and once
+   they spin the remote bot plays `--per-round` matches against sparring; then the spinners'
+   matches end (on time) and the containers are stopped. Interleaved with rounds of 0 spinning
+   (the order alternating), the floor: the remote bot's turn gap p50 and p99 with K spinning
+   beside 0, the CPU the spinners got while the remote played beside their quota, and how
+   many of their matches were forfeited on time.
 
 Every container and image it made is removed at the end, also when it fails or is
 interrupted (the base image stays: it is the cache). The machine's load shows in every figure:
@@ -65,14 +74,20 @@ import grpc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bummerl.v1 import bot_pb2, bot_pb2_grpc, hosting_pb2, hosting_pb2_grpc  # noqa: E402
+from bummerl.v1 import (  # noqa: E402
+    bot_pb2,
+    bot_pb2_grpc,
+    hosting_pb2,
+    hosting_pb2_grpc,
+    match_pb2,
+)
 from sqlalchemy import select  # noqa: E402
 from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from db import hosted  # noqa: E402
 from db.base import aware, make_session_factory  # noqa: E402
 from db.hosted import HostedVersion  # noqa: E402
-from db.models import FINISHED, PLAYED, ActionLog, Bot, Match  # noqa: E402
+from db.models import FINISHED, FORFEIT_TIMEOUT, PLAYED, ActionLog, Bot, Match  # noqa: E402
 from db.schema import create_all  # noqa: E402
 from db.settings import Settings  # noqa: E402
 from hosting import podman  # noqa: E402
@@ -84,6 +99,9 @@ from services.ops import bots  # noqa: E402
 T = TypeVar("T")
 BOT_FILE = ROOT / "examples" / "random_bot.py"
 ENTRY = "random_bot.py:RandomBot"
+SPIN_FILE = ROOT / "bench" / "bots" / "spin_bot.py"
+SPIN_ENTRY = "spin_bot.py:SpinBot"
+SPIN_MOVE_MS = 2000  # the spinners' matches' move time (bank 1 ms): they forfeit after it
 POSTGRES = os.environ.get("BUMMERL_BENCH_POSTGRES_URL",
                           "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 WAIT_S = 180.0  # the longest any one step may take
@@ -239,9 +257,12 @@ class Site:
             return s.scalar(select(Bot.id).where(Bot.id.in_(bot_ids),
                                                  Bot.connected_since.is_(None)).limit(1)) is None
 
-    def challenge(self, token: str, opponent: str, count: int) -> list[int]:
+    def challenge(self, token: str, opponent: str, count: int, move_ms: int = 0) -> list[int]:
+        """`count` matches of the bot of `token` against `opponent` (`move_ms`: their move time,
+        with a bank of 1 ms; 0: the service's time control)."""
+        control = match_pb2.TimeControl(move_ms=move_ms, bank_ms=1) if move_ms else None
         reply = bot_pb2_grpc.BotServiceStub(self.channel).Challenge(
-            bot_pb2.ChallengeRequest(opponent=opponent, matches=count),
+            bot_pb2.ChallengeRequest(opponent=opponent, matches=count, time_control=control),
             metadata=(("authorization", f"Bearer {token}"),), timeout=30)
         return [m.match_id for m in reply.matches]
 
@@ -403,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
                              "%(default)s)")
     parser.add_argument("--parallel", type=int, default=4,
                         help="containers started at a time (default %(default)s)")
+    parser.add_argument("--spinners", type=int, default=1,
+                        help="hosted bots spinning the CPU beside the remote bot's matches "
+                             "(default %(default)s: one takes its quota, half a core)")
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--quick", action="store_true",
                         help="the smallest run: --bots 2 --rounds 1 --per-round 1 "
@@ -410,10 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.bots, args.rounds, args.per_round, args.idle_seconds = 2, 1, 1, 1.0
-    if args.bots < 2 or min(args.rounds, args.per_round, args.parallel) < 1 \
+    if args.bots < 2 or min(args.rounds, args.per_round, args.parallel, args.spinners) < 1 \
             or args.idle_seconds <= 0 or args.per_round > 20:
-        parser.error("--bots must be at least 2, --rounds, --parallel and --per-round (at most "
-                     "20) at least 1, --idle-seconds above 0")
+        parser.error("--bots must be at least 2, --rounds, --parallel, --spinners and "
+                     "--per-round (at most 20) at least 1, --idle-seconds above 0")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up on a kill too
     if not podman.available():
         print("podman does not answer here (Debian: apt-get install podman runc)",
@@ -496,6 +520,7 @@ def run(site: Site, args: argparse.Namespace) -> None:
 
     fleet(site, args, sparring, base_image=first.image, one=one,
           one_connect=t["hosted_connected"], hosted_name=hosted_name, before=gaps["hosted"])
+    spinning(site, args, sparring, remote_id)
 
 
 def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: str, one: Idle,
@@ -560,6 +585,105 @@ def fleet(site: Site, args: argparse.Namespace, sparring: str, *, base_image: st
     for q, label in ((0.5, "p50"), (0.99, "p99")):
         row(f"{n} hosted: turn gap {label}", quantile(crowded, q), quantile(alone, q), "ms",
             note if q == 0.5 else "")
+
+
+def spinning_now(names: list[str], seconds: float = 0.3) -> bool:
+    """Whether every container of `names` runs a CPU a tenth of a core or more (a kit waiting
+    for its turn takes a few ms a second)."""
+    pids = [container_pids(name) for name in names]
+    before = [cpu_ns(p) for p in pids]
+    time.sleep(seconds)
+    return all((cpu_ns(p) - b) / 1e9 / seconds >= 0.1 for p, b in zip(pids, before, strict=True))
+
+
+@dataclass
+class SpinRound:
+    """One round of figure 5 with spinners."""
+
+    ids: list[int]  # the remote bot's matches
+    cpu_ms_s: float  # the spinners' CPU in all while the remote played
+    forfeited: int  # of their matches, forfeited on time by the spinner
+    total: int  # their matches
+    through: int  # of them, still running when the remote's matches were over
+
+
+def spin_round(site: Site, args: argparse.Namespace, sparring: str, image: str,
+               limits: Limits, r: int) -> SpinRound:
+    """`args.spinners` containers of the spinning bot start, sparring challenges each, and once
+    they spin the remote bot plays its matches; then their matches end and they are stopped."""
+    k = args.spinners
+    names = [f"{site.site}-spin-{r}-{i}" for i in range(k)]
+    registered = [site.register(f"spin-{r}-{i}") for i in range(k)]
+    spinner_ids = [bot_id for bot_id, _ in registered]
+
+    def start(i: int) -> None:
+        podman.start(names[i], image, registered[i][1], site.socket_dir, limits,
+                     {"bummerl.site": site.site, "bummerl.bench": "spin"})
+
+    try:
+        with ThreadPoolExecutor(args.parallel) as pool:
+            list(pool.map(start, range(k)))
+        wait_until(lambda: site.all_connected(spinner_ids), f"the {k} spinning bots to connect")
+        spins = [m for i in range(k)
+                 for m in site.challenge(sparring, f"spin-{r}-{i}", 1, SPIN_MOVE_MS)]
+        wait_until(lambda: spinning_now(names), "the spinning bots to spin", 60, 0)
+        pids = [p for name in names for p in container_pids(name)]
+        before, began = cpu_ns(pids), time.perf_counter()
+        ids = site.play(sparring, "remote", args.per_round)
+        cpu = (cpu_ns(pids) - before) / 1e6 / (time.perf_counter() - began)
+        through = sum(not site.over([m]) for m in spins)
+        wait_until(lambda: site.over(spins), "the spinning bots' matches to end")
+        with site.sessions() as s:
+            forfeited = sum(
+                m.end_reason == FORFEIT_TIMEOUT
+                and m.forfeit_seat == (0 if m.bot0_id in spinner_ids else 1)
+                for m in s.scalars(select(Match).where(Match.id.in_(spins))))
+    finally:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda name: podman.stop(name, grace_s=0), names))
+    return SpinRound(ids, cpu, forfeited, len(spins), through)
+
+
+def spinning(site: Site, args: argparse.Namespace, sparring: str, remote_id: int) -> None:
+    """Figure 5: the remote bot's turn gap beside `args.spinners` hosted bots spinning the CPU,
+    in rounds interleaved with rounds of none (the floor), the order alternating."""
+    k = args.spinners
+    limits = Limits.from_env()
+    image = f"localhost/{site.site}-spin/bot:latest"
+    site.images.append(image)
+    built = podman.build_version(image, pack(SPIN_FILE, SPIN_ENTRY), SPIN_ENTRY)
+    if not built.ok:
+        raise RuntimeError(f"the spinning bot's image did not build:\n{built.log}")
+    gaps: dict[int, list[float]] = {0: [], k: []}
+    spoilt = 0
+    rounds: list[SpinRound] = []
+    for r in range(args.rounds):
+        for count in ((0, k) if r % 2 == 0 else (k, 0)):
+            if count == 0:
+                ids = site.play(sparring, "remote", args.per_round)
+            else:
+                rounds.append(spin_round(site, args, sparring, image, limits, r))
+                ids = rounds[-1].ids
+            found_gaps, bad = site.gaps(remote_id, ids)
+            gaps[count] += found_gaps
+            spoilt += bad
+    print(f"{'the remote bot beside:':<38} {f'{k} spinning':>16} {'none (peer)':>16} "
+          f"{'ratio':>8}", flush=True)
+    note = (f"(the remote bot's turn gaps beside {k} hosted bot(s) spinning the CPU, each held "
+            f"to {limits.cpus:g} core; peer: beside none; {len(gaps[k])} / {len(gaps[0])} "
+            f"turns, {args.rounds} rounds of {args.per_round} matches each, in turn; not played "
+            f"out: {spoilt})")
+    for q, label in ((0.5, "p50"), (0.99, "p99")):
+        row(f"{k} spinning: remote turn gap {label}", quantile(gaps[k], q), quantile(gaps[0], q),
+            "ms", note if q == 0.5 else "")
+    row(f"{k} spinning: their CPU in all", sum(x.cpu_ms_s for x in rounds) / len(rounds),
+        k * limits.cpus * 1000, "ms/s",
+        f"(while the remote played; peer: their quota, {k} x {limits.cpus:g} core)")
+    total = sum(x.total for x in rounds)
+    print(f"{f'{k} spinning: forfeited on time':<38} {sum(x.forfeited for x in rounds):>10} of "
+          f"{total} matches (theirs, a move time of {SPIN_MOVE_MS} ms; still running when the "
+          f"remote's matches were over: {sum(x.through for x in rounds)} of {total})",
+          flush=True)
 
 
 if __name__ == "__main__":

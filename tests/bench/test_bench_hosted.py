@@ -1,6 +1,7 @@
 """bench/hosted.py runs as docs/hosted-bench.md gives it, with its smallest settings (`--quick`:
 2 hosted bots, one round) on the cached kit base image, and prints each figure beside a remote
-bot's (or one hosted bot's) measured in the same run, with the ratio; it leaves no container,
+bot's (or one hosted bot's, or the remote bot's beside no spinning hosted bot) measured in the
+same run, with the ratio, and the spinning bot's match forfeited on time; it leaves no container,
 image or folder behind, also when it is stopped (SIGTERM) halfway. The figures belong to the
 bench, not here."""
 
@@ -26,7 +27,8 @@ LINES = [
     "live -> first challenge over", "upload -> first challenge over", "idle memory \\(RSS\\)",
     "idle CPU", "turn gap p50", "turn gap p99", "2 hosted: start -> all connected",
     "2 hosted: idle memory \\(RSS\\) in all", "2 hosted: idle CPU in all",
-    "2 hosted: turn gap p50", "2 hosted: turn gap p99"]
+    "2 hosted: turn gap p50", "2 hosted: turn gap p99", "1 spinning: remote turn gap p50",
+    "1 spinning: remote turn gap p99", "1 spinning: their CPU in all"]
 
 pytestmark = pytest.mark.podman
 
@@ -67,6 +69,9 @@ def test_the_hosted_bench_prints_each_figure_beside_its_peer(tmp_path):
                          out, re.M), f"no figure with a ratio for {label!r}:\n{out}"
     assert re.search(r"matches not played out: 0\)", out), out
     assert re.search(r"not played out: 0\)$", out, re.M), out
+    # the spinning bot's one match is forfeited on time; the remote bot's beside it played out
+    assert re.search(r"^1 spinning: forfeited on time +1 of 1 matches", out, re.M), out
+    assert re.search(r"spinning the CPU.*not played out: 0\)$", out, re.M), out
     site = re.search(r"every container and image it made \((bench\w+)\) removed", out)
     assert site, out
     assert left_behind(site.group(1)) == []
