@@ -195,6 +195,8 @@ def _follow(stub: Any, args: argparse.Namespace, version: str) -> int:
         reply = stub.GetVersionLogs(hosting_pb2.GetVersionLogsRequest(
             version=version, bot_name=args.bot), metadata=_metadata(args.token), timeout=30)
         state = _state(reply.version.state)
+        if state == "validating" and not reply.version.validation_match_id:
+            state = seen  # (its match is about to be named)
         if state != seen:
             match = reply.version.validation_match_id
             print(state + (f" (validation match {match})" if state == "validating" and match

@@ -64,10 +64,36 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# The test files that take longest (scripts/test lists the slowest steps), costliest first: they
+# start first, so that the suite's processes end together instead of one running these alone
+# at the end (pytest-xdist hands out files in the order they are collected).
+SLOW_FIRST = [
+    "image/test_image.py", "cli/test_games_export.py", "workers/test_events_site.py",
+    "workers/test_levels.py", "cli/test_doc_commands.py", "cli/test_up.py",
+    "hosting/test_hosted_flow.py", "hosting/test_sandbox_podman.py", "hosting/test_hosted_doc.py",
+    "chaos/test_chaos_faults.py", "bench/test_bench_crowd.py", "cli/test_readme_walkthrough.py",
+    "cli/test_up_piped.py", "analysis/test_position.py", "bench/test_bench_kit.py",
+    "chaos/test_chaos_worker_broker.py", "kit/test_envs_installed.py",
+    "kit/test_envs_openspiel_installed.py", "bench/test_bench_events.py",
+    "bench/test_bench_hosted.py", "bench/test_bench_people.py", "bench/test_bench_service.py",
+    "bench/test_bench_vu.py", "workers/test_champion.py", "services/test_fuzz.py",
+    "bench/test_bench_export.py", "web/test_web_people_up.py",
+]
+
+
+def slow_rank(item: pytest.Item) -> int:
+    """Where the item's file stands in SLOW_FIRST (the rest after, in their order)."""
+    path = item.path.relative_to(DATA.parent).as_posix() if item.path.is_relative_to(
+        DATA.parent) else ""
+    return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The markers of what each test needs (tests/needs.py), before `-m` selects by them."""
+    """The markers of what each test needs (tests/needs.py), before `-m` selects by them; the
+    slowest files first (SLOW_FIRST)."""
     needs.mark(items)
+    items.sort(key=slow_rank)  # (stable: each file's tests keep their order)
 
 
 @pytest.hookimpl(wrapper=True)

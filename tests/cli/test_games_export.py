@@ -139,11 +139,11 @@ def test_errors_are_one_line(service, capsys, args, says):
     assert says in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_a_thousand_exported_matches_each_replay_to_their_results(tmp_path):
+def test_hundreds_of_exported_matches_each_replay_to_their_results(tmp_path):
     url = f"sqlite:///{tmp_path / 'many.sqlite3'}"
     upgrade(url)
     bind = make_engine(url)
-    ids = bench_module().fill(bind, 1000, seed=22)
+    ids = bench_module().fill(bind, 200, seed=22)  # (bench/export.py measures 1000s)
     path = tmp_path / "games.jsonl"
     with path.open("w") as f:
         for record, _ in records.export(bind, records.ExportFilter()):
@@ -158,9 +158,9 @@ def test_a_thousand_exported_matches_each_replay_to_their_results(tmp_path):
     assert all(c["verified"] and not c["problems"] for c in checked)
     # a record changed on the way is found, and the exit status says so
     lines = path.read_text().splitlines()
-    bad = json.loads(lines[500])
+    bad = json.loads(lines[100])
     bad["result"]["winner"] = 1 - bad["result"]["winner"]
-    lines[500] = json.dumps(bad)
+    lines[100] = json.dumps(bad)
     path.write_text("\n".join(lines) + "\n")
     done = subprocess.run([sys.executable, "-m", "cli.main", "replay", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
