@@ -294,9 +294,20 @@ def build_version(tag: str, archive_bytes: bytes, entry: str, requirements: str 
     return BuildResult(done.returncode == 0, log)
 
 
+LOCAL_PREFIX = "localhost/"  # podman's name for an image built on this machine, in no registry
+
+
 def pull(ref: str, timeout: float = BUILD_S) -> BuildResult:
     """Pull an author's image `ref` (it runs the kit protocol itself); BuildResult(ok=False)
-    with podman's words when it cannot be pulled."""
+    with podman's words when it cannot be pulled. A `localhost/` image (built with podman on
+    this machine: no registry has it) is not pulled but used as it is, if it is here."""
+    if ref.startswith(LOCAL_PREFIX):
+        if image_exists(ref):
+            return BuildResult(True, f"{ref}: an image of this machine, used as it is (not "
+                                     "pulled)\n")
+        return BuildResult(False, f"{ref} is not on this machine, and a localhost/ image is "
+                                  "not pulled: build it here with podman, or push it to a "
+                                  "registry and upload that reference\n")
     try:
         done = podman("pull", ref, timeout=timeout, check=False)
     except PodmanError as e:
