@@ -5,7 +5,8 @@
 //   npm ci && npm run build
 //   node dist/bot.js --server 127.0.0.1:50051 --token TOKEN [--matches N] [--challenges-only]
 //
-// The token may also come from $BUMMERL_TOKEN, the server from $BUMMERL_SERVER.
+// The token may also come from $BUMMERL_TOKEN, the server from $BUMMERL_SERVER (host:port, or
+// unix:/path/to.sock: a hosted bot's, see ../Containerfile and docs/any-language.md).
 //
 // --matches N, as in the Python kit: every match the bot takes counts; after the Nth it tells
 // the service it takes no new ones (PlayRequest.drain), finishes every running match (those
@@ -117,6 +118,13 @@ function exitIfDone(): void {
   call.cancel();
   process.exit(0);
 }
+
+// `podman stop` (a hosted bot's end) sends SIGTERM; node has no handler of its own for it and,
+// as a container's first process, would not stop until it is killed seconds later
+process.on("SIGTERM", () => {
+  log(`stopped (SIGTERM), won ${won}, lost ${lost}`);
+  process.exit(0);
+});
 
 call.write({ hello: { client: "bummerl-typescript-example/0.2", challenges_only: challengesOnly } });
 call.on("data", (response: PlayResponse) => {
