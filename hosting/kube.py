@@ -419,13 +419,15 @@ def _born(pod: Any) -> str:
     return created.isoformat() if created else ""
 
 
-def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES) -> dict[int, PodState]:
-    """The state of each hosted version's pod in `namespace`, by version id (the newest pod
-    of a version when an old one is still going; none for a version whose pod was not made,
-    e.g. refused by the quota). A pod whose log cannot be read yet (its image not pulled)
-    has the log ""."""
+def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES,
+            version_id: int | None = None) -> dict[int, PodState]:
+    """The state of each hosted version's pod in `namespace` (of the version `version_id`
+    alone, if given), by version id (the newest pod of a version when an old one is still
+    going; none for a version whose pod was not made, e.g. refused by the quota). A pod whose
+    log cannot be read yet (its image not pulled) has the log ""."""
+    selector = SELECTOR if version_id is None else f"{SELECTOR}={version_id}"
     newest: dict[int, Any] = {}
-    for pod in core.list_namespaced_pod(namespace, label_selector=SELECTOR).items:
+    for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
         label = (_meta(pod).labels or {}).get(VERSION_LABEL, "")
         if not label.isdigit():
             continue
@@ -450,6 +452,23 @@ def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES) -> dict[int, 
             last_exit=last_exit,
             log=log)
     return states
+
+
+# Why a container waits that it will not get over by itself (its image, its configuration,
+# its command): a version validating fails at once with it.
+STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+         "CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+         "CrashLoopBackOff")
+
+
+def broken(pod: PodState) -> str | None:
+    """Why `pod` does not run its bot and will not by itself (it ended once, or it waits for
+    one of `STUCK`), in a line; None while it runs or is on its way (pulled, created)."""
+    if pod.restarts or pod.last_exit:
+        return f"its pod's container ended ({pod.last_exit or 'no exit code given'})"
+    if pod.waiting and pod.waiting.split(":", 1)[0] in STUCK:
+        return f"its pod cannot run: {pod.waiting}"
+    return None
 
 
 @dataclass(frozen=True)
