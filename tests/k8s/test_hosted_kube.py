@@ -619,6 +619,13 @@ def test_the_manifests_hold_the_codes_policy_role_and_settings(overlay):
     assert container["args"][:3] == ["worker", "-Q", "hosting"]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert kube.cluster_from_env(env) == kube.Cluster(NS, ADDRESS)
+    # the service takes uploads of images (services/ops/hosting.py), beat sends the rounds
+    from test_k8s import env_of
+
+    for name in ("bummerl-serve", "bummerl-beat", "bummerl-worker-hosting"):
+        [role] = [d for d in of_kind(docs, "Deployment") if d["metadata"]["name"] == name]
+        [main] = pod_spec(role)["containers"]
+        assert env_of(docs, overlay, main)["BUMMERL_HOSTING"] == "kubernetes", name
     [binding] = of_kind(docs, "RoleBinding")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "bummerl-hosting",
                                     "namespace": worker["metadata"]["namespace"]}]
