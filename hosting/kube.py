@@ -34,6 +34,8 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from hosting.archive import IMAGE
+
 HOSTED_NAMESPACE = "bummerl-hosted"  # k8s/base/hosted-bots.yaml
 SITE_NAMESPACE = "bummerl"  # where the service runs (k8s/base/kustomization.yaml)
 SERVICE_ADDRESS = "bummerl.bummerl.svc:50051"  # the Service `bummerl` (k8s/base/serve.yaml)
@@ -377,7 +379,8 @@ class PodState:
     (the kubelet's count), why it waits (`CrashLoopBackOff`, `ImagePullBackOff`,
     `CreateContainerConfigError`, ...), how it last ended (`exit 1 (Error)`, `exit 137
     (OOMKilled)`), and the tail of its output (the ended container's while it waits to be
-    restarted: the traceback of a crash), at most LOG_BYTES."""
+    restarted: the traceback of a crash), at most LOG_BYTES; `image_id`: the image its
+    container runs as the runtime resolved it (`REPOSITORY@sha256:...` once pulled, else "")."""
 
     version_id: int
     pod: str
@@ -386,6 +389,7 @@ class PodState:
     waiting: str | None
     last_exit: str | None
     log: str
+    image_id: str = ""
 
 
 def _ended(status: Any) -> str | None:
@@ -450,8 +454,24 @@ def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES,
             waiting=(f"{waiting.reason}: {waiting.message}" if waiting.message
                      else waiting.reason) if waiting else None,
             last_exit=last_exit,
-            log=log)
+            log=log,
+            image_id=(status.image_id or "") if status else "")
     return states
+
+
+_DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
+
+
+def pinned(image: str, image_id: str) -> str | None:
+    """`image` (a reference, hosting.archive.check_image) pinned to the digest its pod ran
+    (`image_id`, PodState.image_id: `docker.io/me/bot@sha256:...`, or with the runtime's
+    prefix `docker-pullable://`): `NAME@sha256:...`, so that what runs live is the image that
+    passed its validation, whatever its tag names later. None without a digest."""
+    digest = _DIGEST.search(image_id)
+    name = IMAGE.fullmatch(image)
+    if digest is None or name is None:
+        return None
+    return f"{name.group('name')}@{digest.group(1)}"
 
 
 # Why a container waits that it will not get over by itself (its image, its configuration,

@@ -24,8 +24,8 @@ checked, and the nodes pull it when its pod starts); files are failed (nothing o
 builds them; the service refuses them there). Its validation match is played by the pod the
 reconciler makes for it (`reconcile_cluster`: the live versions and the validating ones whose
 match was made, all in the same sandbox), watched with `hosting.kube.observe`: a pod that
-cannot pull its image or ends fails it at once with its lines. Passed, the same pod plays on,
-live, with its token.
+cannot pull its image or ends fails it at once with its lines. Passed, it is live with its
+token, its image pinned to the digest its pod ran (the Deployment replaced with it once).
 """
 
 from __future__ import annotations
@@ -144,10 +144,12 @@ def build(version_id: int, *, sessions: sessionmaker[Session] | None = None,
     try:
         if where is not None:  # the nodes pull an image; nothing builds files there
             if kind != hosted.IMAGE or image_ref is None:
-                raise podman.PodmanError(NO_CLUSTER_BUILD)
-            tag = check_image(image_ref)
-            result = podman.BuildResult(True, f"{image_ref}: an image, nothing to build; the "
-                                              "cluster's node pulls it when its pod starts")
+                result = podman.BuildResult(False, NO_CLUSTER_BUILD)
+            else:
+                tag = check_image(image_ref)
+                result = podman.BuildResult(True, f"{image_ref}: an image, nothing to build; "
+                                                  "the cluster's node pulls it when its pod "
+                                                  "starts")
         elif kind == hosted.IMAGE:
             assert image_ref is not None
             result = podman.pull(image_ref)
@@ -264,7 +266,8 @@ def validate(version_id: int, token: str, *, sessions: sessionmaker[Session] | N
 
 
 def _judge(factory: sessionmaker[Session], version_id: int, match_id: int,
-           outcome: tuple[str, str], output: str, keep_token: bool = False) -> str | None:
+           outcome: tuple[str, str], output: str, keep_token: bool = False,
+           image: str | None = None) -> str | None:
     state, reason = outcome
     if state == hosted.LIVE and RAISED in output:  # the kit played on for it: still a fault
         state, reason = hosted.FAILED, (f"its bot raised an exception in its validation match "
@@ -273,7 +276,8 @@ def _judge(factory: sessionmaker[Session], version_id: int, match_id: int,
     if state == hosted.FAILED and output.strip():
         reason += "\n" + last_lines(output)
     return _finish(factory, version_id, state, reason or None, output,
-                   keep_token=keep_token and state == hosted.LIVE)
+                   keep_token=keep_token and state == hosted.LIVE,
+                   image=image if state == hosted.LIVE else None)
 
 
 VALIDATION_POLL_S = 2.0  # between two looks at a validating version's match and pod (cluster)
@@ -283,8 +287,9 @@ def _validate_on_cluster(factory: sessionmaker[Session], where: Kube, version_id
                          bot_id: int, match_id: int) -> str | None:
     """The validation match `match_id` made: the reconciler runs the version's pod now
     (`reconcile_once`; the beat's rounds too, if another round holds the lock), which plays
-    it. Over without the version's seat forfeiting → live, its pod playing on with its token;
-    a pod that cannot pull its image or ends, or a match not over in time → failed, with the
+    it. Over without the version's seat forfeiting → live, its image pinned to the digest its
+    pod ran (the next round replaces the Deployment with it: one restart, the same token); a
+    pod that cannot pull its image or ends, or a match not over in time → failed, with the
     pod's state and last lines (the next round deletes its Deployment)."""
     reconcile_once(sessions=factory, where=where)
     deadline = time.monotonic() + VALIDATION_TIMEOUT_S
@@ -312,8 +317,12 @@ def _validate_on_cluster(factory: sessionmaker[Session], where: Kube, version_id
                                       "none made (the hosted namespace's quota?)" if pod is None
                                       else pod.waiting or ("running" if pod.running
                                                            else "not running")))
+    with factory() as session:
+        row = session.get(HostedVersion, version_id)
+        image = row.image if row is not None else None
+    pin = kube.pinned(image, pod.image_id) if image and pod else None
     return _judge(factory, version_id, match_id, outcome, pod.log if pod else "",
-                  keep_token=True)
+                  keep_token=True, image=pin)
 
 
 def _pod(where: Kube, version_id: int) -> kube.PodState | None:
@@ -322,9 +331,10 @@ def _pod(where: Kube, version_id: int) -> kube.PodState | None:
 
 
 def _finish(factory: sessionmaker[Session], version_id: int, state: str, reason: str | None,
-            output: str = "", keep_token: bool = False) -> str | None:
-    """`keep_token`: the container that played the validation plays on (a cluster's pod);
-    else a live container gets a token of its own when it starts."""
+            output: str = "", keep_token: bool = False, image: str | None = None) -> str | None:
+    """`keep_token`: the token of the container that played the validation stays its (a
+    cluster's pod); else a live container gets a token of its own when it starts. `image`:
+    what runs from now on (the validated image, pinned to its digest)."""
     with factory() as session:
         row = session.get(HostedVersion, version_id)
         if row is None or row.state != hosted.VALIDATING:
@@ -333,6 +343,8 @@ def _finish(factory: sessionmaker[Session], version_id: int, state: str, reason:
         row.run_log = hosted.tail(output) if output else row.run_log
         if not keep_token:
             row.token_hash = None
+        if image:
+            row.image = image
         session.commit()
     return state
 

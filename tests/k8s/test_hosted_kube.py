@@ -835,7 +835,8 @@ def site(tmp_path, monkeypatch):
 
 def kubelet(site: Site, version_id: int, state: k8s.V1ContainerState, log: str = "",
             restarts: int = 0, last: k8s.V1ContainerState | None = None,
-            previous: str = "", ends: tuple[int | None, str] | None = None) -> Any:
+            previous: str = "", ends: tuple[int | None, str] | None = None,
+            image_id: str = "") -> Any:
     """A kubelet that starts the version's pod once its Deployment is there, as `state`,
     (and `ends` its validation match: the forfeited seat and why, as the service would)."""
 
@@ -850,6 +851,7 @@ def kubelet(site: Site, version_id: int, state: k8s.V1ContainerState, log: str =
                    state, restarts=restarts, last=last)
         made.spec = d.spec.template.spec  # the Deployment's own pod
         made.metadata.labels = d.spec.template.metadata.labels
+        made.status.container_statuses[0].image_id = image_id
         cluster.put("Pod", made)
         cluster.logs[made.metadata.name, False] = log
         if previous:
@@ -862,25 +864,32 @@ def kubelet(site: Site, version_id: int, state: k8s.V1ContainerState, log: str =
 RUNNING = k8s.V1ContainerState(running=k8s.V1ContainerStateRunning())
 
 
+DIGEST = "sha256:" + "4f" * 32
+
+
 def test_an_image_on_kubernetes_is_validated_by_the_reconcilers_pod_then_plays_on_live(site):
     """building → validating (nothing built: the node pulls the image) → the version's
     Deployment, Secret and NetworkPolicy made by the reconciler while it validates, its pod
-    playing the validation match against the house bot → live, the same pod playing on with
-    the token of its Secret; a second round changes nothing."""
+    playing the validation match against the house bot → live, pinned to the digest its pod
+    ran, with the token of its Secret; the next round replaces the Deployment with the pinned
+    image (the same Secret), and the rounds after change nothing."""
     from db import hosted
 
     version_id = site.upload()
     site.cluster.kubelet = kubelet(site, version_id, RUNNING, log="connected\nmatch 1 won\n",
-                                   ends=(None, "points"))
+                                   ends=(None, "points"),
+                                   image_id=f"registry.example/me/mybot@{DIGEST}")
     assert site.build(version_id) == hosted.LIVE
     row = site.row(version_id)
     assert row.state == hosted.LIVE and row.reason is None
-    assert row.image == row.image_ref == "registry.example/me/mybot:2.0"
+    assert row.image_ref == "registry.example/me/mybot:2.0"
+    assert row.image == f"registry.example/me/mybot@{DIGEST}"
     assert "nothing to build" in row.build_log and "match 1 won" in row.run_log
     # the pod that played it: the sandbox of every hosted pod, the author's image
     [d] = site.cluster.of("Deployment").values()
-    live = site.supervisor.spec_of(row, "mybot", site.supervisor.Limits.from_env())
-    assert as_dict(d) == {**as_dict(kube.deployment(live, NS, ADDRESS)),
+    validating = site.supervisor.spec_of(row, "mybot", site.supervisor.Limits.from_env())
+    validating = kube.HostedSpec(**{**validating.__dict__, "image": row.image_ref})
+    assert as_dict(d) == {**as_dict(kube.deployment(validating, NS, ADDRESS)),
                           "metadata": as_dict(d)["metadata"]}
     assert d.spec.template.spec.containers[0].image == "registry.example/me/mybot:2.0"
     assert d.spec.template.spec.containers[0].args is None  # its own command
@@ -893,12 +902,32 @@ def test_an_image_on_kubernetes_is_validated_by_the_reconcilers_pod_then_plays_o
     from services.ops import bots as bot_ops
 
     assert bot_ops.bot_for_token(token, sessions=site.sessions).hosted_version == "2.0"
-    # live: the next rounds leave its Deployment and Secret as they are
+    # live: the next round runs the pinned image (its pod restarted, the token the same) ...
+    name = f"hosted-mybot-{version_id}"
+    assert site.round() == [f"replaced Deployment {name} (registry.example/me/mybot@{DIGEST})"]
+    [d] = site.cluster.of("Deployment").values()
+    assert d.spec.template.spec.containers[0].image == row.image
+    assert site.cluster.objects["Secret", f"{name}-token"].string_data["token"] == token
+    # ... and the rounds after leave its Deployment and Secret as they are
     calls = len(site.cluster.calls)
     site.round()
     site.round()
     assert [c for c in site.cluster.calls[calls:] if not c[0].startswith(("list", "read"))] == []
     assert site.row(version_id).token_hash == hosted.sha256(token)
+
+
+def test_the_validated_image_is_pinned_to_the_digest_its_pod_ran():
+    digest = "sha256:" + "0a" * 32
+    assert kube.pinned("ghcr.io/me/bot:2.0", f"ghcr.io/me/bot@{digest}") == \
+        f"ghcr.io/me/bot@{digest}"
+    # the runtime's own names: a prefix, docker.io spelt out; the reference's name is kept
+    assert kube.pinned("me/bot", f"docker-pullable://docker.io/me/bot@{digest}") == \
+        f"me/bot@{digest}"
+    assert kube.pinned("localhost:5000/bot:1@sha256:" + "1" * 64,
+                       f"localhost:5000/bot@{digest}") == f"localhost:5000/bot@{digest}"
+    # no digest (not pulled yet; an image id alone): not pinned
+    assert kube.pinned("me/bot:1", "") is None
+    assert kube.pinned("me/bot:1", "sha256:" + "0a" * 32) is None
 
 
 def test_an_image_that_cannot_be_pulled_fails_at_once_with_the_pods_state(site):
