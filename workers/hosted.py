@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -290,8 +291,12 @@ def _validate_on_cluster(factory: sessionmaker[Session], where: Kube, version_id
     it. Over without the version's seat forfeiting → live, its image pinned to the digest its
     pod ran (the next round replaces the Deployment with it: one restart, the same token); a
     pod that cannot pull its image or ends, or a match not over in time → failed, with the
-    pod's state and last lines (the next round deletes its Deployment)."""
-    reconcile_once(sessions=factory, where=where)
+    pod's state and last lines (the next round deletes its Deployment). The API refusing a
+    call here is logged and tried again (the rounds, the next look)."""
+    try:
+        reconcile_once(sessions=factory, where=where)
+    except ApiException as e:
+        log.warning("hosted version %d: its validation's round failed: %s", version_id, e)
     deadline = time.monotonic() + VALIDATION_TIMEOUT_S
     outcome: tuple[str, str] | None = None
     pod: kube.PodState | None = None
@@ -326,8 +331,12 @@ def _validate_on_cluster(factory: sessionmaker[Session], where: Kube, version_id
 
 
 def _pod(where: Kube, version_id: int) -> kube.PodState | None:
-    return kube.observe(where.core, where.cluster.namespace,
-                        version_id=version_id).get(version_id)
+    try:
+        return kube.observe(where.core, where.cluster.namespace,
+                            version_id=version_id).get(version_id)
+    except ApiException as e:
+        log.warning("hosted version %d: its pod could not be read: %s", version_id, e)
+        return None
 
 
 def _finish(factory: sessionmaker[Session], version_id: int, state: str, reason: str | None,
