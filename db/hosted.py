@@ -121,10 +121,17 @@ def mint_token(row: HostedVersion) -> str:
     return token
 
 
-def live_versions(session: Session) -> list[tuple[HostedVersion, Bot]]:
-    """What should run: the live versions of bots not suspended, oldest first."""
+def live_versions(session: Session, validating: bool = False
+                  ) -> list[tuple[HostedVersion, Bot]]:
+    """What should run: the live versions of bots not suspended, oldest first; with
+    `validating`, also those validating whose validation match was made (on Kubernetes the
+    reconciler runs them, and their pod plays it)."""
+    wanted = HostedVersion.state == LIVE
+    if validating:
+        wanted = wanted | ((HostedVersion.state == VALIDATING)
+                           & HostedVersion.validation_match_id.is_not(None))
     rows = session.execute(
         select(HostedVersion, Bot).join(Bot, Bot.id == HostedVersion.bot_id)
-        .where(HostedVersion.state == LIVE, Bot.suspended_at.is_(None))
+        .where(wanted, Bot.suspended_at.is_(None))
         .order_by(HostedVersion.id))
     return [(version, bot) for version, bot in rows]

@@ -28,7 +28,7 @@
 | `BUMMERL_TEST_WAIT_S` | how long a version test waits for a side to connect, seconds | 600 |
 | `BUMMERL_MAX_PENDING_CALLS` | calls arrived, not yet started here (a burst of connects) | 20000 |
 | `BUMMERL_REFUSED_WAIT_S` | a refused Play stream waits this long for the Hello, seconds | 2 |
-| `BUMMERL_HOSTING` | where hosted bots run: `podman`, `kubernetes`; none: uploads refused | none |
+| `BUMMERL_HOSTING` | hosted bots on `podman`, `kubernetes` (images only); none: no uploads | none |
 | `BUMMERL_HOSTED_PER_BOT` | a bot's hosted versions building, validating or live at once | 3 |
 | `BUMMERL_HOSTED_CPU` / `_MEMORY_MB` | one hosted bot's container's cores, MiB | 0.5 / 256 |
 | `BUMMERL_HOSTED_CPU_TOTAL` / `_MEMORY_TOTAL_MB` | what all of them may use together | 8 / 4096 |

@@ -33,6 +33,16 @@ MAX_REQUIREMENTS = 10_000  # bytes of requirements.txt
 PINNED = re.compile(r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
                     r"(?:\[[A-Za-z0-9._,\s-]*\])?\s*==\s*(?P<version>[A-Za-z0-9.!+_-]+)"
                     r"\s*(?:;\s*[A-Za-z0-9_.\s<>=!~'\"()-]+)?$")
+# An OCI image reference, the grammar of github.com/distribution/reference (no IPv6 host):
+# [HOST[:PORT]/]PATH[:TAG][@ALGORITHM:HEX]; PATH lower case, components separated by `/`.
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_HOST = rf"{_LABEL}(?:\.{_LABEL})*"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE = re.compile(rf"(?P<name>(?:{_HOST}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*)"
+                   r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+                   r"(?:@(?P<digest>[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}))?")
+MAX_IMAGE = 300  # characters of a reference (db.hosted.HostedVersion.image_ref)
+MAX_IMAGE_NAME = 255  # of its name, without tag and digest (the grammar's limit)
 
 
 class ArchiveError(ValueError):
@@ -72,6 +82,18 @@ def check_requirements(text: str) -> list[str]:
                                "requirement NAME==VERSION (no options, paths or URLs)")
         found.append(line)
     return found
+
+
+def check_image(ref: str) -> str:
+    """`ref` if it is an image reference a node can pull (`registry.example/me/mybot:2.0`,
+    `ghcr.io/me/mybot@sha256:...`; without a registry the runtime's default, usually
+    docker.io), else ArchiveError saying what an image reference is."""
+    found = IMAGE.fullmatch(ref) if len(ref) <= MAX_IMAGE else None
+    if found is None or len(found.group("name")) > MAX_IMAGE_NAME:
+        raise ArchiveError(f"{ref[:100]!r} is not an image reference: REGISTRY/NAME:TAG or "
+                           "REGISTRY/NAME@sha256:DIGEST, the name in lower case (e.g. "
+                           "ghcr.io/me/mybot:2.0)")
+    return ref
 
 
 def member_name(name: str) -> str:

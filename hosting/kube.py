@@ -34,6 +34,8 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from hosting.archive import IMAGE
+
 HOSTED_NAMESPACE = "bummerl-hosted"  # k8s/base/hosted-bots.yaml
 SITE_NAMESPACE = "bummerl"  # where the service runs (k8s/base/kustomization.yaml)
 SERVICE_ADDRESS = "bummerl.bummerl.svc:50051"  # the Service `bummerl` (k8s/base/serve.yaml)
@@ -377,7 +379,8 @@ class PodState:
     (the kubelet's count), why it waits (`CrashLoopBackOff`, `ImagePullBackOff`,
     `CreateContainerConfigError`, ...), how it last ended (`exit 1 (Error)`, `exit 137
     (OOMKilled)`), and the tail of its output (the ended container's while it waits to be
-    restarted: the traceback of a crash), at most LOG_BYTES."""
+    restarted: the traceback of a crash), at most LOG_BYTES; `image_id`: the image its
+    container runs as the runtime resolved it (`REPOSITORY@sha256:...` once pulled, else "")."""
 
     version_id: int
     pod: str
@@ -386,6 +389,7 @@ class PodState:
     waiting: str | None
     last_exit: str | None
     log: str
+    image_id: str = ""
 
 
 def _ended(status: Any) -> str | None:
@@ -419,13 +423,15 @@ def _born(pod: Any) -> str:
     return created.isoformat() if created else ""
 
 
-def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES) -> dict[int, PodState]:
-    """The state of each hosted version's pod in `namespace`, by version id (the newest pod
-    of a version when an old one is still going; none for a version whose pod was not made,
-    e.g. refused by the quota). A pod whose log cannot be read yet (its image not pulled)
-    has the log ""."""
+def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES,
+            version_id: int | None = None) -> dict[int, PodState]:
+    """The state of each hosted version's pod in `namespace` (of the version `version_id`
+    alone, if given), by version id (the newest pod of a version when an old one is still
+    going; none for a version whose pod was not made, e.g. refused by the quota). A pod whose
+    log cannot be read yet (its image not pulled) has the log ""."""
+    selector = SELECTOR if version_id is None else f"{SELECTOR}={version_id}"
     newest: dict[int, Any] = {}
-    for pod in core.list_namespaced_pod(namespace, label_selector=SELECTOR).items:
+    for pod in core.list_namespaced_pod(namespace, label_selector=selector).items:
         label = (_meta(pod).labels or {}).get(VERSION_LABEL, "")
         if not label.isdigit():
             continue
@@ -448,8 +454,41 @@ def observe(core: Any, namespace: str, log_bytes: int = LOG_BYTES) -> dict[int, 
             waiting=(f"{waiting.reason}: {waiting.message}" if waiting.message
                      else waiting.reason) if waiting else None,
             last_exit=last_exit,
-            log=log)
+            log=log,
+            image_id=(status.image_id or "") if status else "")
     return states
+
+
+_DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
+
+
+def pinned(image: str, image_id: str) -> str | None:
+    """`image` (a reference, hosting.archive.check_image) pinned to the digest its pod ran
+    (`image_id`, PodState.image_id: `docker.io/me/bot@sha256:...`, or with the runtime's
+    prefix `docker-pullable://`): `NAME@sha256:...`, so that what runs live is the image that
+    passed its validation, whatever its tag names later. None without a digest."""
+    digest = _DIGEST.search(image_id)
+    name = IMAGE.fullmatch(image)
+    if digest is None or name is None:
+        return None
+    return f"{name.group('name')}@{digest.group(1)}"
+
+
+# Why a container waits that it will not get over by itself (its image, its configuration,
+# its command): a version validating fails at once with it.
+STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+         "CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+         "CrashLoopBackOff")
+
+
+def broken(pod: PodState) -> str | None:
+    """Why `pod` does not run its bot and will not by itself (it ended once, or it waits for
+    one of `STUCK`), in a line; None while it runs or is on its way (pulled, created)."""
+    if pod.restarts or pod.last_exit:
+        return f"its pod's container ended ({pod.last_exit or 'no exit code given'})"
+    if pod.waiting and pod.waiting.split(":", 1)[0] in STUCK:
+        return f"its pod cannot run: {pod.waiting}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,14 @@ harmless.
 
 The containers are the backend's (`hosting.podman` here; Kubernetes: `hosting.kube`), labelled
 with the site (`BUMMERL_HOSTED_SITE`), so several sites share a machine.
+
+On Kubernetes (BUMMERL_HOSTING=kubernetes, `Kube`): an image is not built (its reference is
+checked, and the nodes pull it when its pod starts); files are failed (nothing on a cluster
+builds them; the service refuses them there). Its validation match is played by the pod the
+reconciler makes for it (`reconcile_cluster`: the live versions and the validating ones whose
+match was made, all in the same sandbox), watched with `hosting.kube.observe`: a pod that
+cannot pull its image or ends fails it at once with its lines. Passed, it is live with its
+token, its image pinned to the digest its pod ran (the Deployment replaced with it once).
 """
 
 from __future__ import annotations
@@ -27,8 +35,10 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -37,7 +47,7 @@ from db.base import aware, session_factory, utcnow, var_dir
 from db.hosted import HostedVersion
 from db.models import FINISHED, FORFEIT_ILLEGAL, FORFEIT_TIMEOUT, Match, Refusal
 from hosting import kube, podman
-from hosting.archive import ArchiveError
+from hosting.archive import ArchiveError, check_image
 from hosting.sandbox import Limits
 
 log = logging.getLogger(__name__)
@@ -95,10 +105,34 @@ def _sessions(sessions: sessionmaker[Session] | None) -> sessionmaker[Session]:
     return sessions or session_factory()
 
 
+@dataclass(frozen=True)
+class Kube:
+    """Where hosted bots run on Kubernetes: the cluster's settings and the API objects
+    (`hosting.kube.clients`: AppsV1Api, CoreV1Api, NetworkingV1Api) to reach it."""
+
+    cluster: kube.Cluster
+    apps: Any
+    core: Any
+    net: Any
+
+
+def kube_from_env() -> Kube | None:
+    """The cluster when BUMMERL_HOSTING is `kubernetes` (hosting.kube.cluster_from_env), else
+    None: hosted bots run with podman."""
+    cluster = kube.cluster_from_env()
+    return Kube(cluster, *kube.clients()) if cluster is not None else None
+
+
+NO_CLUSTER_BUILD = ("nothing builds uploaded files on this site's Kubernetes cluster (a build "
+                    "needs podman, which its pods cannot run): upload an image instead")
+
+
 # --- build and validate ----------------------------------------------------------------------
 
-def build(version_id: int, *, sessions: sessionmaker[Session] | None = None) -> str | None:
-    """Build and validate a version in state building; its state after (None: nothing to do)."""
+def build(version_id: int, *, sessions: sessionmaker[Session] | None = None,
+          where: Kube | None = None) -> str | None:
+    """Build and validate a version in state building; its state after (None: nothing to do).
+    `where`: the cluster hosted bots run on (None: BUMMERL_HOSTING's, `kube_from_env`)."""
     factory = _sessions(sessions)
     with factory() as session:
         row = session.get(HostedVersion, version_id)
@@ -106,9 +140,18 @@ def build(version_id: int, *, sessions: sessionmaker[Session] | None = None) -> 
             return None
         kind, source, entry = row.kind, row.source, row.entry
         requirements, image_ref, tag = row.requirements, row.image_ref, image_tag(row)
+    where = where or kube_from_env()
     started = time.monotonic()
     try:
-        if kind == hosted.IMAGE:
+        if where is not None:  # the nodes pull an image; nothing builds files there
+            if kind != hosted.IMAGE or image_ref is None:
+                result = podman.BuildResult(False, NO_CLUSTER_BUILD)
+            else:
+                tag = check_image(image_ref)
+                result = podman.BuildResult(True, f"{image_ref}: an image, nothing to build; "
+                                                  "the cluster's node pulls it when its pod "
+                                                  "starts")
+        elif kind == hosted.IMAGE:
             assert image_ref is not None
             result = podman.pull(image_ref)
             tag = image_ref
@@ -133,7 +176,7 @@ def build(version_id: int, *, sessions: sessionmaker[Session] | None = None) -> 
         hosted.set_state(row, hosted.VALIDATING)
         token = hosted.mint_token(row)
         session.commit()
-    return validate(version_id, token, sessions=factory)
+    return validate(version_id, token, sessions=factory, where=where)
 
 
 def _challenge(token: str) -> int:
@@ -167,9 +210,10 @@ def _outcome(session: Session, match_id: int, bot_id: int) -> tuple[str, str] | 
     return hosted.FAILED, f"it forfeited its validation match {match_id} ({match.end_reason})"
 
 
-def validate(version_id: int, token: str, *,
-             sessions: sessionmaker[Session] | None = None) -> str | None:
-    """Play the validation match; the version's state after."""
+def validate(version_id: int, token: str, *, sessions: sessionmaker[Session] | None = None,
+             where: Kube | None = None) -> str | None:
+    """Play the validation match (on the cluster `where`, if given); the version's state
+    after."""
     factory = _sessions(sessions)
     with factory() as session:
         row = session.get(HostedVersion, version_id)
@@ -187,6 +231,8 @@ def validate(version_id: int, token: str, *,
         if row is not None:
             row.validation_match_id = match_id
             session.commit()
+    if where is not None:
+        return _validate_on_cluster(factory, where, version_id, bot_id, match_id)
     try:
         podman.start(name, image, token, socket_dir(), Limits.from_env(),
                      _labels(**{"bummerl.validation": str(version_id)}),
@@ -217,6 +263,12 @@ def validate(version_id: int, token: str, *,
     if outcome is None:
         outcome = (hosted.FAILED, f"its validation match {match_id} was not over within "
                                   f"{VALIDATION_TIMEOUT_S:g} s")
+    return _judge(factory, version_id, match_id, outcome, output)
+
+
+def _judge(factory: sessionmaker[Session], version_id: int, match_id: int,
+           outcome: tuple[str, str], output: str, keep_token: bool = False,
+           image: str | None = None) -> str | None:
     state, reason = outcome
     if state == hosted.LIVE and RAISED in output:  # the kit played on for it: still a fault
         state, reason = hosted.FAILED, (f"its bot raised an exception in its validation match "
@@ -224,18 +276,84 @@ def validate(version_id: int, token: str, *,
                                         "instead)")
     if state == hosted.FAILED and output.strip():
         reason += "\n" + last_lines(output)
-    return _finish(factory, version_id, state, reason or None, output)
+    return _finish(factory, version_id, state, reason or None, output,
+                   keep_token=keep_token and state == hosted.LIVE,
+                   image=image if state == hosted.LIVE else None)
+
+
+VALIDATION_POLL_S = 2.0  # between two looks at a validating version's match and pod (cluster)
+
+
+def _validate_on_cluster(factory: sessionmaker[Session], where: Kube, version_id: int,
+                         bot_id: int, match_id: int) -> str | None:
+    """The validation match `match_id` made: the reconciler runs the version's pod now
+    (`reconcile_once`; the beat's rounds too, if another round holds the lock), which plays
+    it. Over without the version's seat forfeiting → live, its image pinned to the digest its
+    pod ran (the next round replaces the Deployment with it: one restart, the same token); a
+    pod that cannot pull its image or ends, or a match not over in time → failed, with the
+    pod's state and last lines (the next round deletes its Deployment). The API refusing a
+    call here is logged and tried again (the rounds, the next look)."""
+    try:
+        reconcile_once(sessions=factory, where=where)
+    except ApiException as e:
+        log.warning("hosted version %d: its validation's round failed: %s", version_id, e)
+    deadline = time.monotonic() + VALIDATION_TIMEOUT_S
+    outcome: tuple[str, str] | None = None
+    pod: kube.PodState | None = None
+    while time.monotonic() < deadline:
+        with factory() as session:
+            outcome = _outcome(session, match_id, bot_id)
+            now = session.get(HostedVersion, version_id)
+            if outcome is not None or now is None or now.state != hosted.VALIDATING:
+                break  # over, or stopped meanwhile
+        pod = _pod(where, version_id)
+        wrong = kube.broken(pod) if pod is not None else None
+        if wrong is not None:
+            time.sleep(1.0)  # its last answer may still be committing
+            with factory() as session:
+                outcome = _outcome(session, match_id, bot_id) or (
+                    hosted.FAILED, f"{wrong}, before its validation match {match_id} was over")
+            break
+        time.sleep(VALIDATION_POLL_S)
+    pod = _pod(where, version_id) or pod
+    if outcome is None:
+        outcome = (hosted.FAILED, f"its validation match {match_id} was not over within "
+                                  f"{VALIDATION_TIMEOUT_S:g} s; its pod: " + (
+                                      "none made (the hosted namespace's quota?)" if pod is None
+                                      else pod.waiting or ("running" if pod.running
+                                                           else "not running")))
+    with factory() as session:
+        row = session.get(HostedVersion, version_id)
+        image = row.image if row is not None else None
+    pin = kube.pinned(image, pod.image_id) if image and pod else None
+    return _judge(factory, version_id, match_id, outcome, pod.log if pod else "",
+                  keep_token=True, image=pin)
+
+
+def _pod(where: Kube, version_id: int) -> kube.PodState | None:
+    try:
+        return kube.observe(where.core, where.cluster.namespace,
+                            version_id=version_id).get(version_id)
+    except ApiException as e:
+        log.warning("hosted version %d: its pod could not be read: %s", version_id, e)
+        return None
 
 
 def _finish(factory: sessionmaker[Session], version_id: int, state: str, reason: str | None,
-            output: str = "") -> str | None:
+            output: str = "", keep_token: bool = False, image: str | None = None) -> str | None:
+    """`keep_token`: the token of the container that played the validation stays its (a
+    cluster's pod); else a live container gets a token of its own when it starts. `image`:
+    what runs from now on (the validated image, pinned to its digest)."""
     with factory() as session:
         row = session.get(HostedVersion, version_id)
         if row is None or row.state != hosted.VALIDATING:
             return None
         hosted.set_state(row, state, reason)
         row.run_log = hosted.tail(output) if output else row.run_log
-        row.token_hash = None  # the live container gets a token of its own
+        if not keep_token:
+            row.token_hash = None
+        if image:
+            row.image = image
         session.commit()
     return state
 
@@ -247,7 +365,8 @@ LOCK_FILE = "hosted-supervisor.lock"
 
 
 def reconcile_once(send_build: Callable[[tuple[int]], object] | None = None, *,
-                   sessions: sessionmaker[Session] | None = None) -> list[str]:
+                   sessions: sessionmaker[Session] | None = None,
+                   where: Kube | None = None) -> list[str]:
     """`reconcile`, in one process of this machine at a time (a file lock: a round that finds
     another running does nothing), after making good what a dead worker left: a build not done
     within `BUILD_STALE_S` is sent again, a validation not over within twice its time-out
@@ -260,7 +379,7 @@ def reconcile_once(send_build: Callable[[tuple[int]], object] | None = None, *,
             return []
         factory = _sessions(sessions)
         done = _stale(factory, send_build)
-        return done + reconcile(sessions=factory)
+        return done + reconcile(sessions=factory, where=where)
 
 
 def _stale(factory: sessionmaker[Session], send_build: Callable[[tuple[int]], object] | None
@@ -285,12 +404,15 @@ def _stale(factory: sessionmaker[Session], send_build: Callable[[tuple[int]], ob
     return done
 
 
-def reconcile(*, sessions: sessionmaker[Session] | None = None) -> list[str]:
-    """One round of the supervisor; what it did, as lines."""
+def reconcile(*, sessions: sessionmaker[Session] | None = None,
+              where: Kube | None = None) -> list[str]:
+    """One round of the supervisor (on the cluster `where`, else BUMMERL_HOSTING's); what it
+    did, as lines."""
     factory = _sessions(sessions)
-    cluster = kube.cluster_from_env()
-    if cluster is not None:
-        return reconcile_cluster(cluster, *kube.clients(), sessions=factory)
+    where = where or kube_from_env()
+    if where is not None:
+        return reconcile_cluster(where.cluster, where.apps, where.core, where.net,
+                                 sessions=factory)
     done: list[str] = []
     containers = {c.name: c for c in podman.containers(f"bummerl.site={site()}")
                   if "bummerl.hosted" in c.labels}
@@ -375,15 +497,17 @@ def spec_of(row: HostedVersion, bot_name: str, limits: Limits) -> kube.HostedSpe
 
 def reconcile_cluster(cluster: kube.Cluster, apps: Any, core: Any, net: Any, *,
                       sessions: sessionmaker[Session] | None = None) -> list[str]:
-    """The round on Kubernetes (BUMMERL_HOSTING=kubernetes): one Deployment per live version
-    (hosting.kube.reconcile; a new one gets a fresh token, minted here), then each pod's state
-    read back: its output into `run_log`, its restarts (the kubelet restarts a crash with its
-    own backoff), and a version restarted `CRASHES` times paused with its last lines."""
+    """The round on Kubernetes (BUMMERL_HOSTING=kubernetes): one Deployment per live version,
+    and per validating one whose validation match was made (hosting.kube.reconcile; a new one
+    gets a fresh token, minted here), then each live pod's state read back: its output into
+    `run_log`, its restarts (the kubelet restarts a crash with its own backoff), and a version
+    restarted `CRASHES` times paused with its last lines (a validating pod is its validation's
+    to watch)."""
     factory = _sessions(sessions)
     limits = Limits.from_env()
     with factory() as session:
-        desired = [spec_of(row, bot.name, limits) for row, bot in hosted.live_versions(session)
-                   if row.image]
+        desired = [spec_of(row, bot.name, limits)
+                   for row, bot in hosted.live_versions(session, validating=True) if row.image]
 
     def token(spec: kube.HostedSpec) -> str:
         with factory() as session:

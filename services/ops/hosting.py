@@ -12,8 +12,10 @@ printable characters the bot has not uploaded before; either files (a tar.gz wit
 requirements (`name==version` lines, no options or URLs). A bot has at most
 `Settings.hosted_per_bot` versions building, validating or live, and the site at most what its
 CPU and memory totals hold (RESOURCE_EXHAUSTED). A site that does not host bots refuses with
-one line saying what to install (FAILED_PRECONDITION). After the commit the workers are told
-(`services.core.hooks.on_hosted_upload`), and they build it.
+one line saying what to install (FAILED_PRECONDITION); a site whose hosted bots run on
+Kubernetes (`BUMMERL_HOSTING=kubernetes`) takes images only, and refuses files with one line
+saying why (`NO_CLUSTER_BUILD`: nothing there builds them). After the commit the workers are
+told (`services.core.hooks.on_hosted_upload`), and they build it (an image: nothing to build).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from db.hosted import HostedVersion
 from db.models import REMOTE, Bot, bot_named
 from db.people import Person, live_session
 from db.settings import Settings, settings
-from hosting.archive import ArchiveError, check_archive, check_requirements
+from hosting.archive import ArchiveError, check_archive, check_image, check_requirements
 from services.core import hooks
 from services.core.connections import factory_of, writing
 from services.core.errors import (
@@ -49,8 +51,14 @@ from services.ops.people import require_web
 
 NO_HOSTING = ("this site does not host bots: install podman and runc (Debian: apt-get install "
               "podman runc) and start `bummerl up` again, or set BUMMERL_HOSTING")
+# BUMMERL_HOSTING=kubernetes: the workers' pods cannot run podman, and no builder runs there
+NO_CLUSTER_BUILD = (
+    "this site runs hosted bots on Kubernetes, where uploaded files cannot be built (a build "
+    "needs podman, which its pods cannot run, and no in-cluster builder is set up): upload an "
+    "image that runs the kit instead, pushed to a registry the cluster pulls from (bummerl bot "
+    "upload --image REGISTRY/NAME:TAG)")
+KUBERNETES = "kubernetes"  # Settings.hosting of a site whose hosted bots run on a cluster
 VERSION = re.compile(r"[!-~]{1,100}")  # printable ASCII, no spaces
-IMAGE_REF = re.compile(r"[a-z0-9][a-z0-9._/:@-]{0,299}")
 MAX_REASON = 300
 
 
@@ -152,6 +160,8 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
     factory = factory_of(sessions)
     if not config.hosting:
         raise FailedPrecondition(NO_HOSTING)
+    if config.hosting == KUBERNETES and not image:
+        raise FailedPrecondition(NO_CLUSTER_BUILD)
     if not VERSION.fullmatch(version):
         raise InvalidArgument(f"version: {quote(version)} is not 1-100 printable characters "
                               "without spaces")
@@ -159,9 +169,10 @@ def upload(token: str | None, *, version: str, entry: str = "", archive: bytes =
         raise InvalidArgument("image: give an image or files (archive, entry, requirements), "
                               "not both")
     if image:
-        if not IMAGE_REF.fullmatch(image):
-            raise InvalidArgument(f"image: {quote(image)} is not an image reference "
-                                  "(registry/name:tag or @sha256:digest, lower case)")
+        try:
+            check_image(image)
+        except ArchiveError as e:
+            raise InvalidArgument(f"image: {e}") from None
         kind, wanted = hosted.IMAGE, None
     else:
         if not archive:

@@ -1,6 +1,7 @@
 """hosting.archive: what an upload may hold. Hostile archives (a tar bomb, a gzip bomb, path
 traversal, links, devices, too many members, too large) are refused with a message naming what
-is wrong; a file, a folder, a tar.gz and a zip pack into the same checked tar.gz."""
+is wrong; a file, a folder, a tar.gz and a zip pack into the same checked tar.gz; an image
+reference follows the OCI reference grammar."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hosting.archive import (
     MAX_UNCOMPRESSED,
     ArchiveError,
     check_archive,
+    check_image,
     check_requirements,
     pack,
 )
@@ -168,3 +170,21 @@ def test_requirements_must_be_pinned_names_from_the_index():
             check_requirements("ok==1.0\n" + "\n" * (number - 2) + line)
     with pytest.raises(ArchiveError, match="at most 10,000"):
         check_requirements("a==1\n" * 3000)
+
+
+@pytest.mark.parametrize("ref", [
+    "mybot", "me/mybot:2.0", "ghcr.io/me/mybot:2.0", "registry.example:5000/a/b_c/d-e:latest",
+    "docker.io/library/python:3.11-slim", "localhost/x__y:T.1-a",
+    "ghcr.io/me/bot@sha256:" + "a" * 64, "ghcr.io/me/bot:2.0@sha256:" + "b" * 64,
+    "Registry.Example/me/bot:1"])
+def test_image_references_that_a_node_can_pull_are_taken(ref):
+    assert check_image(ref) == ref
+
+
+@pytest.mark.parametrize("ref", [
+    "", "Not An Image", "ghcr.io/Me/bot:1", "ghcr.io/me/bot:", "ghcr.io//bot", "/bot", "bot/",
+    "-bot", "bot:1 --privileged", "bot@sha256:xyz", "bot:" + "1" * 129, "x" * 256,
+    "a/" * 150 + "b", "bot\n:1", "bot;rm -rf /"])
+def test_other_image_references_are_refused_saying_what_one_is(ref):
+    with pytest.raises(ArchiveError, match="is not an image reference: REGISTRY/NAME:TAG"):
+        check_image(ref)

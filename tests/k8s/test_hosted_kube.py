@@ -241,6 +241,8 @@ class Cluster:
         self.calls: list[tuple[str, str]] = []
         self.version = 0
         self.refuse: dict[tuple[str, str], int] = {}  # (method, name) -> HTTP status
+        # called before each listing of pods: what a test's kubelet does meanwhile
+        self.kubelet: Any = None
         self.apps, self.core, self.net = (API(self, k8s.AppsV1Api), API(self, k8s.CoreV1Api),
                                           API(self, k8s.NetworkingV1Api))
 
@@ -298,6 +300,8 @@ class API:
         return invoke
 
     def _list(self, kind: str, found: dict[str, Any]) -> Any:
+        if kind == "Pod" and self.cluster.kubelet is not None:
+            self.cluster.kubelet(self.cluster)
         items = [copy.deepcopy(o) for o in self.cluster.of(kind).values()
                  if selected(o.metadata.labels, found.get("label_selector"))]
         return LISTS[kind](items=items)
@@ -615,6 +619,13 @@ def test_the_manifests_hold_the_codes_policy_role_and_settings(overlay):
     assert container["args"][:3] == ["worker", "-Q", "hosting"]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert kube.cluster_from_env(env) == kube.Cluster(NS, ADDRESS)
+    # the service takes uploads of images (services/ops/hosting.py), beat sends the rounds
+    from test_k8s import env_of
+
+    for name in ("bummerl-serve", "bummerl-beat", "bummerl-worker-hosting"):
+        [role] = [d for d in of_kind(docs, "Deployment") if d["metadata"]["name"] == name]
+        [main] = pod_spec(role)["containers"]
+        assert env_of(docs, overlay, main)["BUMMERL_HOSTING"] == "kubernetes", name
     [binding] = of_kind(docs, "RoleBinding")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "bummerl-hosting",
                                     "namespace": worker["metadata"]["namespace"]}]
@@ -724,3 +735,287 @@ def test_the_workers_round_on_a_cluster_runs_the_live_versions_with_tokens_of_th
     round_()
     assert cluster.of("Deployment") == {} and cluster.of("Secret") == {}
     sessions.kw["bind"].dispose()
+
+
+# --- an image uploaded to a site on Kubernetes: validated by the reconciler's pod ----------
+
+
+class Site:
+    """A database with the bot `mybot` and the validation opponent, the stand-in cluster, and
+    `workers.hosted` pointed at both: the validation match is a row the test's kubelet ends
+    (the service and the house bot are not here: their parts are tests/hosting's)."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from servicekit import Database
+
+        from services.ops import bots as bot_ops
+        from workers import hosted as supervisor
+
+        self.supervisor = supervisor
+        monkeypatch.setenv("BUMMERL_VAR", str(tmp_path))  # reconcile_once's lock file
+        monkeypatch.setattr(supervisor, "VALIDATION_POLL_S", 0.01)
+        monkeypatch.setattr(supervisor.time, "sleep", lambda _s: None)
+        self.database = Database(f"sqlite:///{tmp_path / 'v.sqlite3'}")
+        self.database.create_tables()
+        self.sessions = self.database.sessions()
+        self.bot, _ = bot_ops.register_bot("mybot", sessions=self.sessions)
+        self.house, _ = bot_ops.register_bot("house-random", sessions=self.sessions)
+        self.cluster = Cluster()
+        self.where = supervisor.Kube(kube.Cluster(NS, ADDRESS), self.cluster.apps,
+                                     self.cluster.core, self.cluster.net)
+        self.challenged: list[str] = []
+        monkeypatch.setattr(supervisor, "_challenge", self.challenge)
+
+    def challenge(self, token: str) -> int:
+        """As the service: the version's token is its bot's, the match is made."""
+        from db.models import Match
+        from services.ops import bots as bot_ops
+
+        found = bot_ops.bot_for_token(token, sessions=self.sessions)
+        assert found.id == self.bot.id and found.hosted_version
+        self.challenged.append(token)
+        with self.sessions() as s:
+            match = Match(bot0_id=self.bot.id, bot1_id=self.house.id, seed=1, move_ms=5000,
+                          bank_ms=30000, max_illegal=3, bank0_ms=30000, bank1_ms=30000)
+            s.add(match)
+            s.commit()
+            return match.id
+
+    def upload(self, image: str = "registry.example/me/mybot:2.0", kind: str = "image",
+               version: str = "2.0") -> int:
+        from db import hosted
+        from db.hosted import HostedVersion
+
+        with self.sessions() as s:
+            row = HostedVersion(bot_id=self.bot.id, version=version, kind=kind,
+                                entry="mybot.py:MyBot" if kind == hosted.FILES else "",
+                                source=b"x" if kind == hosted.FILES else None,
+                                image_ref=image if kind == hosted.IMAGE else None,
+                                state=hosted.BUILDING, restarts=0)
+            s.add(row)
+            s.commit()
+            return row.id
+
+    def row(self, version_id: int) -> Any:
+        from db.hosted import HostedVersion
+
+        with self.sessions() as s:
+            found = s.get(HostedVersion, version_id)
+            s.expunge(found)
+            return found
+
+    def end_match(self, version_id: int, forfeit: int | None = None,
+                  reason: str = "points") -> None:
+        from db.models import FINISHED, Match
+
+        with self.sessions() as s:
+            match = s.get(Match, self.row(version_id).validation_match_id)
+            match.state, match.forfeit_seat, match.end_reason = FINISHED, forfeit, reason
+            s.commit()
+
+    def build(self, version_id: int) -> str | None:
+        state: str | None = self.supervisor.build(version_id, sessions=self.sessions,
+                                                  where=self.where)
+        return state
+
+    def round(self) -> list[str]:
+        done: list[str] = self.supervisor.reconcile(sessions=self.sessions, where=self.where)
+        return done
+
+    def close(self) -> None:
+        self.sessions.kw["bind"].dispose()
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    made = Site(tmp_path, monkeypatch)
+    yield made
+    made.close()
+
+
+def kubelet(site: Site, version_id: int, state: k8s.V1ContainerState, log: str = "",
+            restarts: int = 0, last: k8s.V1ContainerState | None = None,
+            previous: str = "", ends: tuple[int | None, str] | None = None,
+            image_id: str = "") -> Any:
+    """A kubelet that starts the version's pod once its Deployment is there, as `state`,
+    (and `ends` its validation match: the forfeited seat and why, as the service would)."""
+
+    def act(cluster: Cluster) -> None:
+        deployments = [d for d in cluster.of("Deployment").values()
+                       if d.metadata.labels[kube.VERSION_LABEL] == str(version_id)]
+        if not deployments or cluster.of("Pod"):
+            return
+        [d] = deployments
+        assert (("Secret", d.metadata.name + "-token")) in cluster.objects
+        made = pod(spec(version_id), f"{d.metadata.name}-abc", "2026-12-07T05:00:00+00:00",
+                   state, restarts=restarts, last=last)
+        made.spec = d.spec.template.spec  # the Deployment's own pod
+        made.metadata.labels = d.spec.template.metadata.labels
+        made.status.container_statuses[0].image_id = image_id
+        cluster.put("Pod", made)
+        cluster.logs[made.metadata.name, False] = log
+        if previous:
+            cluster.logs[made.metadata.name, True] = previous
+        if ends is not None:
+            site.end_match(version_id, *ends)
+    return act
+
+
+RUNNING = k8s.V1ContainerState(running=k8s.V1ContainerStateRunning())
+
+
+DIGEST = "sha256:" + "4f" * 32
+
+
+def test_an_image_on_kubernetes_is_validated_by_the_reconcilers_pod_then_plays_on_live(site):
+    """building → validating (nothing built: the node pulls the image) → the version's
+    Deployment, Secret and NetworkPolicy made by the reconciler while it validates, its pod
+    playing the validation match against the house bot → live, pinned to the digest its pod
+    ran, with the token of its Secret; the next round replaces the Deployment with the pinned
+    image (the same Secret), and the rounds after change nothing."""
+    from db import hosted
+
+    version_id = site.upload()
+    running = kubelet(site, version_id, RUNNING, log="connected\nmatch 1 won\n",
+                      ends=(None, "points"), image_id=f"registry.example/me/mybot@{DIGEST}")
+    looks: list[int] = []
+
+    def once_refused(cluster: Cluster) -> None:  # the API refuses one look: looked again
+        looks.append(1)
+        if len(looks) == 1:
+            raise ApiException(status=500, reason="etcd timed out")
+        running(cluster)
+    site.cluster.kubelet = once_refused
+    assert site.build(version_id) == hosted.LIVE
+    assert len(looks) >= 2
+    row = site.row(version_id)
+    assert row.state == hosted.LIVE and row.reason is None
+    assert row.image_ref == "registry.example/me/mybot:2.0"
+    assert row.image == f"registry.example/me/mybot@{DIGEST}"
+    assert "nothing to build" in row.build_log and "match 1 won" in row.run_log
+    # the pod that played it: the sandbox of every hosted pod, the author's image
+    [d] = site.cluster.of("Deployment").values()
+    validating = site.supervisor.spec_of(row, "mybot", site.supervisor.Limits.from_env())
+    validating = kube.HostedSpec(**{**validating.__dict__, "image": row.image_ref})
+    assert as_dict(d) == {**as_dict(kube.deployment(validating, NS, ADDRESS)),
+                          "metadata": as_dict(d)["metadata"]}
+    assert d.spec.template.spec.containers[0].image == "registry.example/me/mybot:2.0"
+    assert d.spec.template.spec.containers[0].args is None  # its own command
+    assert set(site.cluster.of("NetworkPolicy")) == {kube.POLICY_NAME}
+    # the challenge was made with the build's token; the pod has one of its own, which plays
+    [secret] = site.cluster.of("Secret").values()
+    token = secret.string_data["token"]
+    assert site.challenged and site.challenged[0] != token
+    assert row.token_hash == hosted.sha256(token)
+    from services.ops import bots as bot_ops
+
+    assert bot_ops.bot_for_token(token, sessions=site.sessions).hosted_version == "2.0"
+    # live: the next round runs the pinned image (its pod restarted, the token the same) ...
+    name = f"hosted-mybot-{version_id}"
+    assert site.round() == [f"replaced Deployment {name} (registry.example/me/mybot@{DIGEST})"]
+    [d] = site.cluster.of("Deployment").values()
+    assert d.spec.template.spec.containers[0].image == row.image
+    assert site.cluster.objects["Secret", f"{name}-token"].string_data["token"] == token
+    # ... and the rounds after leave its Deployment and Secret as they are
+    calls = len(site.cluster.calls)
+    site.round()
+    site.round()
+    assert [c for c in site.cluster.calls[calls:] if not c[0].startswith(("list", "read"))] == []
+    assert site.row(version_id).token_hash == hosted.sha256(token)
+
+
+def test_the_validated_image_is_pinned_to_the_digest_its_pod_ran():
+    digest = "sha256:" + "0a" * 32
+    assert kube.pinned("ghcr.io/me/bot:2.0", f"ghcr.io/me/bot@{digest}") == \
+        f"ghcr.io/me/bot@{digest}"
+    # the runtime's own names: a prefix, docker.io spelt out; the reference's name is kept
+    assert kube.pinned("me/bot", f"docker-pullable://docker.io/me/bot@{digest}") == \
+        f"me/bot@{digest}"
+    assert kube.pinned("localhost:5000/bot:1@sha256:" + "1" * 64,
+                       f"localhost:5000/bot@{digest}") == f"localhost:5000/bot@{digest}"
+    # no digest (not pulled yet; an image id alone): not pinned
+    assert kube.pinned("me/bot:1", "") is None
+    assert kube.pinned("me/bot:1", "sha256:" + "0a" * 32) is None
+
+
+def test_an_image_that_cannot_be_pulled_fails_at_once_with_the_pods_state(site):
+    from db import hosted
+
+    version_id = site.upload(image="registry.example/me/nothing:1")
+    site.cluster.kubelet = kubelet(site, version_id, k8s.V1ContainerState(
+        waiting=k8s.V1ContainerStateWaiting(
+            reason="ImagePullBackOff",
+            message='Back-off pulling image "registry.example/me/nothing:1"')))
+    assert site.build(version_id) == hosted.FAILED
+    row = site.row(version_id)
+    assert row.reason.startswith("its pod cannot run: ImagePullBackOff: Back-off pulling image")
+    assert f"before its validation match {row.validation_match_id} was over" in row.reason
+    assert row.token_hash is None
+    # the next round removes what ran it
+    assert site.round() == [
+        f"deleted Deployment hosted-mybot-{version_id} (no longer live)",
+        f"deleted Secret hosted-mybot-{version_id}-token"]
+
+
+def test_a_pod_that_crashes_fails_its_validation_with_its_traceback(site):
+    from db import hosted
+
+    version_id = site.upload()
+    traceback = "Traceback (most recent call last):\nZeroDivisionError: division by zero\n"
+    site.cluster.kubelet = kubelet(
+        site, version_id, k8s.V1ContainerState(waiting=k8s.V1ContainerStateWaiting(
+            reason="CrashLoopBackOff")), restarts=1,
+        last=k8s.V1ContainerState(terminated=k8s.V1ContainerStateTerminated(
+            exit_code=1, reason="Error")), previous=traceback)
+    assert site.build(version_id) == hosted.FAILED
+    row = site.row(version_id)
+    assert row.reason.startswith("its pod's container ended (exit 1 (Error))")
+    assert row.reason.endswith("ZeroDivisionError: division by zero")
+    assert "ZeroDivisionError" in row.run_log
+
+
+def test_a_validation_forfeited_or_raised_in_fails_and_a_silent_pod_times_out(site, monkeypatch):
+    from db import hosted
+
+    # the match forfeited on time, while the pod runs: failed, with its output
+    first = site.upload(version="a")
+    site.cluster.kubelet = kubelet(site, first, RUNNING, log="thinking...\n",
+                                   ends=(0, "forfeit_timeout"))
+    assert site.build(first) == hosted.FAILED
+    assert "no answer in time" in site.row(first).reason
+    assert site.row(first).reason.endswith("thinking...")
+    site.round()
+    # won, but the kit caught the bot's exception and played for it: still failed
+    second = site.upload(version="b")
+    site.cluster.objects = {k: v for k, v in site.cluster.objects.items() if k[0] != "Pod"}
+    site.cluster.kubelet = kubelet(site, second, RUNNING,
+                                   log=f"{site.supervisor.RAISED} 3\nKeyError: 'x'\n",
+                                   ends=(None, "points"))
+    assert site.build(second) == hosted.FAILED
+    assert "raised an exception" in site.row(second).reason
+    site.round()
+    # no pod at all (e.g. the namespace's quota): failed at the time-out, saying so
+    monkeypatch.setattr(site.supervisor, "VALIDATION_TIMEOUT_S", 0.2)
+    third = site.upload(version="c")
+    site.cluster.objects = {k: v for k, v in site.cluster.objects.items() if k[0] != "Pod"}
+    site.cluster.kubelet = None
+    assert site.build(third) == hosted.FAILED
+    assert site.row(third).reason == (
+        f"its validation match {site.row(third).validation_match_id} was not over within "
+        "0.2 s; its pod: none made (the hosted namespace's quota?)")
+
+
+def test_files_and_a_bad_reference_fail_on_kubernetes_touching_no_cluster(site):
+    """Files are refused at upload there (tests/services/test_hosting_service.py); a row of
+    files that is building all the same (uploaded before the site moved) fails with the line
+    why; so does a reference that is not one (stored before the grammar was checked)."""
+    from db import hosted
+
+    files = site.upload(kind=hosted.FILES, version="f")
+    assert site.build(files) == hosted.FAILED
+    assert "nothing builds uploaded files on this site's Kubernetes cluster" in \
+        site.row(files).reason
+    bad = site.upload(image="Registry.example/Me/Bot", version="g")
+    assert site.build(bad) == hosted.FAILED
+    assert "is not an image reference" in site.row(bad).reason
+    assert site.cluster.calls == [] and site.challenged == []

@@ -110,6 +110,11 @@ def test_an_upload_is_stored_building_and_handed_to_the_workers(service, uploads
     ({"requirements": "--index-url http://evil/\nnumpy==2"}, "requirements line 1"),
     ({"requirements": "git+https://x/y.git"}, "requirements line 1"),
     ({"image": "Not An Image"}, "image"),
+    ({"image": "ghcr.io/Me/mybot:2.0"}, "is not an image reference"),  # upper case in the path
+    ({"image": "ghcr.io/me/mybot:"}, "is not an image reference"),
+    ({"image": "ghcr.io/me//mybot"}, "is not an image reference"),
+    ({"image": "ghcr.io/me/mybot@sha256:xyz"}, "is not an image reference"),
+    ({"image": "-v/x:1"}, "is not an image reference"),
     ({"image": "ok/image:1", "requirements": "a==1"}, "image"),
 ])
 def test_bad_uploads_name_what_is_wrong_and_write_nothing(service, uploads, fields, named):
@@ -168,6 +173,37 @@ def test_a_site_that_hosts_nothing_says_what_to_install(tmp_path, request):
         _, token = svc.register("mybot")
         message = refused(lambda: upload(svc, token), grpc.StatusCode.FAILED_PRECONDITION)
         assert "podman" in message and "\n" not in message and count(svc) == 0
+
+
+def test_a_site_on_kubernetes_takes_images_and_refuses_files_saying_why(tmp_path, request):
+    """BUMMERL_HOSTING=kubernetes (k8s/base/configmap.yaml): an image is stored building and
+    handed to the workers (who run it on the cluster: tests/k8s/test_hosted_kube.py); files
+    are refused in one line naming what is missing, before anything is written."""
+    from services.ops.hosting import NO_CLUSTER_BUILD
+
+    seen: list[int] = []
+    hooks.on_hosted_upload.append(seen.append)
+    try:
+        with fresh_database("sqlite", request, tmp_path) as database, \
+                running_service(database, replace(HOSTING, hosting="kubernetes")) as svc:
+            _, token = svc.register("mybot")
+            message = refused(lambda: upload(svc, token, "1.0",
+                                             requirements="numpy==2.1.0\n"),
+                              grpc.StatusCode.FAILED_PRECONDITION)
+            assert message == NO_CLUSTER_BUILD and "\n" not in message
+            assert "podman" in message and "--image" in message
+            assert count(svc) == 0 and seen == []
+            v = upload(svc, token, "2.0", image="registry.example:5000/me/mybot:2.0").version
+            assert (v.state, v.image, v.entry) == (hosting_pb2.HOSTED_STATE_BUILDING,
+                                                   "registry.example:5000/me/mybot:2.0", "")
+            digest = "ghcr.io/me/mybot@sha256:" + "0" * 64
+            assert upload(svc, token, "2.1", image=digest).version.image == digest
+            assert "is not an image reference" in refused(
+                lambda: upload(svc, token, "2.2", image="ghcr.io/me/MyBot:2"),
+                grpc.StatusCode.INVALID_ARGUMENT)
+            assert count(svc) == 2 and len(seen) == 2
+    finally:
+        hooks.on_hosted_upload.remove(seen.append)
 
 
 def test_each_author_sees_and_acts_on_their_own_versions_the_operator_on_all(service):
