@@ -10,8 +10,9 @@ The base image, `localhost/bummerl-hosted-base:<kit hash>`, is built FROM the pr
 (uid 10001). The hash covers the kit's sources, so the image is built once per kit and reused
 while it is present. A version's image adds the author's files under /bot (root's, read-only
 to the bot), their requirements (`pip install --only-binary=:all:`: wheels only, no setup.py of
-theirs runs at build time) and a compile of every .py file (a syntax error fails the build,
-with its file and line); its command is `bummerl-kit /bot/<module>:<Class> --server
+theirs runs at build time, and the install is the build's last step, so no Python starts after
+it to run a wheel's `.pth` file) after a compile of every .py file (a syntax error fails the
+build, with its file and line); its command is `bummerl-kit /bot/<module>:<Class> --server
 unix:/run/bummerl/service.sock`, run from the entry's folder (on PYTHONPATH, with /bot), to
 which `start` appends `--matches`/`--version`.
 
@@ -224,8 +225,8 @@ def ensure_base(wheel: Path | None = None) -> str:
 
 VERSION_RECIPE = """FROM {base}
 COPY bot/ /bot/
-{requirements}RUN python -m compileall -q /bot
-USER {uid}:{uid}
+RUN python -I -S -m compileall -q /bot
+{requirements}USER {uid}:{uid}
 WORKDIR {folder}
 ENV PYTHONPATH={path}
 ENTRYPOINT ["bummerl-kit", "/bot/{module}:{cls}", "--server", "{server}"]
@@ -282,7 +283,9 @@ def build_version(tag: str, archive_bytes: bytes, entry: str, requirements: str 
             tag=tag, requirements=REQUIREMENTS if pinned else "", folder=folder,
             path=folder if folder == "/bot" else f"{folder}:/bot")
         (context / "Containerfile").write_text(recipe)
-        # the network only for pip (requirements); the author's code does not run here
+        # the network only for pip (requirements), the build's last step: no Python starts
+        # after it, so no `.pth` file of a wheel runs at build time (compileall runs before,
+        # isolated and without site); the author's code does not run here
         network = "host" if pinned else "none"
         try:
             done = podman("build", "--pull=never", "--layers=false", "--network", network,

@@ -59,3 +59,17 @@ def test_the_run_command_carries_the_whole_sandbox(tmp_path):
     # the token is never on the command line: podman passes its own BUMMERL_TOKEN on
     assert not [a for a in argv if a.startswith("BUMMERL_TOKEN=")]
     assert SERVER == "unix:/run/bummerl/service.sock"
+
+
+def test_no_python_starts_after_the_requirements_are_installed():
+    """A wheel from the index may carry a `.pth` file, which any later Python start runs: the
+    build with requirements has the network, so the install is its last step (the compile runs
+    before it, isolated and without site)."""
+    from hosting import podman
+
+    recipe = podman.VERSION_RECIPE.format(
+        base="b", uid=10001, module="bot.py", cls="Bot", server="unix:/s", label="l", tag="t",
+        requirements=podman.REQUIREMENTS, folder="/bot", path="/bot")
+    runs = [line for line in recipe.splitlines() if line.startswith("RUN ")]
+    assert runs[-1].startswith("RUN pip install") and "--only-binary=:all:" in runs[-1]
+    assert runs[:-1] == ["RUN python -I -S -m compileall -q /bot"]
