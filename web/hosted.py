@@ -217,6 +217,15 @@ def upload(bot_id: str) -> Any:
     from bummerl.v1 import hosting_pb2
 
     bot = _bot(bot_id)
+    version = request.form.get("version", "").strip()[:100]
+    image = request.form.get("image", "").strip()
+    if image:  # an OCI image of the author's (the service checks the reference)
+        try:
+            _act("UploadVersion", hosting_pb2.UploadVersionRequest(
+                version=version, image=image[:300], bot_name=bot.name))
+        except Refused as e:
+            return _refused(e, "Upload refused")
+        return _back(bot.id)
     file = request.files.get("archive")
     wanted = request.files.get("requirements")
     data = file.read(ARCHIVE_BYTES + 1) if file else b""
@@ -238,7 +247,7 @@ def upload(bot_id: str) -> Any:
         return error_response(400, "Upload refused", "requirements: not UTF-8 text")
     try:
         _act("UploadVersion", hosting_pb2.UploadVersionRequest(
-            version=request.form.get("version", "").strip()[:100], entry=entry[:200],
+            version=version, entry=entry[:200],
             archive=archive, requirements=text, bot_name=bot.name))
     except Refused as e:
         return _refused(e, "Upload refused")

@@ -195,6 +195,21 @@ def test_the_upload_form_uploads_and_shows_the_service_refusals(site):
     assert count(site, HostedVersion) == 2
 
 
+def test_the_image_form_uploads_an_image_and_shows_a_bad_reference(site):
+    anna = author(site)
+    page = anna.get(f"/bots/{site.bot_id}")
+    assert 'id="image-form"' in page.text
+    done = anna.post(f"/bots/{site.bot_id}/hosted",
+                     {"image": "registry.example/mybot-ts:1.0", "version": "1.0"})
+    assert done.status_code == 302, done.text
+    with site.sessions() as s:
+        row = s.scalars(select(HostedVersion)).one()
+    assert row.image_ref == "registry.example/mybot-ts:1.0" and row.state == hosted.BUILDING
+    bad = anna.post(f"/bots/{site.bot_id}/hosted", {"image": "Not An Image!", "version": "1.1"})
+    assert bad.status_code == 400 and "image:" in bad.text
+    assert count(site, HostedVersion) == 1
+
+
 def test_stop_and_resume_go_through_the_service(site):
     anna = author(site)
     assert upload(anna, site, "mybot.py", BOT).status_code == 302
