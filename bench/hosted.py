@@ -238,6 +238,7 @@ class Site:
             "BUMMERL_HOUSE_TOKEN": house})
         self.processes: list[subprocess.Popen[bytes]] = []
         self.images: list[str] = []
+        self.ticked = False  # the ladder ran: this process has the workers' channel open
 
     def register(self, name: str) -> tuple[int, str]:
         bot, token = bots.register_bot(name, sessions=self.sessions)
@@ -294,6 +295,7 @@ class Site:
         from workers import ladder
 
         began = time.perf_counter()
+        self.ticked = True
         started = ladder.tick(sessions=self.sessions)
         took = time.perf_counter() - began
         ids = [m for made in started.values() for m in made]
@@ -349,6 +351,10 @@ class Site:
                 podman.remove_image(image)
         finally:
             self.channel.close()
+            if self.ticked:  # closed before the service stops (else gRPC logs its goaway)
+                from workers.service import service
+
+                service().channel.close()
             self.server.stop(grace=0)
             self.sessions.kw["bind"].dispose()
             shutil.rmtree(self.socket_dir, ignore_errors=True)
