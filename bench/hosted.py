@@ -17,10 +17,15 @@ on a site a worker on the queue `hosting` picks it up), then started by the supe
 (workers.hosted.reconcile_once). Every match is against one opponent, `sparring`: the kit's
 RandomBot in another process on the host. Figures, each beside its peer and the ratio:
 
-1. upload -> its validation match over, -> live, live -> connected, live -> its first
-   challenge over, upload -> that challenge over; peer: the remote bot's time from its
-   challenge and `python -m client --matches 1` started to that match's end (the validation
-   match's kind), and from its process started to connected and to its first challenge over;
+1. upload -> its validation match over, -> live; live -> connected; live -> its first ladder
+   match over; upload -> that match started (created) and over. Once the hosted bot is
+   connected the ladder's tick runs (workers.ladder.tick: what beat's `bummerl.ladder_tick`
+   runs on a worker, pairing the connected bots; on a site it comes every BUMMERL_LADDER_EVERY
+   s), with only sparring and the bot connected: it pairs the two. Peers: a remote bot's
+   challenge and `python -m client --matches 1` started, to that match's end (the validation
+   match's kind); another remote bot's `python -m client --matches 1`, from its process
+   started to connected and to its first ladder match started and over (the same tick once
+   it is connected, it and sparring alone connected);
 2. idle, connected: the hosted bot's memory (RSS of the container's processes, and the
    container's cgroup with its page cache from `podman stats`) and CPU (ms a second, from
    /proc schedstat, ns), beside the remote bot's process in the same window;
@@ -81,7 +86,7 @@ from bummerl.v1 import (  # noqa: E402
     hosting_pb2_grpc,
     match_pb2,
 )
-from sqlalchemy import select  # noqa: E402
+from sqlalchemy import or_, select  # noqa: E402
 from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from db import hosted  # noqa: E402
@@ -89,7 +94,7 @@ from db.base import aware, make_session_factory  # noqa: E402
 from db.hosted import HostedVersion  # noqa: E402
 from db.models import FINISHED, FORFEIT_TIMEOUT, PLAYED, ActionLog, Bot, Match  # noqa: E402
 from db.schema import create_all  # noqa: E402
-from db.settings import Settings  # noqa: E402
+from db.settings import Settings, sha256  # noqa: E402
 from hosting import podman  # noqa: E402
 from hosting.archive import pack  # noqa: E402
 from hosting.sandbox import Limits  # noqa: E402
@@ -220,16 +225,20 @@ class Site:
         self.site = site
         self.label = f"bummerl.site={self.site}"
         self.socket_dir = Path(f"/tmp/bummerl-{site}")  # short: a socket's path is <108 bytes
+        house = f"house-{uuid.uuid4().hex}"  # the workers' token: the ladder's CreateMatch
         self.server: Server = create_server(
-            "127.0.0.1:0", sessions=self.sessions, config=Settings(hosting="podman"),
+            "127.0.0.1:0", sessions=self.sessions,
+            config=Settings(hosting="podman", house_token_sha256=sha256(house)),
             hosted_socket=self.socket_dir / "service.sock").start()
         self.channel = grpc.insecure_channel(self.server.address)
         os.environ.update({
             "BUMMERL_HOSTED_SOCKET": str(self.socket_dir / "service.sock"),
             "BUMMERL_SERVICE_ADDRESS": self.server.address, "BUMMERL_HOSTED_SITE": self.site,
-            "BUMMERL_HOSTED_VALIDATION_OPPONENT": "sparring", "BUMMERL_VAR": str(tmp / "var")})
+            "BUMMERL_HOSTED_VALIDATION_OPPONENT": "sparring", "BUMMERL_VAR": str(tmp / "var"),
+            "BUMMERL_HOUSE_TOKEN": house})
         self.processes: list[subprocess.Popen[bytes]] = []
         self.images: list[str] = []
+        self.ticked = False  # the ladder ran: this process has the workers' channel open
 
     def register(self, name: str) -> tuple[int, str]:
         bot, token = bots.register_bot(name, sessions=self.sessions)
@@ -242,7 +251,8 @@ class Site:
         process = subprocess.Popen(
             [sys.executable, "-m", "client", f"{BOT_FILE}:RandomBot", "--server",
              self.server.address, "-q", *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-            env={**os.environ, "BUMMERL_TOKEN": token})
+            env={**{k: v for k, v in os.environ.items() if k != "BUMMERL_HOUSE_TOKEN"},
+                 "BUMMERL_TOKEN": token})
         out.close()
         self.processes.append(process)
         return process
@@ -276,6 +286,33 @@ class Site:
         ids = self.challenge(sparring, opponent, count)
         wait_until(lambda: self.over(ids), f"the matches {ids} against {opponent} to end")
         return ids
+
+    def ladder(self, bot_id: int, since: float) -> tuple[float, float, float]:
+        """The ladder's tick (`workers.ladder.tick`: what beat's `bummerl.ladder_tick` runs on a
+        worker, pairing the connected bots) once, which must pair the bot `bot_id`; its first
+        ladder match to its end. When that match was created and when it finished (the
+        service's clock), in s after `since` (a time.time()), and how long the tick took."""
+        from workers import ladder
+
+        began = time.perf_counter()
+        self.ticked = True
+        started = ladder.tick(sessions=self.sessions)
+        took = time.perf_counter() - began
+        ids = [m for made in started.values() for m in made]
+        with self.sessions() as s:
+            mine = s.scalars(select(Match).where(Match.id.in_(ids), or_(
+                Match.bot0_id == bot_id, Match.bot1_id == bot_id)).order_by(Match.id)).first()
+            if mine is None:
+                why = {p: ladder.report_idle(p, self.sessions).reason for p in started}
+                raise RuntimeError(f"the ladder's tick did not pair bot {bot_id}: it started "
+                                   f"{started}; {why}")
+            match_id = mine.id
+        wait_until(lambda: self.over([match_id]), f"the ladder match {match_id} to end")
+        with self.sessions() as s:
+            match = s.get(Match, match_id)
+            assert match is not None and match.finished_at is not None
+            return (aware(match.created_at).timestamp() - since,
+                    aware(match.finished_at).timestamp() - since, took)
 
     def gaps(self, bot_id: int, match_ids: list[int]) -> tuple[list[float], int]:
         """The bot's turn gaps (ms) in the matches, and how many of them it did not play out."""
@@ -314,6 +351,10 @@ class Site:
                 podman.remove_image(image)
         finally:
             self.channel.close()
+            if self.ticked:  # closed before the service stops (else gRPC logs its goaway)
+                from workers.service import service
+
+                service().channel.close()
             self.server.stop(grace=0)
             self.sessions.kw["bind"].dispose()
             shutil.rmtree(self.socket_dir, ignore_errors=True)
@@ -354,23 +395,35 @@ class First:
 
 
 def first_match(site: Site, sparring: str) -> First:
-    """Figure 1: the hosted bot from upload to its first challenge over, beside the remote
-    bot's same steps; and the ids and tokens the later figures use."""
+    """Figure 1: the hosted bot from upload to its first ladder match over, beside the remote
+    bot's same steps; and the ids and tokens the later figures use. At each ladder tick only
+    sparring and the bot measured are connected, so the tick pairs the two."""
     times: dict[str, float] = {}
     # the remote peer of the validation match: its challenge, then its kit for one match
-    _, first_token = site.register("remote-first")
+    first_id, first_token = site.register("remote-first")
     start = time.perf_counter()
     (match_id,) = site.challenge(first_token, "sparring", 1)
     process = site.kit(first_token, "remote-first", "--matches", "1")
     wait_until(lambda: site.over([match_id]), "the remote bot's first match to end")
     times["remote_first"] = time.perf_counter() - start
     process.wait(30)
+    wait_until(lambda: site.connected(first_id) is None, "the remote bot to leave")
+
+    # the remote peer of the first ladder match: its process started, connected, the tick
+    ladder_id, ladder_token = site.register("remote-ladder")
+    wall, start = time.time(), time.perf_counter()
+    process = site.kit(ladder_token, "remote-ladder", "--matches", "1")
+    wait_until(lambda: site.connected(ladder_id), "the remote bot to connect")
+    times["remote_connected"] = time.perf_counter() - start
+    times["remote_ladder_started"], times["remote_ladder"], times["remote_tick"] = \
+        site.ladder(ladder_id, wall)
+    process.wait(30)
+    wait_until(lambda: site.connected(ladder_id) is None, "the remote bot to leave")
 
     from workers import hosted as supervisor
 
     hosted_id, hosted_token = site.register("hosted")
-    wall = time.time()
-    start = time.perf_counter()
+    wall, start = time.time(), time.perf_counter()
     hosting_pb2_grpc.HostingServiceStub(site.channel).UploadVersion(
         hosting_pb2.UploadVersionRequest(version="1.0", entry=ENTRY,
                                          archive=pack(BOT_FILE, ENTRY)),
@@ -393,21 +446,18 @@ def first_match(site: Site, sparring: str) -> First:
         times["validated"] = aware(match.finished_at).timestamp() - wall
     wait_until(lambda: site.connected(hosted_id) is None, "the validation container to leave")
 
-    # live: the supervisor's round starts its container; sparring challenges it
+    # live: the supervisor's round starts its container; once connected, the ladder's tick
     start = time.perf_counter()
     supervisor.reconcile_once(sessions=site.sessions)
     wait_until(lambda: site.connected(hosted_id), "the hosted bot to connect")
     times["hosted_connected"] = time.perf_counter() - start
-    site.play(sparring, "hosted", 1)
-    times["hosted_challenge"] = time.perf_counter() - start
+    times["hosted_ladder_started"], times["hosted_ladder"], times["hosted_tick"] = \
+        site.ladder(hosted_id, wall)
 
+    # the remote bot of figures 2, 3 and 5 (connected for challenges: the ladder has no tick)
     remote_id, remote_token = site.register("remote")
-    start = time.perf_counter()
     site.kit(remote_token, "remote")
     wait_until(lambda: site.connected(remote_id), "the remote bot to connect")
-    times["remote_connected"] = time.perf_counter() - start
-    site.play(sparring, "remote", 1)
-    times["remote_challenge"] = time.perf_counter() - start
     return First(times, hosted_id, remote_id, site.processes[-1].pid, version_id, image)
 
 
@@ -485,10 +535,16 @@ def run(site: Site, args: argparse.Namespace) -> None:
     row("upload -> live", t["live"], t["remote_first"], "s", "(the same peer)")
     row("live -> connected", t["hosted_connected"], t["remote_connected"], "s",
         "(the supervisor's round starts its container; peer: its process started)")
-    row("live -> first challenge over", t["hosted_challenge"], t["remote_challenge"], "s",
-        "(sparring challenges it once connected, 1 match)")
-    row("upload -> first challenge over", t["live"] + t["hosted_challenge"],
-        t["remote_challenge"], "s", "(the peer: process started -> first challenge over)")
+    ladder = ("the ladder's tick (workers.ladder.tick) called once it is connected pairs it "
+              "with sparring")
+    row("live -> first ladder match over", t["hosted_ladder"] - t["live"], t["remote_ladder"],
+        "s", f"({ladder}; peer: its process started, `python -m client --matches 1`)")
+    row("upload -> first ladder match started", t["hosted_ladder_started"],
+        t["remote_ladder_started"], "s",
+        f"(the match created, the service's clock; the tick took {t['hosted_tick']:.2f} s / "
+        f"{t['remote_tick']:.2f} s; peer: process started -> the same)")
+    row("upload -> first ladder match over", t["hosted_ladder"], t["remote_ladder"], "s",
+        "(peer: process started -> first ladder match over)")
 
     # 2. idle, connected, in the same window
     time.sleep(1.0)

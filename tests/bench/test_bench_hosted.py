@@ -24,7 +24,8 @@ NUMBER = r"[0-9]+\.[0-9]+"
 RATIO = r"[0-9]+\.[0-9]+x"
 LINES = [
     "upload -> validation match over", "upload -> live", "live -> connected",
-    "live -> first challenge over", "upload -> first challenge over", "idle memory \\(RSS\\)",
+    "live -> first ladder match over", "upload -> first ladder match started",
+    "upload -> first ladder match over", "idle memory \\(RSS\\)",
     "idle CPU", "turn gap p50", "turn gap p99", "2 hosted: start -> all connected",
     "2 hosted: idle memory \\(RSS\\) in all", "2 hosted: idle CPU in all",
     "2 hosted: turn gap p50", "2 hosted: turn gap p99", "1 spinning: remote turn gap p50",
