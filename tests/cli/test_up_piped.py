@@ -62,6 +62,20 @@ def interrupt(proc: subprocess.Popen) -> tuple[str, float]:
     return out, time.monotonic() - began
 
 
+def wait_for_a_new_match(database: Path, seconds: float) -> bool:
+    """Whether a running match with few actions yet (far from its end) shows within `seconds`."""
+    import sqlite3
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with contextlib.suppress(sqlite3.OperationalError), \
+                contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as c:
+            if c.execute("SELECT 1 FROM matches WHERE state = 'running' AND seq < 10").fetchall():
+                return True
+        time.sleep(0.05)
+    return False
+
+
 def test_piped_output_is_whole_the_hint_works_metrics_served_and_sigint_stops_fast(tmp_path):
     proc = start(tmp_path)
     try:
@@ -98,6 +112,9 @@ def test_piped_output_is_whole_the_hint_works_metrics_served_and_sigint_stops_fa
         for family in ("bummerl_task_seconds", "bummerl_web_requests_total",
                        "bummerl_actions_applied_total"):  # each once
             assert len(re.findall(rf"^# TYPE {family} ", page, re.M)) == 1, family
+        # Stop it while a match has just begun (between a match's end and the ladder's next
+        # tick none may be running), so that the restart below has one to resume.
+        assert wait_for_a_new_match(tmp_path / "bummerl.sqlite3", 120)
     except BaseException:
         proc.kill()
         print(proc.communicate(timeout=30)[0])

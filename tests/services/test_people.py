@@ -565,18 +565,23 @@ def test_a_log_in_hashes_once_whether_the_name_is_known_or_not(people, monkeypat
 
 
 def test_known_and_unknown_names_take_the_same_time(people):
-    """The median time of a wrong log-in is within 20 % for a known and an unknown name
-    (attempts interleaved, 7 of each)."""
+    """A wrong log-in takes the same time, within 20 %, for a known and an unknown name: the
+    fastest of 7 interleaved attempts each (the least disturbed by the machine's other load; a
+    second hash for unknown names doubles every attempt, the fastest too), measured again up
+    to 3 times when the machine's load happens to make them differ."""
     people.register("timed")
-    times: dict[str, list[float]] = {"timed": [], "untimed": []}
-    for _ in range(7):
-        for name in times:
-            started = time.perf_counter()
-            assert code_of(lambda name=name: people.stub.Login(people_pb2.LoginRequest(
-                name=name, password="wrong password"), metadata=WEB)) == \
-                grpc.StatusCode.UNAUTHENTICATED
-            times[name].append(time.perf_counter() - started)
-    known, unknown = (sorted(t)[3] for t in times.values())
+    for _ in range(3):
+        times: dict[str, list[float]] = {"timed": [], "untimed": []}
+        for _ in range(7):
+            for name in times:
+                started = time.perf_counter()
+                assert code_of(lambda name=name: people.stub.Login(people_pb2.LoginRequest(
+                    name=name, password="wrong password"), metadata=WEB)) == \
+                    grpc.StatusCode.UNAUTHENTICATED
+                times[name].append(time.perf_counter() - started)
+        known, unknown = (min(t) for t in times.values())
+        if max(known, unknown) / min(known, unknown) < 1.2:
+            break
     assert max(known, unknown) / min(known, unknown) < 1.2, (known, unknown)
 
 
