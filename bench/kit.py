@@ -16,9 +16,12 @@ prints, each with its ratio to the raw engine:
 - the kit's import time: `import bummerl_kit` in a fresh process of the venv, the median of K
   (beside `import engine` in .venv);
 - the wheel's size (beside the raw engine's sources, engine/*.py);
-- random-play hands a second through the training environments, `bummerl_kit.envs`'s
-  PettingZoo environment and OpenSpiel game (this tree's, in .venv: the dev extras install
-  pettingzoo and open-spiel), beside the raw engine measured in the same rounds.
+- steps a second through the training environments, `bummerl_kit.envs`'s PettingZoo
+  environment (an `env.step` with an action: the terminal `env.step(None)` of each agent is not
+  counted) and OpenSpiel game (every `apply_action`: the deal's 20 chance steps a hand, then the
+  players' actions), beside the raw engine's actions applied a second measured in the same
+  rounds (this tree's, in .venv: the dev extras install pettingzoo and open-spiel); their hands
+  a second too.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VU_PYTHON = Path("/tmp/vu-venv/bin/python")
 VU_VENV = "python3 -m venv /tmp/vu-venv && /tmp/vu-venv/bin/pip install schnapsen==0.0.5"
 
-# Random play of `n` hands of bummerl's engine (imported as PACKAGE), its hands a second.
+# Random play of `n` hands of bummerl's engine (imported as PACKAGE): its hands and its actions
+# applied (steps) a second.
 HANDS = """
 import json, random, sys, time
 from PACKAGE import Hand, deck_for
@@ -45,10 +49,12 @@ from PACKAGE.rules import WINNING_POINTS
 n = int(sys.argv[1])
 rng = random.Random(1)
 decks = [deck_for(1, i) for i in range(n)]
+steps = 0
 start = time.process_time()
 for i in range(n):
     hand = Hand(decks[i], i & 1)
     while (seat := hand.to_act) is not None:
+        steps += 1
         legal = hand.legal_actions()
         k = len(legal)
         if legal[-1] is CLAIM:  # claim comes last when it is legal
@@ -57,7 +63,8 @@ for i in range(n):
                 break
             k -= 1
         hand.apply(seat, legal[int(rng.random() * k)])
-print(json.dumps(n / (time.process_time() - start)))
+elapsed = time.process_time() - start
+print(json.dumps([n / elapsed, steps / elapsed]))
 """
 # The same of VU's engine: a VU game is one hand, both players its RandBot.
 VU_HANDS = """
@@ -76,7 +83,7 @@ print(json.dumps(n / (time.process_time() - start)))
 # Random play of `n` hands through the kit's training environments (this tree's, with the dev
 # extras' pettingzoo and open-spiel): one hand an episode, random legal actions but the claim
 # (played out to the end: the raw engine's players claim only when right, a random claim would
-# end a hand early and flatter the figure).
+# end a hand early and flatter the figure); hands and steps a second.
 PETTINGZOO_HANDS = """
 import json, random, sys, time
 from bummerl_kit.envs import pettingzoo_env
@@ -85,6 +92,7 @@ from bummerl_kit.envs.encoding import CLAIM_INDEX as CLAIM
 n = int(sys.argv[1])
 rng = random.Random(1)
 env = pettingzoo_env(profile="soft", episode="hand")
+steps = 0
 start = time.process_time()
 for i in range(n):
     env.reset(seed=i)
@@ -95,7 +103,9 @@ for i in range(n):
             continue
         mask = observation["action_mask"]
         env.step(rng.choice([a for a in range(len(mask)) if mask[a] and a != CLAIM]))
-print(json.dumps(n / (time.process_time() - start)))
+        steps += 1
+elapsed = time.process_time() - start
+print(json.dumps([n / elapsed, steps / elapsed]))
 """
 OPENSPIEL_HANDS = """
 import json, random, sys, time
@@ -107,6 +117,7 @@ n = int(sys.argv[1])
 rng = random.Random(1)
 register_openspiel()
 game = pyspiel.load_game("python_schnapsen")
+steps = 0
 start = time.process_time()
 for i in range(n):
     state = game.new_initial_state()
@@ -116,7 +127,9 @@ for i in range(n):
             state.apply_action(rng.choices(outcomes, weights)[0])
         else:
             state.apply_action(rng.choice([a for a in state.legal_actions() if a != CLAIM]))
-print(json.dumps(n / (time.process_time() - start)))
+        steps += 1
+elapsed = time.process_time() - start
+print(json.dumps([n / elapsed, steps / elapsed]))
 """
 # The import time of PACKAGE in a fresh process.
 IMPORT = """
@@ -128,12 +141,20 @@ print(json.dumps(time.process_time() - start))
 
 
 def measure(python: Path | str, code: str, *args: str, cwd: Path | None = None) -> float:
+    """The first (or only) figure `code` prints; `measures` gives them all."""
+    return measures(python, code, *args, cwd=cwd)[0]
+
+
+def measures(python: Path | str, code: str, *args: str, cwd: Path | None = None
+             ) -> list[float]:
+    """The figures `code` prints as JSON on its last line (a number or a list of numbers)."""
     done = subprocess.run([str(python), "-c", code, *args], capture_output=True, text=True,
                           timeout=1800, cwd=cwd or tempfile.gettempdir())
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
                            else f"exit status {done.returncode}")
-    return float(json.loads(done.stdout.splitlines()[-1]))
+    value = json.loads(done.stdout.splitlines()[-1])
+    return [float(v) for v in (value if isinstance(value, list) else [value])]
 
 
 def install(venv: Path) -> tuple[Path, Path]:
@@ -162,25 +183,32 @@ def ratio(value: float, raw: float) -> str:
 
 
 def envs(here: str, n: str, rounds: int) -> list[str]:
-    """Random-play hands a second through the training environments (PettingZoo, OpenSpiel:
+    """Steps (and hands) a second through the training environments (PettingZoo, OpenSpiel:
     this tree's `bummerl_kit.envs` in `here`, where the dev extras installed both), each beside
-    the raw engine measured in the same rounds, in turn."""
+    the raw engine's actions (and hands) a second measured in the same rounds, in turn."""
     codes = {"raw": HANDS.replace("PACKAGE", "engine"), "pettingzoo": PETTINGZOO_HANDS,
              "openspiel": OPENSPIEL_HANDS}
-    rates: dict[str, list[float]] = {name: [] for name in codes}
+    hands: dict[str, list[float]] = {name: [] for name in codes}
+    steps: dict[str, list[float]] = {name: [] for name in codes}
     try:
         for _ in range(rounds):
             for name, code in codes.items():
-                rates[name].append(measure(here, code, n, cwd=ROOT))
+                rate, step = measures(here, code, n, cwd=ROOT)
+                hands[name].append(rate)
+                steps[name].append(step)
     except RuntimeError as e:
         why = f"not measured: {e} (the dev extras install pettingzoo and open-spiel)"
-        return [f"PettingZoo env hands/s:  {why}", f"OpenSpiel env hands/s:   {why}"]
-    raw, zoo, spiel = (statistics.median(rates[k]) for k in ("raw", "pettingzoo", "openspiel"))
-    return [f"PettingZoo env hands/s:  {zoo:10,.0f}   {ratio(zoo, raw)} (pettingzoo_env("
-            f"episode='hand'), random legal actions; the raw engine {raw:,.0f} in the same "
-            "rounds)",
-            f"OpenSpiel env hands/s:   {spiel:10,.0f}   {ratio(spiel, raw)} (python_schnapsen, "
-            "chance nodes dealt, random legal actions)"]
+        return [f"PettingZoo env steps/s:  {why}", f"OpenSpiel env steps/s:   {why}"]
+    raw, zoo, spiel = (statistics.median(steps[k]) for k in codes)
+    raw_hands, zoo_hands, spiel_hands = (statistics.median(hands[k]) for k in codes)
+    return [f"raw engine steps/s:      {raw:10,.0f}   (actions applied, in the environments' "
+            f"rounds; {raw_hands:,.0f} hands/s)",
+            f"PettingZoo env steps/s:  {zoo:10,.0f}   {ratio(zoo, raw)} (pettingzoo_env("
+            f"episode='hand'): env.step with an action, random legal actions; {zoo_hands:,.0f} "
+            f"hands/s, {ratio(zoo_hands, raw_hands)}'s hands/s)",
+            f"OpenSpiel env steps/s:   {spiel:10,.0f}   {ratio(spiel, raw)} (python_schnapsen: "
+            f"every apply_action, the deal's 20 chance steps a hand included; "
+            f"{spiel_hands:,.0f} hands/s, {ratio(spiel_hands, raw_hands)}'s hands/s)"]
 
 
 def main(argv: list[str] | None = None) -> int:

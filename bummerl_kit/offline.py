@@ -5,11 +5,11 @@
     bummerl-kit analyse FILE.jsonl... [--samples N] [-o FILE]
 
 `practice` plays the bot against a house bot in-process on duplicate deals (`bots.practice`, as
-the server's `bummerl bot test`); with `--records DIR` it plays duplicate matches instead and
-writes them as match records (docs/match-record.md). `replay` checks records (and conformance
-cases) against the engine (`client.replay`, as `bummerl replay`); `analyse` values every
-decision of the records from the deciding seat's observation (`analysis`, as `bummerl analyse
-FILE`).
+the server's `bummerl bot test`; from Python: `practise`); with `--records DIR` it plays
+duplicate matches instead and writes them as match records (docs/match-record.md). `replay`
+checks records (and conformance cases) against the engine (`client.replay`, as `bummerl
+replay`); `analyse` values every decision of the records from the deciding seat's observation
+(`analysis`, as `bummerl analyse FILE`).
 """
 
 from __future__ import annotations
@@ -58,9 +58,36 @@ def table(result: dict[str, Any], a: str, b: str, unit: str) -> list[str]:
     return [f"{label:<{width}}  {value:>14}  {ci}".rstrip() for label, value, ci in rows]
 
 
+def house_strategy(vs: str) -> str:
+    """The house strategy of `vs` (`level-3`, `house-level-3`, `rdeep`, ...); KitError if there
+    is none."""
+    from bots import STRATEGIES
+
+    strategy = vs.removeprefix("house-")
+    if strategy not in STRATEGIES:
+        raise KitError(f"unknown house bot {vs!r}: choose one of "
+                       f"{', '.join(sorted(STRATEGIES))}")
+    return strategy
+
+
+def practise(bot: Any, name: str, vs: str = "level-3", deals: int = 50, seed: int = 0,
+             profile: str = "soft") -> tuple[list[str], int]:
+    """`bummerl-kit practice` from Python: `bot` (anything with `act`, called `name`) against
+    the house bot `vs` on `deals` duplicate deals, in-process; the lines the command prints
+    after its first (the result table with its 95 % intervals, then what the bot did wrong)
+    and how many exceptions and illegal answers the bot gave."""
+    from bots.practice import practise as play
+    from bots.practice import report
+
+    strategy = house_strategy(vs)
+    result, adapter = play(bot, strategy, deals, seed, profile)
+    lines = table(result, name, f"house-{strategy}", "deal")
+    return lines + report(adapter, 2 * deals), sum(adapter.count.values())
+
+
 def practice(argv: list[str]) -> int:
     from bots import STRATEGIES
-    from bots.practice import practise, practise_matches, report
+    from bots.practice import practise_matches, report
     from client.__main__ import load_bot
     from events.levels import LEVELS
 
@@ -83,10 +110,7 @@ def practice(argv: list[str]) -> int:
                         help="the deals' seed (default: a random one, printed)")
     parser.add_argument("--profile", choices=["soft", "sharp"], default="soft")
     args = parser.parse_args(argv)
-    strategy = args.vs.removeprefix("house-")
-    if strategy not in STRATEGIES:
-        raise KitError(f"unknown house bot {args.vs!r}: choose one of "
-                       f"{', '.join(sorted(STRATEGIES))}")
+    strategy = house_strategy(args.vs)
     if args.deals < 1:
         raise KitError("-n must be at least 1")
     if args.seed is not None and args.seed < 0:
@@ -97,30 +121,26 @@ def practice(argv: list[str]) -> int:
     house = f"house-{strategy}"
     print(f"practice: {name} (A) vs {house} (B), profile {args.profile}, seed {seed}")
     if args.records is None:
-        result, adapter = practise(bot, strategy, args.deals, seed, args.profile)
-        hands = 2 * args.deals
-        unit = "deal"
-    else:
-        try:
-            args.records.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise KitError(f"cannot make {args.records}: {e.strerror}") from None
-        result, adapter, records = practise_matches(bot, name, strategy, args.deals, seed,
-                                                    args.profile)
-        path = args.records / f"practice-{strategy}-{seed}.jsonl"
-        try:
-            with open(path, "w", encoding="utf-8") as f:
-                for record in records:
-                    f.write(json.dumps(record) + "\n")
-        except OSError as e:
-            raise KitError(f"cannot write {path}: {e.strerror}") from None
-        hands = sum(len(r["hands"]) for r in records)
-        unit = "match"
-    for line in table(result, name, house, unit):
+        lines, problems = practise(bot, name, strategy, args.deals, seed, args.profile)
+        print("\n".join(lines))
+        return 0 if not problems else 1
+    try:
+        args.records.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise KitError(f"cannot make {args.records}: {e.strerror}") from None
+    result, adapter, records = practise_matches(bot, name, strategy, args.deals, seed,
+                                                args.profile)
+    path = args.records / f"practice-{strategy}-{seed}.jsonl"
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            for record in records:
+                f.write(json.dumps(record) + "\n")
+    except OSError as e:
+        raise KitError(f"cannot write {path}: {e.strerror}") from None
+    for line in table(result, name, house, "match"):
         print(line)
-    if args.records is not None:
-        print(f"{len(records)} match records: {path}")
-    for line in report(adapter, hands):
+    print(f"{len(records)} match records: {path}")
+    for line in report(adapter, sum(len(r["hands"]) for r in records)):
         print(line)
     return 0 if not adapter.problems else 1
 

@@ -1,24 +1,25 @@
-"""Train a small policy from your exported games, then play it (docs/kit-envs.md, "Export,
-train, play").
+"""Train a small policy from your exported games, then play it against the house levels
+(docs/kit-envs.md, "Export, train, play").
 
     bummerl games export --bot mybot > games.jsonl
-    python examples/train_policy.py games.jsonl --bot mybot -o policy.json --play 20
+    bummerl-kit analyse games.jsonl -o analysed.jsonl
+    python examples/train_policy.py analysed.jsonl --bot mybot -o policy.json --play 20 --vs level-1
     bummerl-kit examples/train_policy.py:PolicyBot --server HOST:50051 --token TOKEN
 
 It reads the games with `bummerl_kit.records` (one row per decision: the observation tensor,
 the legal mask, the action taken, the analyst's values where the record has them), fits a
 linear softmax over the legal actions (pure Python, no NumPy) to the action the analyst valued
 best where the record carries the analysis, else to the action your bot took (`--imitate
-taken`: always the action taken), writes the weights as JSON, and plays matches in-process
-through the kit's engine against `examples/random_bot.py` (`--against simple`:
-`examples/simple_bot.py`), seats alternating, and says how many it won. `PolicyBot` plays the
-saved policy (`$BUMMERL_POLICY`, default `policy.json`) wherever a kit bot plays.
+taken`: always the action taken), writes the weights as JSON, and with `--play N` plays N
+duplicate deals in-process against the house bot `--vs` (a level, `level-1` … `level-5`, or a
+house strategy), as `bummerl-kit practice --vs LEVEL -n N` does (`bummerl_kit.offline.practise`),
+and prints the same result table. `PolicyBot` plays the saved policy (`$BUMMERL_POLICY`,
+default `policy.json`) wherever a kit bot plays.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -35,6 +36,7 @@ from bummerl_kit.envs.encoding import (
     legal_mask,
     observation_tensor,
 )
+from bummerl_kit.offline import KitError, house_strategy, practise
 
 Sparse = list[tuple[int, float]]
 
@@ -117,36 +119,6 @@ def training_rows(paths: Sequence[str], bot: str | None, imitate: str
     return data
 
 
-def opponent(name: str, seed: int) -> Bot:
-    """examples/random_bot.py's RandomBot or examples/simple_bot.py's SimpleBot, loaded from
-    this file's folder (however this file was loaded)."""
-    path = Path(__file__).resolve().with_name(f"{name}_bot.py")
-    spec = importlib.util.spec_from_file_location(f"{name}_bot", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.RandomBot(seed) if name == "random" else module.SimpleBot()
-
-
-def play(bots: Sequence[Bot], matches: int, profile: str, seed: int) -> list[int]:
-    """Matches between bots[0] and bots[1] through the engine, seats alternating: the wins of
-    each."""
-    wins = [0, 0]
-    for n in range(matches):
-        seats = (0, 1) if n % 2 == 0 else (1, 0)  # seats[i]: the seat of bots[i]
-        match = engine.Match(seed + n, profile)
-        while not match.is_over:
-            seat = match.to_act
-            assert seat is not None
-            answer = bots[seats.index(seat)].act(match.observe(seat))
-            if isinstance(answer, str):  # a bot may answer with an action's text
-                answer = engine.Action.from_text(answer)
-            match.apply(seat, answer)
-        assert match.winner is not None
-        wins[seats.index(match.winner)] += 1
-    return wins
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records", nargs="+", help="match-record files (bummerl games export)")
@@ -158,11 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.05, help="the learning rate")
     parser.add_argument("-o", "--output", default="policy.json", help="where the policy goes")
     parser.add_argument("--play", type=int, default=0, metavar="N",
-                        help="then play N matches against --against in-process")
-    parser.add_argument("--against", choices=("random", "simple"), default="random")
+                        help="then play N duplicate deals against --vs in-process")
+    parser.add_argument("--vs", default="level-1", metavar="LEVEL",
+                        help="the house bot to play: a level (level-1 … level-5) or a house "
+                             "strategy (default %(default)s)")
     parser.add_argument("--profile", choices=("soft", "sharp"), default="soft")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    try:
+        house = f"house-{house_strategy(args.vs)}"
+    except KitError as e:
+        parser.error(str(e))
     data = training_rows(args.records, args.bot, args.imitate)
     if not data:
         print("error: no decisions to learn from in those records"
@@ -174,11 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trained on {len(data)} decisions, {args.epochs} epochs, loss "
           f"{losses[0]:.3f} -> {losses[-1]:.3f}; wrote {args.output}")
     if args.play:
-        name = f"examples/{args.against}_bot.py"
-        wins = play([PolicyBot(policy), opponent(args.against, args.seed)], args.play,
-                    args.profile, args.seed)
-        print(f"the policy won {wins[0]} of {args.play} matches against {name} "
-              f"({args.profile}, in-process through the engine)")
+        print(f"practice: policy (A) vs {house} (B), profile {args.profile}, seed {args.seed}")
+        lines, problems = practise(PolicyBot(policy), "policy", args.vs, args.play, args.seed,
+                                   args.profile)
+        print("\n".join(lines))
+        return 0 if not problems else 1
     return 0
 
 

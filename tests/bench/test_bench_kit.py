@@ -1,7 +1,8 @@
 """bench/kit.py runs as docs/kit.md gives it (with a small -n, and its venv in a temporary
 folder) and prints each figure beside the raw engine's: the kit's engine, VU's schnapsen 0.0.5
 (its venv made with the command bench/vu.py gives), the kit's import time, the wheel's size,
-and the training environments' (PettingZoo, OpenSpiel). The figures belong to the bench."""
+and the training environments' steps a second (PettingZoo, OpenSpiel) beside the raw engine's
+actions a second. The figures belong to the bench."""
 
 from __future__ import annotations
 
@@ -38,8 +39,14 @@ def test_the_kit_bench_prints_each_figure_beside_the_raw_engine(tmp_path):
                     rf"^VU schnapsen hands/s: +[0-9,]+ +{RATIO} \(schnapsen 0\.0\.5",
                     rf"^kit import time: +[0-9,.]+ ms {RATIO} \(`import bummerl_kit`",
                     rf"^wheel size: +[0-9,.]+ KiB {RATIO} \(bummerl_kit-[0-9.]+-py3-none-any",
-                    rf"^PettingZoo env hands/s: +[0-9,]+ +{RATIO} \(pettingzoo_env",
-                    rf"^OpenSpiel env hands/s: +[0-9,]+ +{RATIO} \(python_schnapsen"):
+                    r"^raw engine steps/s: +[0-9,]+ +\(actions applied, in the environments' "
+                    r"rounds; [0-9,]+ hands/s\)$",
+                    rf"^PettingZoo env steps/s: +[0-9,]+ +{RATIO} \(pettingzoo_env\(episode="
+                    rf"'hand'\): env.step with an action, random legal actions; [0-9,]+ "
+                    rf"hands/s, {RATIO}'s hands/s\)$",
+                    rf"^OpenSpiel env steps/s: +[0-9,]+ +{RATIO} \(python_schnapsen: every "
+                    rf"apply_action, the deal's 20 chance steps a hand included; [0-9,]+ "
+                    rf"hands/s, {RATIO}'s hands/s\)$"):
         assert re.search(pattern, out, re.M), (pattern, out)
 
 

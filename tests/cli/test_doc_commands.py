@@ -238,18 +238,18 @@ def test_practise_right_away_against_a_house_bot(site, mybot, tmp_path):
     assert "Traceback" not in done.stderr, done.stderr
 
 
-def test_practise_locally_with_bot_test(mybot):
-    """The README's `bummerl bot test` line as written: 200 deals against rdeep, no server."""
+def test_practise_locally_with_the_kit(mybot, kit):
+    """The README's `bummerl-kit practice` line as written, with the kit step 1 installed, from
+    the author's folder: 50 deals against level 3, no server."""
     guide = README.read_text().split("## Write a bot in 10 minutes", 1)[1]
-    (line,) = command_lines(fenced(guide, "Or play locally, with no server at all"))
-    assert line == ".venv/bin/bummerl bot test mybot.py:MyBot --vs rdeep -n 200", line
-    line = line.replace("mybot.py:MyBot", f"{mybot}:MyBot")
-    done = subprocess.run(["bash", "-e", "-c", line], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env={k: v for k, v in os.environ.items()
-                                            if k != "PYTHONPATH"})
+    (line,) = command_lines(fenced(guide, "Or practise locally, with no server at all"))
+    assert line == "bummerl-kit practice mybot.py:MyBot --vs level-3 -n 50", line
+    done = subprocess.run(["bash", "-e", "-c", line], cwd=mybot.parent, env=kit.env(),
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "200 (400 hands)" in done.stdout, done.stdout
-    assert "no exceptions, no illegal actions" in done.stdout, done.stdout
+    assert "practice: MyBot (A) vs house-level-3 (B)" in done.stdout, done.stdout
+    assert "50 (100 hands)" in done.stdout, done.stdout
+    assert "no exceptions, no illegal actions in 100 hands" in done.stdout, done.stdout
 
 
 def operator_rows() -> dict[str, str]:

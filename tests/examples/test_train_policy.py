@@ -1,11 +1,12 @@
 """README's export → train → play (issue 45), as written: mybot's games exported from a real
-service (`bummerl games export --bot mybot > games.jsonl`), analysed offline, then
-examples/train_policy.py fits a policy to them and plays it in-process against
-examples/random_bot.py; the saved policy then plays as a kit bot (`PolicyBot`)."""
+service (`bummerl games export --bot mybot > games.jsonl`, the server's .venv), then with the kit
+as step 1 installs it (tests/kitkit.py's fresh virtual environment: its `bummerl-kit` and
+`python` first on PATH) analysed offline by `bummerl-kit analyse`, and examples/train_policy.py
+fits a policy to them and plays it in-process against house level 1 on duplicate deals (as
+`bummerl-kit practice` does); the saved policy then plays as a kit bot (`PolicyBot`)."""
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import subprocess
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kitkit import Kit, installed_kit
 from servicekit import running_service
 
 import engine
@@ -23,6 +25,14 @@ from services.core.actions import submit_action
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT = ".venv/bin/bummerl games export --bot mybot > games.jsonl"
+
+
+pytestmark = pytest.mark.timeout(900)  # the first test of a run may build and install the kit
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Kit:
+    return installed_kit(tmp_path_factory)
 
 
 @pytest.fixture
@@ -56,18 +66,18 @@ def readme_lines() -> list[str]:
 
 
 @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
-def test_export_train_play_as_the_readme_writes_it(service, tmp_path, monkeypatch):
+def test_export_train_play_as_the_readme_writes_it(service, kit, tmp_path, monkeypatch):
     (a, _), (b, _) = service.register("mybot"), service.register("randy")
     finished(service, [a, b], 1)
     finished(service, [b, a], 2)
     lines = readme_lines()
     assert lines[1:] == [
-        ".venv/bin/bummerl analyse games.jsonl -o analysed.jsonl",
-        ".venv/bin/python examples/train_policy.py analysed.jsonl --bot mybot -o policy.json "
-        "--play 20"]
+        "bummerl-kit analyse games.jsonl -o analysed.jsonl",
+        "python examples/train_policy.py analysed.jsonl --bot mybot -o policy.json "
+        "--play 20 --vs level-1"]
     script = "\n".join(lines).replace(".venv/bin/", f"{ROOT}/.venv/bin/").replace(
         "examples/", f"{ROOT}/examples/")
-    env = {**os.environ, "BUMMERL_SERVER": service.server.address}
+    env = {**kit.env(), "BUMMERL_SERVER": service.server.address}
     done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -75,9 +85,12 @@ def test_export_train_play_as_the_readme_writes_it(service, tmp_path, monkeypatc
     trained = re.search(r"^trained on (\d+) decisions, 5 epochs, loss [\d.]+ -> [\d.]+; "
                         r"wrote policy.json$", done.stdout, re.M)
     assert trained and int(trained.group(1)) > 20, done.stdout
-    played = re.search(r"^the policy won (\d+) of 20 matches against examples/random_bot.py "
-                       r"\(soft, in-process through the engine\)$", done.stdout, re.M)
-    assert played, done.stdout
+    assert "practice: policy (A) vs house-level-1 (B), profile soft, seed 0\n" in done.stdout
+    assert re.search(r"^deals played \(× 2 seatings\) +20 \(40 hands\)$", done.stdout, re.M), \
+        done.stdout
+    assert re.search(r"^net game points per deal, A − B +-?[\d.]+  \[-?[\d.]+, -?[\d.]+\]$",
+                     done.stdout, re.M), done.stdout
+    assert "no exceptions, no illegal actions in 40 hands" in done.stdout, done.stdout
     assert '"analysis"' in (tmp_path / "analysed.jsonl").read_text()
     # The saved policy is a kit bot: loaded as bummerl-kit loads one, it plays a match.
     monkeypatch.setenv("BUMMERL_POLICY", str(tmp_path / "policy.json"))
@@ -98,3 +111,20 @@ def test_no_decisions_is_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr == ("error: no decisions to learn from in those records for --bot "
                            "mybot\n")
+
+
+def test_an_unknown_house_bot_is_a_usage_error(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_policy.py"),
+                           str(tmp_path / "empty.jsonl"), "--vs", "deepblue"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "error: unknown house bot 'deepblue': choose one of " in done.stderr, done.stderr
+
+
+def test_docs_kit_envs_gives_the_readmes_lines():
+    """docs/kit-envs.md's "Export, train, play" block is README's "Train on them" (run above)."""
+    doc = (ROOT / "docs" / "kit-envs.md").read_text().split("## Export, train, play", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", doc, re.S)
+    assert block, "docs/kit-envs.md's Export, train, play block"
+    assert block.group(1).splitlines() == readme_lines()[1:]

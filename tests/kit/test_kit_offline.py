@@ -129,3 +129,40 @@ def test_the_house_levels_run_in_the_kit_and_bad_input_is_one_line(kit, mybot, t
     assert done.returncode == 1 and done.stderr.startswith("error: cannot read nothing.jsonl")
     done = command(kit, "practice", "--help", cwd=tmp_path)
     assert done.returncode == 0 and "level-3 (Casual)" in done.stdout
+
+
+def test_docs_kit_md_without_a_server_as_written(kit, mybot, tmp_path):
+    """docs/kit.md's "Without a server" lines as written, one after the other in the author's
+    folder (README's `mybot.py`) with the installed kit: only `SEED` is filled in, with the seed
+    the `--records` line printed."""
+    doc = (ROOT / "docs" / "kit.md").read_text().split("## Without a server", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", doc, re.S)
+    assert block, "docs/kit.md's Without a server has no ```sh block"
+    lines = [re.sub(r"\s+#\s.*$", "", line).strip() for line in block.group(1).splitlines()
+             if line.strip()]
+    assert lines == [
+        "bummerl-kit practice mybot.py:MyBot --vs level-3 -n 50",
+        "bummerl-kit practice mybot.py:MyBot --vs level-3 -n 2 --records games",
+        "bummerl-kit replay games/practice-level-3-SEED.jsonl",
+        "bummerl-kit analyse games/practice-level-3-SEED.jsonl -o analysed.jsonl"], lines
+    out = []
+    seed = "SEED"
+    for line in lines:
+        done = subprocess.run(["bash", "-e", "-c", line.replace("SEED", seed)], cwd=tmp_path,
+                              env=kit.env(), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, line + "\n" + done.stdout + done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        out.append(done.stdout)
+        if "--records" in line:
+            found = re.search(r"^practice: MyBot \(A\) vs house-level-3 \(B\), profile soft, "
+                              r"seed (\d+)$", done.stdout, re.M)
+            assert found, done.stdout
+            seed = found.group(1)
+    assert "50 (100 hands)" in out[0] and "no exceptions, no illegal actions in 100 hands" in out[0]
+    assert "2 (4 matches)" in out[1], out[1]
+    assert f"4 match records: games/practice-level-3-{seed}.jsonl" in out[1], out[1]
+    verdicts = [json.loads(line) for line in out[2].splitlines()]
+    assert [(v["match_id"], v["verified"]) for v in verdicts] == [(i, True) for i in range(1, 5)]
+    analysed = [json.loads(line) for line in (tmp_path / "analysed.jsonl").read_text()
+                .splitlines()]
+    assert len(analysed) == 4 and all(a["analysis"]["decisions"] for a in analysed)
