@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-# The servers the tests reach. Each pytest-xdist worker (scripts/test runs two) flushes a Redis
+# The servers the tests reach. Each pytest-xdist worker (scripts/test runs three) flushes a Redis
 # database of its own: gw0 15, gw1 14, ...; PostgreSQL tests each make a database or schema of
 # their own.
 WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
