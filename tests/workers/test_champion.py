@@ -112,17 +112,18 @@ def test_inferences_are_sound_and_samples_respect_them():
 
 def test_time_budget_is_kept():
     """The slowest move stays near the budget. Generous bounds (the machine is shared): its own
-    work (CPU time) within 3x the budget, its wall time within 20x."""
+    work (the CPU time of the thread it runs in: the process's also counts threads that earlier
+    tests of this process left running) within 3x the budget, its wall time within 20x."""
     bot = ChampionBot(ms=50)
     slowest = slowest_cpu = 0.0
 
     class Timed:
         def choose(self, observation, rng, deadline=None):
             nonlocal slowest, slowest_cpu
-            start, cpu = time.monotonic(), time.process_time()
+            start, cpu = time.monotonic(), time.thread_time()
             action = bot.choose(observation, rng, deadline)
             slowest = max(slowest, time.monotonic() - start)
-            slowest_cpu = max(slowest_cpu, time.process_time() - cpu)
+            slowest_cpu = max(slowest_cpu, time.thread_time() - cpu)
             return action
 
     for deal in range(2):
