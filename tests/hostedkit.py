@@ -11,11 +11,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-from servicekit import CONFIG, Database
+from bummerl.v1 import bot_pb2, bot_pb2_grpc
+from servicekit import CONFIG, Database, auth
 
+from db.models import FINISHED, PLAYED, Match
 from db.settings import Settings
 from services.api.server import create_server
 from services.ops import bots
+from workers.testing import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,3 +70,21 @@ class Site:
         for leftover in self.socket_dir.glob("*"):
             leftover.unlink()
         self.socket_dir.rmdir()
+
+
+def challenge(site: Site, token: str, opponent: str) -> int:
+    """The bot of `token` challenges `opponent` to one match; its id."""
+    reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(
+        bot_pb2.ChallengeRequest(opponent=opponent, matches=1),
+        metadata=auth(token), timeout=30)  # type: ignore[attr-defined]
+    return reply.matches[0].match_id
+
+
+def played_out(site: Site, match_id: int, what: str) -> None:
+    """Wait until match `match_id` is over, played to its end with no forfeit."""
+    def over() -> Match | None:
+        with site.sessions() as s:
+            m = s.get(Match, match_id)
+            return m if m.state == FINISHED else None
+    played = wait_until(over, 120, what=what)
+    assert played.end_reason == PLAYED and played.forfeit_seat is None

@@ -24,8 +24,6 @@ from pathlib import Path
 import pytest
 from bummerl import wire
 from bummerl.v1 import (
-    bot_pb2,
-    bot_pb2_grpc,
     common_pb2,
     hosting_pb2,
     hosting_pb2_grpc,
@@ -35,7 +33,7 @@ from bummerl.v1 import (
     versiontest_pb2,
     versiontest_pb2_grpc,
 )
-from hostedkit import Site
+from hostedkit import Site, challenge, played_out
 from servicekit import CONFIG, auth
 from sqlalchemy import select
 
@@ -175,32 +173,19 @@ def test_a_version_goes_live_plays_restarts_pauses_resumes_and_stops(site: Site)
         assert s.get(Bot, bot_id).accepts_people == PEOPLE_CASUAL
 
     # it plays: the sparring bot challenges it, the match is played out
-    reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(
-        bot_pb2.ChallengeRequest(opponent="hostedbot", matches=1),
-        metadata=auth(site.sparring), timeout=30)  # type: ignore[attr-defined]
-    match_id = reply.matches[0].match_id
-
-    def over() -> Match | None:
-        with site.sessions() as s:
-            m = s.get(Match, match_id)
-            return m if m.state == FINISHED else None
-    played = wait_until(over, 120, what="the challenge played out")
-    assert played.end_reason == PLAYED and played.forfeit_seat is None
+    played_out(site, challenge(site, site.sparring, "hostedbot"),  # type: ignore[attr-defined]
+               "the challenge played out")
 
     # the service restarts mid-match: it costs the hosted bot nothing (it finds the new socket
     # in its mounted folder, the match goes on to its end)
-    reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(
-        bot_pb2.ChallengeRequest(opponent="hostedbot", matches=1),
-        metadata=auth(site.sparring), timeout=30)  # type: ignore[attr-defined]
-    match_id = reply.matches[0].match_id
+    match_id = challenge(site, site.sparring, "hostedbot")  # type: ignore[attr-defined]
 
     def begun() -> bool:
         with site.sessions() as s:
             return s.get(Match, match_id).seq >= 4
     wait_until(begun, 60, every=0.01, what="the match under way")
     site.restart(same_port=True)
-    played = wait_until(over, 120, what="the match played out after the restart")
-    assert played.end_reason == PLAYED and played.forfeit_seat is None
+    played_out(site, match_id, "the match played out after the restart")
 
     # a person plays it at the table (what /play sends: PeopleService with the web's token)
     play_a_casual_game(site, "hostedbot")

@@ -23,9 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from bummerl.v1 import bot_pb2, bot_pb2_grpc
-from hostedkit import Site, podman_runs
-from servicekit import CONFIG, auth
+from hostedkit import Site, challenge, played_out, podman_runs
+from servicekit import CONFIG
 from sqlalchemy import select
 
 from client import Runner
@@ -143,17 +142,8 @@ def test_the_typescript_bot_as_an_image_goes_live_and_plays(site: Site, tmp_path
             with site.sessions() as s:
                 return s.get(Bot, bot_id).connected_since is not None
         wait_until(connected, 60, what="the hosted TypeScript bot connected")
-        reply = bot_pb2_grpc.BotServiceStub(site.channel).Challenge(
-            bot_pb2.ChallengeRequest(opponent="mybot", matches=1),
-            metadata=auth(site.sparring), timeout=30)  # type: ignore[attr-defined]
-        match_id = reply.matches[0].match_id
-
-        def over() -> Match | None:
-            with site.sessions() as s:
-                m = s.get(Match, match_id)
-                return m if m.state == FINISHED else None
-        played = wait_until(over, 120, what="the challenge played out")
-        assert played.end_reason == PLAYED and played.forfeit_seat is None
+        played_out(site, challenge(site, site.sparring, "mybot"),  # type: ignore[attr-defined]
+                   "the challenge played out")
 
         hosting_ops.stop(token, "1.0", config=HOSTING, sessions=site.sessions)
         assert supervisor.reconcile_once(sessions=site.sessions) == [f"removed {name}"]
