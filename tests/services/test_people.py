@@ -337,11 +337,18 @@ def test_a_remote_kit_bot_that_accepts_people_is_offered_and_plays_a_person(peop
         assert over.match.end_reason == match_pb2.END_REASON_PLAYED, over.match.end_detail
         output = kits[1].communicate(timeout=30)[0]  # --matches 1: it played alice, and ends
         assert kits[1].returncode == 0, output
-        # gone: the table says so, and it is no longer offered
-        after = people.table(alice.person_id, started.match.match_id)
+        # gone: the table says so, and it is no longer offered, once the service has seen its
+        # stream close (the process's exit reaches the server a moment later, longer under load)
+        deadline = time.monotonic() + 10
+        while True:
+            after = people.table(alice.person_id, started.match.match_id)
+            offered = [o.name for o in people.stub.ListOpponents(
+                people_pb2.ListOpponentsRequest(), metadata=WEB).opponents]
+            if not after.opponent_connected or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert not after.opponent_connected
-        assert [o.name for o in people.stub.ListOpponents(
-            people_pb2.ListOpponentsRequest(), metadata=WEB).opponents] == ["casualbot"]
+        assert offered == ["casualbot"]
     finally:
         for kit in kits:
             kit.terminate()
