@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import grpc
 from bummerl import wire
 from bummerl.v1 import common_pb2, people_pb2, people_pb2_grpc
@@ -12,13 +15,20 @@ from db.models import PEOPLE_CASUAL, PEOPLE_RATED
 from db.people import PeopleRating
 from db.settings import Settings
 from services.api.people_hints_servicer import HintsMixin
-from services.api.servicers import token_of, unary
-from services.live import convert
+from services.api.servicers import streaming, token_of, unary
+from services.core import breaker, connections
+from services.live import bus, convert, tables
+from services.live.watchers import Watched
 from services.ops import people, people_sessions
 
 PEOPLE_SERVICE = people_pb2.DESCRIPTOR.services_by_name["PeopleService"].full_name
 ACCEPTS = {PEOPLE_CASUAL: common_pb2.ACCEPTS_PEOPLE_CASUAL,
            PEOPLE_RATED: common_pb2.ACCEPTS_PEOPLE_RATED}
+
+
+async def _run(function: Any, *args: Any) -> Any:
+    """Run a blocking `function` on the event loop's pool."""
+    return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
 
 def rating_to_pb(row: PeopleRating | None) -> people_pb2.PeopleRating | None:
@@ -65,8 +75,31 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
         self.sessions = sessions
         self.config = config
 
+        self.watched: Watched | None = None  # the followed tables' safety net (on the loop)
+
     def _web(self, context: grpc.ServicerContext, what: str) -> None:
         people.require_web(token_of(context), self.config, what)
+
+    @streaming
+    async def FollowTables(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        """Pushed tables for a socket process (services.live.tables)."""
+        self._web(context, "FollowTables")
+        breaker.of_sessions(self.sessions).check()
+        if self.watched is None:
+            self.watched = Watched(self.sessions, _run, self._safety_s)
+        site = connections.site_of(connections.bound_engine(self.sessions))
+        follows = tables.Follows(site, self._table_since, _run, self.watched)
+        async for response in tables.serve(request_iterator, follows):
+            yield response
+
+    def _safety_s(self) -> float:
+        return self.config.safety_s if bus.listening() else self.config.poll_s
+
+    def _table_since(self, person_id: int, match_id: int, after_seq: int
+                     ) -> tuple[people_pb2.Table, list[tuple[int, int, str]]]:
+        view, actions = people.table_since(person_id, match_id, after_seq,
+                                           sessions=self.sessions, config=self.config)
+        return table_to_pb(view), actions
 
     @unary
     def RegisterPerson(self, request, context):  # type: ignore[no-untyped-def]

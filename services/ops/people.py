@@ -49,6 +49,7 @@ from db.models import (
     PERSON,
     REMOTE,
     RUNNING,
+    ActionLog,
     Bot,
     Hand,
     Match,
@@ -522,6 +523,25 @@ def table(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | No
         other = m.bot(1 - seat)
         connected = other.kind != REMOTE or is_connected(other, config.heartbeat_s)
         return TableView(m, seat, obs, hands, commitment(m.seed), connected)
+
+
+MAX_ACTIONS_SENT = 500  # the most actions a followed table's update carries (a long gap)
+
+
+def table_since(person_id: int, match_id: int, after_seq: int, *,
+                sessions: sessionmaker[Session] | None = None, config: Settings | None = None
+                ) -> tuple[TableView, list[tuple[int, int, str]]]:
+    """The person's table now (`table`) and the match's actions from seq `after_seq` on (the
+    seq of the table its viewer has seen), as (seq, seat, text): what a followed table sends."""
+    view = table(person_id, match_id, sessions=sessions, config=config)
+    if view.match.seq <= after_seq:
+        return view, []
+    with factory_of(sessions)() as s:
+        rows = s.execute(select(ActionLog.seq, ActionLog.seat, ActionLog.action)
+                         .where(ActionLog.match_id == match_id, ActionLog.seq >= after_seq,
+                                ActionLog.seq < view.match.seq)
+                         .order_by(ActionLog.seq.desc()).limit(MAX_ACTIONS_SENT)).all()
+    return view, [(seq, seat, text) for seq, seat, text in reversed(rows)]
 
 
 def act(person_id: int, match_id: int, expected_seq: int, action: str,
