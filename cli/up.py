@@ -60,6 +60,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--web", default="127.0.0.1:8000", metavar="HOST:PORT",
                         help="where the web dashboard listens (default: %(default)s; "
                              "'off': no dashboard)")
+    parser.add_argument("--sockets", default="127.0.0.1:8001", metavar="HOST:PORT",
+                        help="where the socket tier serves the people's tables' live streams "
+                             "(default: %(default)s; 'off': the dashboard's own feed)")
     port = os.environ.get("BUMMERL_METRICS_PORT") or "9100"
     parser.add_argument("--metrics", metavar="HOST:PORT", default=f"127.0.0.1:{port}",
         help="where the Prometheus metrics of the service, the workers and the dashboard are "
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         server = create_server(args.address, hosted_socket=hosted).start()
     os.environ["BUMMERL_SERVICE_ADDRESS"] = local_address(server.address)  # for the worker
     started: list[Any] = []
-    dashboard = metrics = None
+    dashboard = metrics = sockets = None
     kit_build = None
     try:
         metrics, metrics_url = upmetrics.start(args.metrics)
@@ -149,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
                                               name="up-hosting",
                                               logfile=logs / "worker-hosting.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
+        sockets, sockets_url = start_sockets(args.sockets, args.web)
         dashboard, web_url = start_dashboard(args.web)
         kit_note = None
         if dashboard is not None:  # the kit's wheel, for the dashboard to serve (web.kit)
@@ -169,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
             "piped": not console.is_terminal,
             "command": bummerl_command(),
             "web": web_url,
+            "sockets": sockets_url,
             "metrics": metrics_url,
             "kit": kit_note,
         }
@@ -182,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # nor cut the clean-up
             signal.signal(signum, signal.SIG_IGN)
         stop_processes(started, dashboard)
+        if sockets is not None:
+            sockets.stop()
         if hosted is not None:  # its hosted bots stop with it (the supervisor starts them again)
             stop_hosted_bots()
         if kit_build is not None and kit_build.poll() is None:
@@ -338,6 +345,30 @@ def _ask_to_stop(signum: int, frame: Any) -> None:
     _stop.set()
 
 
+def start_sockets(where: str, web: str) -> tuple[Any, str | None]:
+    """The socket tier (web.sockets) in a thread at HOST:PORT ('off': none, or the dashboard
+    is off) and its URL, or None and why not. The dashboard started after it sends its tables
+    there (BUMMERL_SOCKETS_URL) with tickets signed by the secret both share
+    (BUMMERL_WEB_SECRET, made for this run unless set)."""
+    if where == "off" or web == "off":
+        return None, None
+    from web.sockets.process import NotConfigured, Options, SocketTier, new_secret
+
+    os.environ.setdefault("BUMMERL_WEB_SECRET", new_secret())
+    host, _, port = where.rpartition(":")
+    web_host, _, web_port = web.rpartition(":")
+    try:
+        tier = SocketTier(Options(host or "127.0.0.1", int(port),
+                                  allow_origin=f"http://{web_host or '127.0.0.1'}:{web_port}"))
+        tier.start()
+    except (ValueError, NotConfigured) as e:
+        return None, f"not started ({where}: {e})"
+    except OSError as e:
+        return None, f"not started ({where} is in use or cannot be bound: {e.strerror or e})"
+    os.environ["BUMMERL_SOCKETS_URL"] = tier.url
+    return tier, tier.url
+
+
 def start_dashboard(where: str) -> tuple[Any, str | None]:
     """The web dashboard in a thread at HOST:PORT ('off': none) and its URL, or None and why
     not (a port in use does not stop the rest of the site)."""
@@ -400,6 +431,9 @@ def header_lines(header: dict) -> list[Any]:
         f"{header['broker']} · database {header['database']} · logs {header['logs']}")]
     if header.get("web"):
         lines.append(Text.from_markup(f"dashboard [cyan]{escape(header['web'])}[/cyan]"))
+    if header.get("sockets"):
+        lines.append(Text.from_markup(f"tables' live streams [cyan]{escape(header['sockets'])}"
+                                      "[/cyan]"))
     if header.get("metrics"):
         lines.append(Text.from_markup(f"metrics [cyan]{escape(header['metrics'])}[/cyan] "
                                       "(Prometheus: the service, the workers, the dashboard)"))

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String, select
@@ -68,6 +69,18 @@ def live_session(s: Session, token: str) -> int | None:
         PersonSession.token_sha256 == hashlib.sha256(token.encode()).hexdigest(),
         PersonSession.revoked_at.is_(None), PersonSession.expires_at > utcnow()))
     return found
+
+
+def live_session_hashes(s: Session, hashes: Iterable[str]) -> set[str]:
+    """Which of the sessions named by their tokens' SHA-256 `hashes` are live now (the socket
+    tier's check of its open streams, web.sockets)."""
+    wanted = sorted(set(hashes))
+    live: set[str] = set()
+    for first in range(0, len(wanted), 500):
+        live.update(s.scalars(select(PersonSession.token_sha256).where(
+            PersonSession.token_sha256.in_(wanted[first:first + 500]),
+            PersonSession.revoked_at.is_(None), PersonSession.expires_at > utcnow())))
+    return live
 
 
 class PersonInvite(Base):

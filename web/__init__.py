@@ -28,6 +28,10 @@ DEFAULTS: dict[str, Any] = {
     # People at the table (web.play, web.accounts): the service's PeopleService is the door.
     "WEB_TOKEN": None,  # the web's credential for PeopleService: BUMMERL_WEB_TOKEN
     "SECRET_KEY": None,  # signs the session cookie: BUMMERL_WEB_SECRET, else random per process
+    # The socket tier's address as the browser reaches it (web.sockets; BUMMERL_SOCKETS_URL,
+    # e.g. http://127.0.0.1:8001 or /sockets-host behind one address): the tables' live streams
+    # come from there. None: from this web's own table feed (web.tablefeed).
+    "SOCKETS_URL": None,
     "LOGIN_LIMIT": "10 per minute;50 per hour",  # log-in and sign-up attempts per address
     "GUEST_LIMIT": "30 per minute",  # guests started per address
     "LOGIN_FREE_FAILURES": 3,  # failed log-ins of a name from an address before the backoff

@@ -17,13 +17,25 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Flask, g, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 
-from web import tablefeed
+from web import tablefeed, tickets
 from web.accounts import current, person_id
 from web.errors import error_response
 from web.params import MAX_ID, ident, json_body, json_int
 from web.queries import Invalid
+from web.security import sockets_url
 from web.service_client import Refused, client
 from web.tableview import opponent_json, table_json
 
@@ -142,7 +154,19 @@ def accept(code: str) -> Any:
 def table(match_id: str) -> Any:
     number = ident(match_id, "match id")
     state = _table(number)  # 401/403/404 before the page
-    return render_template("table.html", match_id=number, state=state)
+    return render_template("table.html", match_id=number, state=state,
+                           live_url=live_url(number))
+
+
+def live_url(number: int) -> str | None:
+    """The table's stream at the socket tier, with this person's ticket (web.tickets); None
+    when the web has no socket tier (then its own feed, `events`, tells of changes)."""
+    base = sockets_url(current_app)
+    if base is None:
+        return None
+    ticket = tickets.issue(current_app.secret_key, person_id(),  # type: ignore[arg-type]
+                           number, str(session.get("sid", "")))
+    return f"{base}/sockets/table/{number}?ticket={ticket}"
 
 
 def _table(number: int) -> dict[str, Any]:

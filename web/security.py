@@ -156,6 +156,19 @@ class SessionInterface(SecureCookieSessionInterface):
         return bool(app.config["SESSION_COOKIE_SECURE"]) or request.is_secure
 
 
+def sockets_url(app: Flask) -> str | None:
+    """The socket tier's URL as the browser reaches it (`SOCKETS_URL`, else
+    BUMMERL_SOCKETS_URL), without a trailing slash; None: the web's own table feed."""
+    url = app.config.get("SOCKETS_URL") or os.environ.get("BUMMERL_SOCKETS_URL") or ""
+    return url.rstrip("/") or None
+
+
+def sockets_origin(app: Flask) -> str | None:
+    """The socket tier's origin when it is not the web's own (for the CSP's connect-src)."""
+    parts = urlsplit(sockets_url(app) or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+
+
 def install(app: Flask) -> None:
     app.config.setdefault("SECRET_KEY", None)
     if not app.config["SECRET_KEY"]:
@@ -199,9 +212,14 @@ def install(app: Flask) -> None:
         g.retry_after = e.retry_after
         return error_response(429, "Too many attempts", e.description or "")
 
+    csp = CSP
+    origin = sockets_origin(app)
+    if origin:  # the tables' streams come from the socket tier's origin
+        csp = CSP.replace("connect-src 'self'", f"connect-src 'self' {origin}")
+
     @app.after_request
     def headers(response: Any) -> Any:
-        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("Content-Security-Policy", csp)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")

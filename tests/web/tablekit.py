@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -37,6 +38,14 @@ from services.ops import bots
 HOUSE_TOKEN = "house-secret-for-people-tests"
 WEB_TOKEN = "web-secret-for-people-tests"
 HOUSE_BOTS = {"house-random": "random", "house-bully": "bully"}
+SECRET = "web-secret-key-for-people-tests"  # the web's SECRET_KEY, shared with its socket tier
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 @dataclass
@@ -49,6 +58,7 @@ class Site:
     tmp: Path
     web_app: Any = None
     stoppers: list[Any] = field(default_factory=list)
+    sockets: Any = None  # the socket tier (web.sockets.process.SocketTier), when started
 
     def person(self) -> Person:
         return Person(self.web)
@@ -163,10 +173,12 @@ def settings(**changes: Any) -> Settings:
 
 @contextmanager
 def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Settings | None = None,
-                web_config: dict[str, Any] | None = None, min_think_ms: int = 150
-                ) -> Iterator[Site]:
+                web_config: dict[str, Any] | None = None, min_think_ms: int = 150,
+                sockets: dict[str, Any] | None = None) -> Iterator[Site]:
     """The site (see the module docstring); house bots answering a person wait at least
-    `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker)."""
+    `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker). With `sockets` (options of
+    web.sockets.process.Options), the socket tier too, in a thread, and the web sends its
+    tables there."""
     from web.server import shutdown, url_of, waitress_server
     from workers import procs
     from workers.app import make_app
@@ -202,19 +214,29 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
          "BUMMERL_SERVICE_ADDRESS": server.address, "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN,
          "BUMMERL_HOUSE_MIN_THINK_MS": str(min_think_ms)},
         concurrency=4, pool="threads", logfile=tmp_path / "worker.log")
+    tier = None
+    if sockets is not None:
+        from web.sockets.process import Options, SocketTier
+
+        tier = SocketTier(Options("127.0.0.1", free_port(), service_address=server.address,
+                                  web_token=WEB_TOKEN, secret=SECRET, sessions=sessions,
+                                  **sockets)).start()
+        web_config = {"SOCKETS_URL": tier.url, **(web_config or {})}
     web = waitress_server("127.0.0.1", 0, {
         "DATABASE_URL": url, "SERVICE_ADDRESS": server.address, "WEB_TOKEN": WEB_TOKEN,
-        "LIVE_POLL_SECONDS": 0.1, "MAX_STREAMS": 8, "TABLE_STREAMS": 16,
+        "LIVE_POLL_SECONDS": 0.1, "MAX_STREAMS": 8, "TABLE_STREAMS": 16, "SECRET_KEY": SECRET,
         **(web_config or {})}, threads=8)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()
     site = Site(url_of(web).rstrip("/"), server.address, sessions, server, config, tmp_path,
-                web.dashboard)
+                web.dashboard, sockets=tier)
     try:
         yield site
     finally:
         shutdown(web)
         thread.join(5)
+        if tier is not None:
+            tier.stop()
         procs.stop(worker)
         server.stop(grace=0)
         sessions.kw["bind"].dispose()

@@ -328,6 +328,7 @@
   function poll() { if (!polling) { polling = window.setInterval(load, 2000); } }
   function live() {
     if (!window.EventSource) { poll(); return; }
+    if (root.dataset.liveUrl) { pushed(); return; }
     var source = new EventSource(root.dataset.eventsUrl);
     source.addEventListener("open", function () { badge.textContent = "● live"; badge.className = "live"; load(); });
     source.addEventListener("table", function (event) {
@@ -342,10 +343,35 @@
     });
   }
 
+  // the socket tier (web.sockets): each event is the whole table, drawn as it comes; the browser
+  // resumes a dropped stream from the last seq it saw (Last-Event-ID) and asks for nothing
+  function pushed() {
+    var source = new EventSource(root.dataset.liveUrl + "&after=" + state.seq);
+    source.addEventListener("open", function () { badge.textContent = "● live"; badge.className = "live"; });
+    source.addEventListener("table", function (event) {
+      var d = JSON.parse(event.data);
+      if (d.seq > state.seq || d.state !== state.state) { state = d; draw(); }
+      else if (d.seq === state.seq) { state = d; tick(); }
+    });
+    source.addEventListener("refused", function (event) {
+      source.close(); refuse(JSON.parse(event.data).error); poll();
+    });
+    source.addEventListener("end", function () {
+      source.close();
+      if (state.state === "running") { load(); poll(); }  // the session ended: the page says so
+      else { badge.textContent = "● over"; badge.className = "live over"; }
+    });
+    source.addEventListener("error", function () {
+      if (source.readyState === EventSource.CLOSED) {  // refused (full, or the ticket): reload
+        if (state.state === "running") { badge.textContent = "● reloading every 2 s"; badge.className = "live off"; poll(); }
+      } else { badge.textContent = "● reconnecting"; badge.className = "live off"; }
+    });
+  }
+
   // a safety net under the stream: while the other seat is to act, reload every 5 s of quiet
   var quietSince = Date.now();
   window.setInterval(function () {
-    if (state.state === "running" && state.to_act !== you() && Date.now() - quietSince > 5000) {
+    if (state.state === "running" && state.to_act !== you() && Date.now() - quietSince > (root.dataset.liveUrl ? 30000 : 5000)) {
       quietSince = Date.now(); load();
     }
   }, 1000);

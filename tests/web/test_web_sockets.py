@@ -1,0 +1,201 @@
+"""The socket tier (web.sockets): a person's table pushed to the browser from the service, on
+a real site (service, worker, web and the tier, tablekit.people_site), read as a browser's
+EventSource reads it."""
+
+from __future__ import annotations
+
+import html
+import json
+import queue
+import random
+import re
+import threading
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from tablekit import Person, people_site, wait_for
+
+import engine
+from db.models import ActionLog, Hand, Match
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class Events:
+    """One event stream, read on a thread as EventSource does: (name, id, data) in `got`."""
+
+    def __init__(self, url: str, last_id: int | None = None) -> None:
+        headers = {"Accept": "text/event-stream"}
+        if last_id is not None:
+            headers["Last-Event-ID"] = str(last_id)
+        self.response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                               timeout=60)
+        self.got: queue.Queue[tuple[str, int | None, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        name, ident, data = "message", None, []
+        try:
+            for raw in self.response:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("id: "):
+                    ident = int(line[4:])
+                elif line.startswith("data: "):
+                    data.append(line[6:])
+                elif line == "" and data:
+                    self.got.put((name, ident, json.loads("\n".join(data))))
+                    name, ident, data = "message", None, []
+        except (OSError, ValueError, AttributeError):  # (closed by the test)
+            pass
+        self.got.put(None)  # the stream ended
+
+    def next(self, timeout: float = 30.0) -> tuple[str, int | None, Any] | None:
+        return self.got.get(timeout=timeout)
+
+    def close(self) -> None:
+        self.response.close()
+
+
+def live_url(person: Person, match_id: int) -> str:
+    _, body, _ = person.get(f"/table/{match_id}")
+    found = re.search(r'data-live-url="([^"]+)"', body)
+    assert found, "the table page names no socket tier"
+    return html.unescape(found.group(1))
+
+
+def held(sessions, match_id: int, seat: int, seq: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The cards `seat` held after the match's first `seq` actions, by the engine alone."""
+    with sessions() as s:
+        m = s.get(Match, match_id)
+        first = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == 0))
+        log = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
+                                                     ActionLog.seq < seq)
+                             .order_by(ActionLog.seq)))
+    game = engine.Match.replay(m.seed, m.profile,
+                               [(a.seat, engine.Action.from_text(a.action)) for a in log],
+                               first_dealer=first.dealer)
+    return sorted(str(c) for c in game.observe(seat).hand)
+
+
+def my_turn(person: Person, match_id: int) -> dict[str, Any]:
+    return wait_for(lambda: (lambda t: t if t["state"] != "running" or t["to_act"] == t["seat"]
+                             else None)(person.table(match_id)), 30, "the person's turn")
+
+
+def play(person: Person, match_id: int, rng: random.Random, moves: int) -> dict[str, Any]:
+    table = my_turn(person, match_id)
+    for _ in range(moves):
+        if table["state"] != "running":
+            break
+        action = "claim" if table["claim_good"] else rng.choice(
+            [a for a in table["legal"] if a != "claim"] or table["legal"])
+        person.act(match_id, action, table["seq"])
+        table = my_turn(person, match_id)
+    return table
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    with people_site(tmp_path, monkeypatch, min_think_ms=0, sockets={}) as s:
+        yield s
+
+
+def test_every_change_is_pushed_with_its_actions_and_only_the_seats_cards(site):
+    ada = Person(site.web)
+    ada.guest("ada")
+    match_id = ada.start("house-random")
+    events = Events(live_url(ada, match_id) + "&after=0")
+    rng = random.Random(3)
+    try:
+        final = play(ada, match_id, rng, 200)
+        assert final["state"] == "finished"
+        tables: list[dict[str, Any]] = []
+        while True:
+            got = events.next()
+            assert got is not None, "the stream ended before the match's end"
+            name, ident, data = got
+            if name == "end":
+                break
+            assert name == "table" and ident == data["seq"]
+            tables.append(data)
+    finally:
+        events.close()
+    assert tables[-1]["state"] == "finished" and tables[-1]["seed"]
+    seqs = [a["seq"] for t in tables for a in t["actions"]]
+    assert seqs == list(range(final["seq"])), "an action was missed or sent twice"
+    for t in tables[:-1]:  # the seat's own cards, and none of the other seat's
+        assert sorted(t["hand"]) == held(site.sessions, match_id, t["seat"], t["seq"])
+        assert t["seed"] is None
+    assert tables[-1] == {**final, "now": tables[-1]["now"], "actions": tables[-1]["actions"]}
+
+
+def test_a_dropped_stream_resumes_from_the_last_seq_it_saw_missing_nothing(site):
+    bea = Person(site.web)
+    bea.guest("bea")
+    match_id = bea.start("house-random")
+    url = live_url(bea, match_id)
+    rng = random.Random(8)
+    seen = my_turn(bea, match_id)["seq"]
+    first = Events(url, last_id=seen)
+    table = play(bea, match_id, rng, 1)
+    name, ident, data = first.next()
+    assert name == "table" and [a["seq"] for a in data["actions"]][0] == seen
+    last = ident
+    first.close()  # dropped; the match goes on meanwhile
+    table = play(bea, match_id, rng, 3)
+    again = Events(url, last_id=last)
+    try:
+        name, ident, data = again.next()
+        assert name == "table" and ident == table["seq"]
+        assert [a["seq"] for a in data["actions"]] == list(range(last, table["seq"]))
+    finally:
+        again.close()
+
+
+def test_a_stream_ends_when_its_session_is_revoked(site):
+    cid = Person(site.web)
+    cid.signup("cid", "correct horse battery")
+    match_id = cid.start("house-random")
+    url = live_url(cid, match_id)
+    events = Events(url)
+    try:
+        cid.post_form("/logout", {})
+        assert wait_for(lambda: _until_end(events), 20, "the stream's end") == "end"
+        with pytest.raises(urllib.error.HTTPError) as refused:  # nor can it be opened again
+            Events(url)
+        assert refused.value.code == 401
+        assert "session has ended" in json.loads(refused.value.read())["error"]
+    finally:
+        events.close()
+
+
+def _until_end(events: Events) -> str | None:
+    try:
+        got = events.next(timeout=0.5)
+    except queue.Empty:
+        return None
+    return "end" if got is None or got[0] == "end" else None
+
+
+def test_forged_expired_and_other_tables_tickets_are_refused_naming_why(site):
+    dot = Person(site.web)
+    dot.guest("dot")
+    match_id = dot.start("house-random")
+    url = live_url(dot, match_id)
+    base, _, ticket = url.partition("?ticket=")
+    other = base.rsplit("/", 1)[0] + f"/{match_id + 1}?ticket={ticket}"
+    for bad, words in ((base + "?ticket=" + ticket[:-2] + "xx", "not one this site issued"),
+                       (base + "?ticket=", "not one this site issued"),
+                       (other, f"for table {match_id}, not {match_id + 1}"),
+                       (base.rsplit("/", 1)[0] + "/１２?ticket=" + ticket, "is not a match id"),
+                       (base.rsplit("/", 1)[0] + "/99999999999999999999?ticket=" + ticket,
+                        "is not a match id")):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.parse.quote(bad, safe=":/?=&%"), timeout=10)
+        assert refused.value.code in (400, 401)
+        assert words in json.loads(refused.value.read())["error"]

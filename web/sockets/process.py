@@ -1,0 +1,134 @@
+"""Running the socket tier: `serve` (the `bummerl sockets` command's loop) and `SocketTier`
+(in a thread of `bummerl up`), both on one aiohttp site listening with SO_REUSEPORT, so more
+processes on one host share its port."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+
+from aiohttp import web
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.base import make_engine
+from web.db import read_only
+from web.sockets.server import Settings, make_app
+from web.sockets.upstream import Upstream
+
+
+@dataclass
+class Options:
+    host: str = "127.0.0.1"
+    port: int = 8001
+    service_address: str | None = None  # BUMMERL_SERVICE_ADDRESS, else 127.0.0.1:50051
+    web_token: str | None = None  # BUMMERL_WEB_TOKEN
+    secret: str | None = None  # BUMMERL_WEB_SECRET
+    database_url: str | None = None  # DATABASE_URL, else the SQLite file under var/
+    allow_origin: str | None = None  # the web's origin, when pages come from another address
+    max_streams: int = 20_000
+    per_session: int = 16  # streams of one session at once (its tabs)
+    sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
+
+
+class NotConfigured(ValueError):
+    """The tier lacks what it needs (says which variable to set)."""
+
+
+def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Session]]:
+    secret = options.secret or os.environ.get("BUMMERL_WEB_SECRET")
+    token = options.web_token or os.environ.get("BUMMERL_WEB_TOKEN")
+    if not secret:
+        raise NotConfigured("the socket tier needs the web's secret to check tickets: set "
+                            "BUMMERL_WEB_SECRET to the web's (bummerl up sets both)")
+    if not token:
+        raise NotConfigured("the socket tier needs the web's credential for the engine "
+                            "service: set BUMMERL_WEB_TOKEN (bummerl up sets it)")
+    address = (options.service_address or os.environ.get("BUMMERL_SERVICE_ADDRESS")
+               or "127.0.0.1:50051")
+    sessions = options.sessions
+    if sessions is None:
+        engine = make_engine(options.database_url)
+        read_only(engine)
+        sessions = sessionmaker(engine)
+    settings = Settings(secret=secret, allow_origin=options.allow_origin,
+                        max_streams=options.max_streams, per_session=options.per_session)
+    return settings, Upstream(address, token), sessions
+
+
+async def _site(options: Options) -> web.AppRunner:
+    settings, upstream, sessions = settings_of(options)
+    runner = web.AppRunner(make_app(settings, upstream, sessions), access_log=None,
+                           shutdown_timeout=1.0)
+    await runner.setup()
+    await web.TCPSite(runner, options.host, options.port, reuse_port=True,
+                      backlog=4096).start()
+    return runner
+
+
+def serve(options: Options, ready: threading.Event | None = None,
+          stop: asyncio.Event | None = None) -> None:
+    """Serve until stopped (Ctrl-C, or `stop` set)."""
+
+    async def main() -> None:
+        runner = await _site(options)
+        if ready is not None:
+            ready.set()
+        try:
+            await (stop or asyncio.Event()).wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(main())
+
+
+class SocketTier:
+    """The socket tier in a daemon thread (for `bummerl up`); `stop()` ends it."""
+
+    def __init__(self, options: Options) -> None:
+        settings_of(options)  # fail here, in the caller's thread, when not configured
+        self.options = options
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping: asyncio.Event | None = None
+        self.ready = threading.Event()
+        self.failed: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="sockets", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.options.host}:{self.options.port}"
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            self.stopping = asyncio.Event()
+            runner = await _site(self.options)
+            self.ready.set()
+            try:
+                await self.stopping.wait()
+            finally:
+                await runner.cleanup()
+
+        try:
+            asyncio.run(main())
+        except BaseException as e:  # noqa: BLE001  (start() reports it)
+            self.failed = e
+            self.ready.set()
+
+    def start(self, timeout: float = 10.0) -> SocketTier:
+        self.thread.start()
+        self.ready.wait(timeout)
+        if self.failed is not None:
+            raise self.failed
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self.stopping is not None:
+            self.loop.call_soon_threadsafe(self.stopping.set)
+        self.thread.join(5)
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(32)

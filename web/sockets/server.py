@@ -1,0 +1,208 @@
+"""The socket tier's HTTP server (aiohttp): the table streams, and its health.
+
+- `GET /sockets/table/<match id>?ticket=T` (`text/event-stream`): 400 for a bad id, 401 for a
+  bad, expired or revoked ticket, 503 past `max_streams` or `per_session` streams (this
+  process is full: the page falls back to reloading its table every 2 s); then `retry`,
+  and an event `table` (id: its seq; data: the table's JSON, `web.tableview.table_json` plus
+  `now` and `actions`) whenever the table changes; `refused` (data: {"error"}) if the service
+  refuses the follow; `end` once the match is over or the session is revoked. A comment every
+  `keepalive_s`; the stream ends after `stream_s` (the browser reconnects, with Last-Event-ID).
+- `GET /sockets/health`: 200 `{"streams": N, "upstream": true|false}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.orm import Session, sessionmaker
+
+from db.people import live_session_hashes
+from web import tickets
+from web.sockets.upstream import Follow, Upstream
+from web.tableview import table_json
+
+log = logging.getLogger(__name__)
+MAX_ID = 2**31 - 1
+
+
+@dataclass
+class Settings:
+    secret: str  # the web's SECRET_KEY: tickets are signed with it
+    allow_origin: str | None = None  # the web's origin, when the page is served from another
+    max_streams: int = 20_000  # streams open at once in this process
+    per_session: int = 16  # streams open at once per session (tabs)
+    keepalive_s: float = 15.0
+    stream_s: float = 600.0
+    session_check_s: float = 2.0  # how often the open streams' sessions are checked
+
+
+@dataclass(eq=False)
+class Stream:
+    session: str  # the SHA-256 of its session's token
+    revoked: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Tier:
+    """One socket process: its upstream, its open streams and their sessions."""
+
+    def __init__(self, settings: Settings, upstream: Upstream,
+                 sessions: sessionmaker[Session]) -> None:
+        self.settings = settings
+        self.upstream = upstream
+        self.sessions = sessions
+        self.streams: set[Stream] = set()
+        self.per_session: Counter[str] = Counter()
+        self.checker: asyncio.Task[None] | None = None
+
+    async def live(self, hashes: list[str]) -> set[str]:
+        def read() -> set[str]:
+            with self.sessions() as s:
+                return live_session_hashes(s, hashes)
+
+        return await asyncio.get_running_loop().run_in_executor(None, read)
+
+    async def check_sessions(self) -> None:
+        """End the streams whose session was revoked (or expired), every `session_check_s`."""
+        while True:
+            await asyncio.sleep(self.settings.session_check_s)
+            if not self.streams:
+                continue
+            try:
+                live = await self.live(sorted({s.session for s in self.streams}))
+            except Exception as e:  # noqa: BLE001  (the database may be away: next round)
+                log.warning("sockets: cannot check the streams' sessions: %s", e)
+                continue
+            for stream in list(self.streams):
+                if stream.session not in live:
+                    stream.revoked.set()
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status,
+                             headers={"Cache-Control": "no-store"})
+
+
+def _event(name: str, data: Any, ident: int | None = None) -> bytes:
+    head = f"id: {ident}\n" if ident is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _state(response: Any) -> dict[str, Any]:
+    state = table_json(response.table)
+    state["now"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    state["actions"] = [{"seq": a.seq, "seat": a.seat, "action": a.action}
+                        for a in response.actions]
+    return state
+
+
+def _after(request: web.Request) -> int:
+    text = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else 0
+
+
+async def table_stream(request: web.Request) -> web.StreamResponse:
+    tier: Tier = request.app["tier"]
+    settings = tier.settings
+    text = request.match_info["match_id"]
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_ID:
+        return _error(400, f"{text[:40]!r} is not a match id")
+    match_id = int(text)
+    try:
+        person_id, session = tickets.read(settings.secret, request.query.get("ticket", ""),
+                                          match_id)
+    except tickets.BadTicket as e:
+        return _error(401, str(e))
+    if session not in await tier.live([session]):
+        return _error(401, "the ticket's session has ended: sign in again")
+    if len(tier.streams) >= settings.max_streams:
+        return _error(503, f"too many table streams here (at most {settings.max_streams})")
+    if tier.per_session[session] >= settings.per_session:
+        return _error(503, f"this session follows {settings.per_session} tables already")
+    stream = Stream(session)
+    tier.streams.add(stream)
+    tier.per_session[session] += 1
+    follow = tier.upstream.follow(person_id, match_id, _after(request))
+    try:
+        return await _serve(request, tier, stream, follow)
+    finally:
+        tier.upstream.stop(follow)
+        tier.streams.discard(stream)
+        tier.per_session[session] -= 1
+        if tier.per_session[session] <= 0:
+            del tier.per_session[session]
+
+
+async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follow
+                 ) -> web.StreamResponse:
+    settings = tier.settings
+    headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
+               "X-Accel-Buffering": "no"}
+    if settings.allow_origin:
+        headers["Access-Control-Allow-Origin"] = settings.allow_origin
+    response = web.StreamResponse(headers=headers)
+    await response.prepare(request)
+    await response.write(b"retry: 2000\n\n")
+    loop = asyncio.get_running_loop()
+    until = loop.time() + settings.stream_s
+    with contextlib.suppress(ConnectionError):
+        while True:
+            left = until - loop.time()
+            if left <= 0:
+                break
+            update = asyncio.ensure_future(follow.take())
+            revoked = asyncio.ensure_future(stream.revoked.wait())
+            done, _ = await asyncio.wait({update, revoked}, return_when=asyncio.FIRST_COMPLETED,
+                                         timeout=min(left, settings.keepalive_s))
+            if update not in done:
+                update.cancel()
+            if revoked not in done:
+                revoked.cancel()
+            if revoked in done:
+                await response.write(_event("end", {"reason": "the session has ended"}))
+                break
+            if update not in done:
+                await response.write(b": keepalive\n\n")
+                continue
+            got = update.result()
+            if got.refused:
+                await response.write(_event("refused", {"error": got.refused}))
+                break
+            await response.write(_event("table", _state(got), got.table.seq))
+            if got.ended:
+                await response.write(_event("end", {"reason": "the match is over"}))
+                break
+    return response
+
+
+async def health(request: web.Request) -> web.Response:
+    tier: Tier = request.app["tier"]
+    return web.json_response({"streams": len(tier.streams),
+                              "upstream": tier.upstream.connected.is_set()})
+
+
+def make_app(settings: Settings, upstream: Upstream, sessions: sessionmaker[Session]
+             ) -> web.Application:
+    """The socket tier's aiohttp app (its upstream starts with it and stops with it)."""
+    app = web.Application()
+    tier = Tier(settings, upstream, sessions)
+    app["tier"] = tier
+    app.router.add_get("/sockets/table/{match_id}", table_stream)
+    app.router.add_get("/sockets/health", health)
+
+    async def lifetime(app: web.Application):  # type: ignore[no-untyped-def]
+        upstream.start()
+        tier.checker = asyncio.ensure_future(tier.check_sessions())
+        yield
+        tier.checker.cancel()
+        await upstream.close()
+
+    app.cleanup_ctx.append(lifetime)
+    return app
