@@ -158,8 +158,11 @@ class SessionInterface(SecureCookieSessionInterface):
 
 def sockets_url(app: Flask) -> str | None:
     """The socket tier's URL as the browser reaches it (`SOCKETS_URL`, else
-    BUMMERL_SOCKETS_URL), without a trailing slash; None: the web's own table feed."""
+    BUMMERL_SOCKETS_URL), without a trailing slash ("/": "", the web's own address); None: the
+    web's own table feed."""
     url = app.config.get("SOCKETS_URL") or os.environ.get("BUMMERL_SOCKETS_URL") or ""
+    if url == "/":  # behind the web's own address (an ingress routes /sockets/ to the tier)
+        return ""
     return url.rstrip("/") or None
 
 

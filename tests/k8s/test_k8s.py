@@ -244,8 +244,8 @@ def listens_on(args: list[str], env: dict[str, str | None]) -> dict[str, int]:
         host, port = parsed.address.rsplit(":", 1)
         assert host == "0.0.0.0", "the service must listen on every interface in a pod"
         ports["grpc"] = int(port)
-    if parsed.command == "web":
-        assert parsed.host == "0.0.0.0", "the dashboard must listen on every interface in a pod"
+    if parsed.command in ("web", "sockets"):
+        assert parsed.host == "0.0.0.0", f"{parsed.command} must listen on every interface in a pod"
         ports["http"] = parsed.port
     if env.get("BUMMERL_METRICS_PORT") and parsed.command in ("serve", "web", "worker"):
         ports["metrics"] = int(env["BUMMERL_METRICS_PORT"] or 0)
@@ -284,7 +284,8 @@ def test_probes_ports_and_scrapes_point_at_what_the_process_opens(overlay):
                 assert number == opened["grpc"]
                 assert spec.get("service", "") in ("", LIVENESS)
             if how == "httpGet":
-                assert number == opened["http"] and spec["path"] == "/healthz"
+                health = "/sockets/health" if c["args"][0] == "sockets" else "/healthz"
+                assert number == opened["http"] and spec["path"] == health
         annotations = w["spec"]["template"]["metadata"].get("annotations", {})
         if "metrics" in opened:
             assert annotations.get("prometheus.io/scrape") == "true"
@@ -318,7 +319,7 @@ def test_every_role_runs_a_real_command(overlay):
         else:
             roles.add(parsed.command)
     assert roles == {"serve", "worker people", "worker moves", "worker batch", "worker hosting",
-                     "beat", "web", "migrate",
+                     "beat", "web", "sockets", "migrate",
                      "migrate-wait"}
     # every long-running role waits for the migration Job
     for d in of_kind(docs, "Deployment"):

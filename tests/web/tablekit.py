@@ -63,6 +63,16 @@ class Site:
     def person(self) -> Person:
         return Person(self.web)
 
+    def sockets_health(self) -> dict[str, Any]:
+        """The socket tier's /sockets/health: {"streams": N, "upstream": bool}."""
+        with urllib.request.urlopen(self.sockets.url + "/sockets/health", timeout=10) as r:
+            found: dict[str, Any] = json.loads(r.read())
+            return found
+
+    def sockets_connected(self) -> bool:
+        """Whether the socket tier's FollowTables stream to the service is open."""
+        return bool(self.sockets_health()["upstream"])
+
 
 class Refused(Exception):
     def __init__(self, status: int, body: dict[str, Any] | str) -> None:
@@ -214,20 +224,22 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
          "BUMMERL_SERVICE_ADDRESS": server.address, "BUMMERL_HOUSE_TOKEN": HOUSE_TOKEN,
          "BUMMERL_HOUSE_MIN_THINK_MS": str(min_think_ms)},
         concurrency=4, pool="threads", logfile=tmp_path / "worker.log")
-    tier = None
-    if sockets is not None:
-        from web.sockets.process import Options, SocketTier
-
-        tier = SocketTier(Options("127.0.0.1", free_port(), service_address=server.address,
-                                  web_token=WEB_TOKEN, secret=SECRET, sessions=sessions,
-                                  **sockets)).start()
-        web_config = {"SOCKETS_URL": tier.url, **(web_config or {})}
+    tier_port = free_port() if sockets is not None else None
+    if tier_port is not None:
+        web_config = {"SOCKETS_URL": f"http://127.0.0.1:{tier_port}", **(web_config or {})}
     web = waitress_server("127.0.0.1", 0, {
         "DATABASE_URL": url, "SERVICE_ADDRESS": server.address, "WEB_TOKEN": WEB_TOKEN,
         "LIVE_POLL_SECONDS": 0.1, "MAX_STREAMS": 8, "TABLE_STREAMS": 16, "SECRET_KEY": SECRET,
         **(web_config or {})}, threads=8)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()
+    tier = None
+    if sockets is not None:  # the pages come from the web's origin: the tier allows it
+        from web.sockets.process import Options, SocketTier
+
+        tier = SocketTier(Options("127.0.0.1", tier_port, service_address=server.address,
+                                  web_token=WEB_TOKEN, secret=SECRET, sessions=sessions,
+                                  allow_origin=url_of(web).rstrip("/"), **sockets)).start()
     site = Site(url_of(web).rstrip("/"), server.address, sessions, server, config, tmp_path,
                 web.dashboard, sockets=tier)
     try:
@@ -238,5 +250,5 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
         if tier is not None:
             tier.stop()
         procs.stop(worker)
-        server.stop(grace=0)
+        site.server.stop(grace=0)  # (a test may have started it again)
         sessions.kw["bind"].dispose()

@@ -54,6 +54,15 @@ def shot(driver, folder: Path, name: str, size: tuple[int, int]) -> Path:
 
 @pytest.fixture
 def site(tmp_path, monkeypatch):
+    """The site as `bummerl up` runs it: the tables' live streams from the socket tier."""
+    with people_site(tmp_path, monkeypatch, sockets={}) as s:
+        yield s
+
+
+@pytest.fixture
+def feed_site(tmp_path, monkeypatch):
+    """The site as `bummerl web` alone serves it: the tables' live streams from the web's own
+    feed (web.tablefeed)."""
     with people_site(tmp_path, monkeypatch) as s:
         yield s
 
@@ -150,6 +159,8 @@ def test_a_guest_plays_a_whole_bummerl_by_clicking(browser, site, artifacts):  #
     join_as_guest(browser, site, "anna")
     match_id = start_game(browser, "house-random")
     browser.execute_script("window.__notReloaded = true;")
+    # the page follows its table at the socket tier (as under `bummerl up`)
+    wait_for(lambda: site.sockets_health()["streams"] == 1, 10, "the table's stream")
     rng = random.Random(7)
     seen = {"lit": 0, "unlit": 0}
     play_a_bummerl(browser, site, rng, seen, artifacts)
@@ -179,7 +190,9 @@ def test_a_guest_plays_a_whole_bummerl_by_clicking(browser, site, artifacts):  #
     assert seen["unlit"] >= 1, seen
 
 
-def test_a_reload_and_another_tab_resume_the_table(browser, site):  # noqa: F811
+@pytest.mark.parametrize("which", ["site", "feed_site"])
+def test_a_reload_and_another_tab_resume_the_table(browser, which, request):  # noqa: F811
+    site = request.getfixturevalue(which)
     join_as_guest(browser, site, "rita")
     match_id = start_game(browser, "house-random")
     rng = random.Random(3)

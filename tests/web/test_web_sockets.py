@@ -199,3 +199,88 @@ def test_forged_expired_and_other_tables_tickets_are_refused_naming_why(site):
             urllib.request.urlopen(urllib.parse.quote(bad, safe=":/?=&%"), timeout=10)
         assert refused.value.code in (400, 401)
         assert words in json.loads(refused.value.read())["error"]
+
+
+STREAMS = 2000
+
+
+@pytest.fixture
+def roomy_site(tmp_path, monkeypatch):
+    with people_site(tmp_path, monkeypatch, min_think_ms=0,
+                     sockets={"per_session": STREAMS}) as s:
+        yield s
+
+
+def test_2000_streams_are_all_served_and_all_hear_the_next_change(roomy_site):
+    """2,000 streams opened at once in this process (an aiohttp client): every one is
+    welcomed, the tier counts them, and the next change reaches each of them."""
+    import asyncio
+
+    import aiohttp
+
+    eve = Person(roomy_site.web)
+    eve.guest("eve")
+    match_id = eve.start("house-random")
+    url = live_url(eve, match_id)
+    seen = my_turn(eve, match_id)["seq"]
+
+    async def run() -> tuple[list[int], list[int], int]:
+        connector = aiohttp.TCPConnector(limit=0)
+        timeout = aiohttp.ClientTimeout(total=120, sock_read=60)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            responses = await asyncio.gather(*(
+                session.get(url, headers={"Last-Event-ID": str(seen)})
+                for _ in range(STREAMS)))
+            try:
+                statuses = [r.status for r in responses]
+                for r in responses:  # each welcomed: its first line is the retry
+                    assert (await r.content.readline()).startswith(b"retry:")
+                async with session.get(roomy_site.sockets.url + "/sockets/health") as h:
+                    open_now = (await h.json())["streams"]
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, play, eve, match_id, random.Random(1), 1)
+
+                async def first_table(r: aiohttp.ClientResponse) -> int:
+                    while True:
+                        line = await r.content.readline()
+                        if line.startswith(b"id: "):
+                            return int(line[4:])
+
+                ids = await asyncio.wait_for(asyncio.gather(*(first_table(r)
+                                                              for r in responses)), 90)
+                return statuses, ids, open_now
+            finally:
+                for r in responses:
+                    r.close()
+
+    statuses, ids, open_now = asyncio.run(run())
+    assert statuses == [200] * STREAMS
+    assert open_now == STREAMS
+    assert len(ids) == STREAMS and min(ids) > seen
+
+
+def test_the_streams_go_on_across_a_restart_of_the_service_missing_nothing(site):
+    """The service is stopped and started again on its address: the tier opens its
+    FollowTables stream again and every follow resumes from the last seq it received; the
+    browser's stream is never dropped."""
+    from services.api.server import create_server
+
+    fay = Person(site.web)
+    fay.guest("fay")
+    match_id = fay.start("house-random")
+    seen = my_turn(fay, match_id)["seq"]
+    events = Events(live_url(fay, match_id), last_id=seen)
+    try:
+        site.server.stop(grace=0)
+        wait_for(lambda: not site.sockets_connected(), 10, "the tier to see the service gone")
+        site.server = create_server(site.service, sessions=site.sessions,
+                                    config=site.config).start()
+        table = play(fay, match_id, random.Random(2), 2)
+        actions: list[int] = []
+        while not actions or actions[-1] < table["seq"] - 1:
+            got = events.next()
+            assert got is not None and got[0] == "table", got
+            actions += [a["seq"] for a in got[2]["actions"]]
+        assert actions == list(range(seen, table["seq"]))
+    finally:
+        events.close()
