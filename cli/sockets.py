@@ -28,6 +28,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-streams", type=int, default=20_000,
                         help="streams open at once; past it a table reloads every 2 s "
                              "(default: %(default)s)")
+    parser.add_argument("--reuse-port", action="store_true",
+                        help="listen with SO_REUSEPORT, so more `bummerl sockets` processes on "
+                             "this host share the port (the kernel spreads the streams)")
     parser.set_defaults(func=run)
 
 
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise KitError(f"--max-streams must be 1 or more, not {args.max_streams}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     options = Options(args.host, args.port, allow_origin=args.allow_origin,
-                      max_streams=args.max_streams)
+                      max_streams=args.max_streams, reuse_port=args.reuse_port)
     try:
         settings_of(options)
     except NotConfigured as e:

@@ -60,9 +60,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--web", default="127.0.0.1:8000", metavar="HOST:PORT",
                         help="where the web dashboard listens (default: %(default)s; "
                              "'off': no dashboard)")
-    parser.add_argument("--sockets", default="127.0.0.1:8001", metavar="HOST:PORT",
+    parser.add_argument("--sockets", default="auto", metavar="HOST:PORT",
                         help="where the socket tier serves the people's tables' live streams "
-                             "(default: %(default)s; 'off': the dashboard's own feed)")
+                             "(default: the dashboard's host and next port, 127.0.0.1:8001; "
+                             "any free port when the dashboard's is 0; 'off': the dashboard's "
+                             "own feed)")
     port = os.environ.get("BUMMERL_METRICS_PORT") or "9100"
     parser.add_argument("--metrics", metavar="HOST:PORT", default=f"127.0.0.1:{port}",
         help="where the Prometheus metrics of the service, the workers and the dashboard are "
@@ -152,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
                                               name="up-hosting",
                                               logfile=logs / "worker-hosting.log"))
         started.append(procs.start_beat(logfile=logs / "beat.log"))
-        sockets, sockets_url = start_sockets(args.sockets, args.web)
         dashboard, web_url = start_dashboard(args.web)
+        sockets, sockets_url = start_sockets(args.sockets, dashboard)
         kit_note = None
         if dashboard is not None:  # the kit's wheel, for the dashboard to serve (web.kit)
             from cli.kitwheel import kit_dir, start_build
@@ -345,27 +347,31 @@ def _ask_to_stop(signum: int, frame: Any) -> None:
     _stop.set()
 
 
-def start_sockets(where: str, web: str) -> tuple[Any, str | None]:
-    """The socket tier (web.sockets) in a thread at HOST:PORT ('off': none, or the dashboard
-    is off) and its URL, or None and why not. The dashboard started after it sends its tables
-    there (BUMMERL_SOCKETS_URL) with tickets signed by the secret both share
-    (BUMMERL_WEB_SECRET, made for this run unless set)."""
-    if where == "off" or web == "off":
+def start_sockets(where: str, dashboard: Any) -> tuple[Any, str | None]:
+    """The socket tier (web.sockets) in a thread at HOST:PORT ('auto': the dashboard's host and
+    next port, or any free port when the dashboard's is 0; 'off', or no dashboard: none) and
+    its URL, or None and why not. The dashboard then sends its tables there, with tickets
+    signed by the secret both share."""
+    if where == "off" or dashboard is None:
         return None, None
-    from web.sockets.process import NotConfigured, Options, SocketTier, new_secret
+    from web.sockets.process import NotConfigured, Options, SocketTier
 
-    os.environ.setdefault("BUMMERL_WEB_SECRET", new_secret())
+    web_host, web_port = dashboard.server.host, int(dashboard.server.port)
+    if where == "auto":
+        where = f"{web_host}:{web_port + 1 if web_port else 0}"
     host, _, port = where.rpartition(":")
-    web_host, _, web_port = web.rpartition(":")
+    any_host = web_host in ("0.0.0.0", "::", "")  # reached by whatever name: any origin
     try:
         tier = SocketTier(Options(host or "127.0.0.1", int(port),
-                                  allow_origin=f"http://{web_host or '127.0.0.1'}:{web_port}"))
+                                  secret=dashboard.app.secret_key,
+                                  allow_origin="*" if any_host
+                                  else f"http://{web_host}:{web_port}"))
         tier.start()
     except (ValueError, NotConfigured) as e:
         return None, f"not started ({where}: {e})"
     except OSError as e:
         return None, f"not started ({where} is in use or cannot be bound: {e.strerror or e})"
-    os.environ["BUMMERL_SOCKETS_URL"] = tier.url
+    dashboard.app.config["SOCKETS_URL"] = tier.url
     return tier, tier.url
 
 

@@ -215,13 +215,11 @@ def install(app: Flask) -> None:
         g.retry_after = e.retry_after
         return error_response(429, "Too many attempts", e.description or "")
 
-    csp = CSP
-    origin = sockets_origin(app)
-    if origin:  # the tables' streams come from the socket tier's origin
-        csp = CSP.replace("connect-src 'self'", f"connect-src 'self' {origin}")
-
     @app.after_request
     def headers(response: Any) -> Any:
+        csp, origin = CSP, sockets_origin(app)
+        if origin:  # the tables' streams come from the socket tier's origin
+            csp = CSP.replace("connect-src 'self'", f"connect-src 'self' {origin}")
         response.headers.setdefault("Content-Security-Policy", csp)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import json
 import os
 import random
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 from tablekit import Person, wait_for
@@ -46,9 +48,13 @@ def test_the_readme_play_in_your_browser(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         assert proc.stdout is not None
+        header = []
         for line in proc.stdout:
+            header.append(line)
             if "Ctrl-C stops everything" in line:
                 break
+        # the tables' live streams: the socket tier, on the dashboard's next port
+        assert f"tables' live streams http://127.0.0.1:{port + 1}" in "".join(header)
         web = f"http://127.0.0.1:{port}"
         person = Person(web)
         status, body, _ = person.get("/play")
@@ -57,6 +63,12 @@ def test_the_readme_play_in_your_browser(tmp_path):
         status, body, _ = person.get("/play")
         assert 'data-bot="house-random"' in body
         match_id = person.start("house-random")
+        _, page, _ = person.get(f"/table/{match_id}")
+        live = html.unescape(re.search(r'data-live-url="([^"]+)"', page).group(1))  # type: ignore[union-attr]
+        assert live.startswith(f"http://127.0.0.1:{port + 1}/sockets/table/{match_id}?ticket=")
+        stream = urllib.request.urlopen(urllib.request.Request(  # the page's EventSource
+            live, headers={"Origin": web}), timeout=60)
+        assert stream.headers["Access-Control-Allow-Origin"] == web
         rng = random.Random(1)
         for _ in range(400):
             state = wait_for(lambda: (lambda t: t if t["state"] != "running"
@@ -66,6 +78,14 @@ def test_the_readme_play_in_your_browser(tmp_path):
                 break
             person.act(match_id, rng.choice(state["legal"]), state["seq"])
         assert state["state"] == "finished"
+        pushed = []  # every change came pushed, to the last
+        for raw in stream:
+            if raw.startswith(b"id: "):
+                pushed.append(int(raw[4:]))
+            if raw.startswith(b"event: end"):
+                break
+        stream.close()
+        assert pushed and pushed[-1] == state["seq"]
         # the README's check as written, run where a reader would (a folder with the .venv):
         # the hash of the seed, then the record downloaded and re-dealt by the engine
         seed = state["seed"]

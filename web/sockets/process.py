@@ -1,6 +1,6 @@
 """Running the socket tier: `serve` (the `bummerl sockets` command's loop) and `SocketTier`
-(in a thread of `bummerl up`), both on one aiohttp site listening with SO_REUSEPORT, so more
-processes on one host share its port."""
+(in a thread of `bummerl up`), each one aiohttp site (with `reuse_port`, more processes on one
+host share its port: the kernel spreads the connections)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class Options:
     database_url: str | None = None  # DATABASE_URL, else the SQLite file under var/
     allow_origin: str | None = None  # the web's origin, when pages come from another address
     max_streams: int = 20_000
+    reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
 
@@ -63,7 +64,7 @@ async def _site(options: Options) -> web.AppRunner:
     runner = web.AppRunner(make_app(settings, upstream, sessions), access_log=None,
                            shutdown_timeout=1.0)
     await runner.setup()
-    await web.TCPSite(runner, options.host, options.port, reuse_port=True,
+    await web.TCPSite(runner, options.host, options.port, reuse_port=options.reuse_port,
                       backlog=4096).start()
     return runner
 
@@ -94,17 +95,19 @@ class SocketTier:
         self.stopping: asyncio.Event | None = None
         self.ready = threading.Event()
         self.failed: BaseException | None = None
+        self.port = options.port  # the port bound (when asked for 0: the one chosen)
         self.thread = threading.Thread(target=self._run, name="sockets", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://{self.options.host}:{self.options.port}"
+        return f"http://{self.options.host}:{self.port}"
 
     def _run(self) -> None:
         async def main() -> None:
             self.loop = asyncio.get_running_loop()
             self.stopping = asyncio.Event()
             runner = await _site(self.options)
+            self.port = runner.addresses[0][1]
             self.ready.set()
             try:
                 await self.stopping.wait()
