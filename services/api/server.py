@@ -100,6 +100,9 @@ class Server:
             ("grpc.max_send_message_length", size),
             # request headers (a bot's token is one): larger ones are RESOURCE_EXHAUSTED
             ("grpc.max_metadata_size", 16 * 1024),
+            # clients may check a quiet connection with pings every 5 s or more (the socket
+            # tier's keepalive finds a dead one that way: web.sockets.upstream)
+            ("grpc.http2.min_ping_interval_without_data_ms", 5000),
             *pending_calls_options(self.config.max_pending_calls),
         ])
         streams = Streams(self.pool, self.config)

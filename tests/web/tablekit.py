@@ -59,6 +59,7 @@ class Site:
     web_app: Any = None
     stoppers: list[Any] = field(default_factory=list)
     sockets: Any = None  # the socket tier (web.sockets.process.SocketTier), when started
+    sockets_proxy: Any = None  # the proxy between the tier and the service, if asked for
 
     def person(self) -> Person:
         return Person(self.web)
@@ -184,11 +185,12 @@ def settings(**changes: Any) -> Settings:
 @contextmanager
 def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Settings | None = None,
                 web_config: dict[str, Any] | None = None, min_think_ms: int = 150,
-                sockets: dict[str, Any] | None = None) -> Iterator[Site]:
+                sockets: dict[str, Any] | None = None, sockets_via: Any = None
+                ) -> Iterator[Site]:
     """The site (see the module docstring); house bots answering a person wait at least
     `min_think_ms` (BUMMERL_HOUSE_MIN_THINK_MS of the worker). With `sockets` (options of
     web.sockets.process.Options), the socket tier too, in a thread, and the web sends its
-    tables there."""
+    tables there (through a `faultproxy.Proxy` to the service with `sockets_via=Proxy`)."""
     from web.server import shutdown, url_of, waitress_server
     from workers import procs
     from workers.app import make_app
@@ -233,15 +235,20 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
         **(web_config or {})}, threads=8)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()
-    tier = None
+    tier = proxy = None
     if sockets is not None:  # the pages come from the web's origin: the tier allows it
         from web.sockets.process import Options, SocketTier
 
-        tier = SocketTier(Options("127.0.0.1", tier_port, service_address=server.address,
+        address = server.address
+        if sockets_via is not None:
+            host, port = server.address.rsplit(":", 1)
+            proxy = sockets_via((host, int(port)))
+            address = f"127.0.0.1:{proxy.port}"
+        tier = SocketTier(Options("127.0.0.1", tier_port, service_address=address,
                                   web_token=WEB_TOKEN, secret=SECRET, sessions=sessions,
                                   allow_origin=url_of(web).rstrip("/"), **sockets)).start()
     site = Site(url_of(web).rstrip("/"), server.address, sessions, server, config, tmp_path,
-                web.dashboard, sockets=tier)
+                web.dashboard, sockets=tier, sockets_proxy=proxy)
     try:
         yield site
     finally:
@@ -249,6 +256,8 @@ def people_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Setting
         thread.join(5)
         if tier is not None:
             tier.stop()
+        if proxy is not None:
+            proxy.close()
         procs.stop(worker)
         site.server.stop(grace=0)  # (a test may have started it again)
         sessions.kw["bind"].dispose()

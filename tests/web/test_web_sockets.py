@@ -284,3 +284,34 @@ def test_the_streams_go_on_across_a_restart_of_the_service_missing_nothing(site)
         assert actions == list(range(seen, table["seq"]))
     finally:
         events.close()
+
+
+def test_a_silently_cut_link_to_the_service_is_found_and_the_tables_go_on(tmp_path, monkeypatch):
+    """The tier reaches the service through a proxy that then holds every byte (a link cut
+    silently: nothing arrives, nothing is closed). The tier's keepalive pings find it within
+    `keepalive_s` and a half; once the link is back the streams resume, missing nothing, and
+    the browser's stream was never dropped."""
+    from faultproxy import BLACKHOLE, Proxy
+
+    with people_site(tmp_path, monkeypatch, min_think_ms=0,
+                     sockets={"keepalive_s": 5.0}, sockets_via=Proxy) as site:
+        proxy = site.sockets_proxy
+        gus = Person(site.web)
+        gus.guest("gus")
+        match_id = gus.start("house-random")
+        seen = my_turn(gus, match_id)["seq"]
+        events = Events(live_url(gus, match_id), last_id=seen)
+        try:
+            wait_for(site.sockets_connected, 10, "the tier's stream to the service")
+            proxy.set(BLACKHOLE)
+            table = play(gus, match_id, random.Random(4), 2)  # (the web reaches the service)
+            wait_for(lambda: not site.sockets_connected(), 15, "the tier to find the cut")
+            proxy.restore()
+            actions: list[int] = []
+            while not actions or actions[-1] < table["seq"] - 1:
+                got = events.next()
+                assert got is not None and got[0] == "table", got
+                actions += [a["seq"] for a in got[2]["actions"]]
+            assert actions == list(range(seen, table["seq"]))
+        finally:
+            events.close()

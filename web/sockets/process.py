@@ -29,6 +29,7 @@ class Options:
     database_url: str | None = None  # DATABASE_URL, else the SQLite file under var/
     allow_origin: str | None = None  # the web's origin, when pages come from another address
     max_streams: int = 20_000
+    keepalive_s: float = 20.0  # the upstream's keepalive pings (web.sockets.upstream)
     reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
@@ -56,7 +57,7 @@ def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Sess
         sessions = sessionmaker(engine)
     settings = Settings(secret=secret, allow_origin=options.allow_origin,
                         max_streams=options.max_streams, per_session=options.per_session)
-    return settings, Upstream(address, token), sessions
+    return settings, Upstream(address, token, options.keepalive_s), sessions
 
 
 async def _site(options: Options) -> web.AppRunner:

@@ -5,6 +5,8 @@ tables land. A follow's tables are merged while its browser is slow (the latest 
 every action since the one it last took), so nothing queues up and no action is lost. When the
 stream breaks (the service restarts, the network drops) it is opened again with backoff and
 every follow is sent again from the last seq it received: nothing is missed, nothing repeated.
+A connection that goes quiet without closing (a cut link, a frozen service) is found by gRPC's
+keepalive pings within `keepalive_s` and a half, and taken as broken.
 """
 
 from __future__ import annotations
@@ -56,8 +58,16 @@ class Follow:
 
 
 class Upstream:
-    def __init__(self, address: str, token: str) -> None:
+    def __init__(self, address: str, token: str, keepalive_s: float = 20.0) -> None:
         self.address = address
+        # a ping every keepalive_s on a quiet connection, answered within half of it, or the
+        # stream is taken as broken and opened again (a link cut silently, a frozen service)
+        self.options = [("grpc.keepalive_time_ms", int(keepalive_s * 1000)),
+                        ("grpc.keepalive_timeout_ms", int(keepalive_s * 500)),
+                        ("grpc.keepalive_permit_without_calls", 1),
+                        ("grpc.http2.max_pings_without_data", 0),
+                        # (gRPC waits this long for a ping's answer, not keepalive_timeout)
+                        ("grpc.http2.ping_timeout_ms", int(keepalive_s * 500))]
         self.metadata = (("authorization", f"Bearer {token}"),)
         self.follows: dict[int, Follow] = {}
         self.ids = itertools.count(1)
@@ -98,7 +108,8 @@ class Upstream:
         failures = 0
         while True:
             try:
-                async with grpc.aio.insecure_channel(self.address) as channel:
+                async with grpc.aio.insecure_channel(self.address,
+                                                     options=self.options) as channel:
                     await self._stream(people_pb2_grpc.PeopleServiceStub(channel))
                 failures = 0
             except asyncio.CancelledError:
