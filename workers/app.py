@@ -139,7 +139,21 @@ def make_app(url: str | None = None, prefix: str | None = None) -> Celery:
         accept_content=["json"],
         task_queues=[Queue(PEOPLE), Queue(MOVES), Queue(BATCH), Queue(HOSTING)],
         task_default_queue=MOVES,
-        task_routes={"bummerl.chunk": {"queue": BATCH}},
+        # each task's queue (the `people` queue is chosen per message: workers.tasks.move_message)
+        task_routes={
+            "bummerl.move": {"queue": MOVES},
+            "bummerl.chunk": {"queue": BATCH},
+            "bummerl.analyse": {"queue": BATCH},
+            "bummerl.cut_exercises": {"queue": BATCH},
+            "bummerl.ladder_tick": {"queue": MOVES},
+            "bummerl.rate": {"queue": MOVES},
+            "bummerl.events_tick": {"queue": MOVES},
+            "bummerl.event_step": {"queue": MOVES},
+            "bummerl.sweep": {"queue": MOVES},
+            "bummerl.versiontests_tick": {"queue": MOVES},
+            "bummerl.hosted_build": {"queue": HOSTING},
+            "bummerl.hosted_reconcile": {"queue": HOSTING},
+        },
         # Reliability: acknowledge after the task ran; a worker lost mid-task puts it back.
         task_acks_late=True,
         task_reject_on_worker_lost=True,

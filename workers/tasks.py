@@ -34,13 +34,13 @@ import os
 import time
 from typing import Any
 
-from workers.app import BATCH, HOSTING, MOVES, PEOPLE, app
+from workers.app import PEOPLE, app
 
 MOVE_LIMIT = float(os.environ.get("BUMMERL_MOVE_TASK_LIMIT", "60"))
 CHUNK_LIMIT = float(os.environ.get("BUMMERL_CHUNK_TASK_LIMIT", "900"))
 
 
-@app.task(name="bummerl.move", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.move", acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=MOVE_LIMIT, time_limit=MOVE_LIMIT + 10)
 def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = None,
                    observation: str | None = None, not_before: float | None = None) -> None:
@@ -50,7 +50,7 @@ def play_move_task(match_id: int, seat: int, seq: int, strategy: str | None = No
                     not_before=not_before)
 
 
-@app.task(name="bummerl.chunk", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.chunk", acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
 def run_chunk_task(chunk_id: int) -> None:
     from workers.simulations import run_chunk
@@ -58,7 +58,7 @@ def run_chunk_task(chunk_id: int) -> None:
     run_chunk(chunk_id, send=send_chunks)
 
 
-@app.task(name="bummerl.analyse", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.analyse", acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
 def analyse_match_task(match_id: int) -> str:
     from workers.analysis import analyse_match
@@ -76,7 +76,7 @@ def analyse_match_task(match_id: int) -> str:
     return result
 
 
-@app.task(name="bummerl.cut_exercises", queue=BATCH, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.cut_exercises", acks_late=True, reject_on_worker_lost=True,
           soft_time_limit=CHUNK_LIMIT, time_limit=CHUNK_LIMIT + 30)
 def cut_exercises_task(limit: int | None = None) -> dict[str, int]:
     from workers.exercises import cut_all
@@ -84,7 +84,7 @@ def cut_exercises_task(limit: int | None = None) -> dict[str, int]:
     return cut_all(limit=limit)
 
 
-@app.task(name="bummerl.ladder_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.ladder_tick", acks_late=True, reject_on_worker_lost=True,
           time_limit=120)
 def ladder_tick_task() -> None:
     from workers.ladder import tick
@@ -92,7 +92,7 @@ def ladder_tick_task() -> None:
     tick()
 
 
-@app.task(name="bummerl.rate", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.rate", acks_late=True, reject_on_worker_lost=True,
           time_limit=60)
 def rate_match_task(match_id: int) -> None:
     from workers.events import after_match
@@ -104,7 +104,7 @@ def rate_match_task(match_id: int) -> None:
     after_match(match_id, send=send_event_step)  # a tournament's leg: its next step now
 
 
-@app.task(name="bummerl.events_tick", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.events_tick", acks_late=True, reject_on_worker_lost=True,
           time_limit=60)
 def events_tick_task() -> None:
     from workers.events import tick
@@ -112,7 +112,7 @@ def events_tick_task() -> None:
     tick(send=send_event_step)
 
 
-@app.task(name="bummerl.event_step", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.event_step", acks_late=True, reject_on_worker_lost=True,
           time_limit=120)
 def event_step_task(tournament_id: int) -> None:
     from workers.events import step
@@ -120,7 +120,7 @@ def event_step_task(tournament_id: int) -> None:
     step(tournament_id)
 
 
-@app.task(name="bummerl.sweep", queue=MOVES, acks_late=True, reject_on_worker_lost=True,
+@app.task(name="bummerl.sweep", acks_late=True, reject_on_worker_lost=True,
           time_limit=120)
 def sweep_task() -> None:
     from workers.sweeper import sweep
@@ -128,7 +128,7 @@ def sweep_task() -> None:
     sweep(send_chunks=send_chunks, send_move=send_move, send_analysis=send_analysis)
 
 
-@app.task(name="bummerl.versiontests_tick", queue=MOVES, acks_late=True,
+@app.task(name="bummerl.versiontests_tick", acks_late=True,
           reject_on_worker_lost=True, time_limit=120)
 def versiontests_tick_task() -> None:
     from workers.versiontests import tick
@@ -136,7 +136,7 @@ def versiontests_tick_task() -> None:
     tick()
 
 
-@app.task(name="bummerl.hosted_build", queue=HOSTING, acks_late=True,
+@app.task(name="bummerl.hosted_build", acks_late=True,
           reject_on_worker_lost=True, time_limit=3600)
 def hosted_build_task(version_id: int) -> str | None:
     from workers.hosted import build
@@ -147,7 +147,7 @@ def hosted_build_task(version_id: int) -> str | None:
     return state
 
 
-@app.task(name="bummerl.hosted_reconcile", queue=HOSTING, acks_late=True,
+@app.task(name="bummerl.hosted_reconcile", acks_late=True,
           reject_on_worker_lost=True, time_limit=300)
 def hosted_reconcile_task() -> list[str]:
     from workers.hosted import reconcile_once
