@@ -24,14 +24,39 @@ Figures:
   with every table open, divided by the tables; and whether the operators' pages still answer
   (`/standings` and `/matches` timed 3 times each while the tables are open: the median).
 
+With `--sockets` (off by default: then the web's own table feed, as above) the site has the
+socket tier too (`bummerl sockets`, web.sockets, a process of its own, sharing the web's
+BUMMERL_WEB_SECRET; the web points its pages at it with BUMMERL_SOCKETS_URL): a person reads the
+table page's `data-live-url` and follows that stream; the answer is visible when the stream's
+`table` event carrying it is read (the event is the whole table: no /api/table fetch). Then:
+
+- `--open N`: N more people (a guest each: one running game per table), each starting a game
+  against the house ("relaxed" time: nothing forfeits in a run) and opening its table's stream,
+  and not playing: idle open tables beside the playing ones. They are made through the web
+  `--open-concurrency` at a time (the time it took is printed) and held by one asyncio loop here.
+- the socket process's RSS and CPU (/proc) with no stream, then with the N idle streams open
+  (over `--idle-seconds`, before anyone plays), divided by N: its cost per idle open table; and
+  the streams refused (503: the page would fall back to polling) or ended early (or told
+  `end`/`refused` while the match runs): any of them makes the run exit 1.
+- the floor, measured in the same run: a bare asyncio SSE relay (bench/sse_relay.py, aiohttp, a
+  process of its own: no tickets, sessions, database or upstream, the event's bytes given to it
+  whole). Every open table and every playing person holds a stream at the relay too, so it holds
+  as many as the tier; every `table` event the tier delivered is POSTed by this process to the
+  relay, which relays it to the same table's relay stream. Beside the tier's figures: the
+  relay's RSS and CPU per idle stream (same moments, same windows), and its delivery time (the
+  event POSTed -> read from its stream) beside the tier's part of the person's wait (the
+  answer's commit -> its event read), each with the ratio.
+
 Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
---broker-url redis://127.0.0.1:6379/10]` (docs/web.md).
+--broker-url redis://127.0.0.1:6379/10] [--sockets --open 2000]` (docs/web.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import atexit
+import html
 import http.client
 import json
 import os
@@ -70,6 +95,31 @@ def free_port() -> int:
         return port
 
 
+def next_event(stream: Any) -> tuple[str, int | None, bytes] | None:
+    """The next server-sent event of `stream` (read line by line): (name, id, data); None once
+    the stream has ended. Comments and `retry` are skipped."""
+    name, ident, data = "message", None, b""
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        line = line.rstrip(b"\r\n")
+        if not line:
+            if data:
+                return name, ident, data
+            name, ident = "message", None
+        elif line.startswith(b"event: "):
+            name = line[7:].decode()
+        elif line.startswith(b"id: "):
+            ident = int(line[4:])
+        elif line.startswith(b"data: "):
+            data = line[6:]
+
+
+def ratio(value: float, floor: float) -> str:
+    return f"x{value / floor:.1f}" if floor > 0 else "x-"
+
+
 def proc_stats(pid: int) -> dict[str, float]:
     """Threads, RSS (MB) and CPU seconds (user + system) of process `pid` (Linux /proc)."""
     status = Path(f"/proc/{pid}/status").read_text()
@@ -95,6 +145,10 @@ class Person:
     errors: list[str] = field(default_factory=list)
     match_id: int | None = None
     actions: int = 0
+    live: str = ""  # the table page's data-live-url (--sockets)
+    relay_port: int = 0  # the bare relay (--sockets): the same events, the floor
+    relay_latencies: list[float] = field(default_factory=list)
+    event: tuple[int | None, bytes] = (None, b"")  # the last `table` event read (id, data)
 
     def connection(self, timeout: float = 60) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
@@ -130,8 +184,33 @@ class Person:
         status, data, headers = self.form(conn, "/play", {"opponent": HOUSE, "time": "relaxed"})
         assert status == 302, f"play: {status} {data[:200]!r}"
         self.match_id = int(headers["Location"].rsplit("/", 1)[1])
-        self.request(conn, "GET", f"/table/{self.match_id}")  # the page: its CSRF token
+        _, page, _ = self.request(conn, "GET", f"/table/{self.match_id}")  # its CSRF token
         conn.close()
+        found = re.search(rb'data-live-url="([^"]+)"', page)
+        self.live = html.unescape(found.group(1).decode()) if found else ""
+
+    def open_stream(self, host: str, port: int, path: str, cookies: bool = True) -> Any:
+        conn = http.client.HTTPConnection(host, port, timeout=120)
+        headers = {"Accept": "text/event-stream"}
+        if cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        conn.request("GET", path, headers=headers)
+        return conn, conn.getresponse()
+
+    def relay_once(self, conn: http.client.HTTPConnection, stream: Any) -> None:
+        """The last event the tier delivered, through the bare relay: POSTed -> read."""
+        ident, data = self.event
+        sent = time.monotonic()
+        conn.request("POST", f"/publish/{self.name}", body=data,
+                     headers={"X-Event-Id": str(ident)})
+        conn.getresponse().read()
+        while True:
+            got = next_event(stream)
+            if got is None:
+                raise RuntimeError("the relay's stream ended")
+            if got[0] == "table" and got[1] == ident:
+                break
+        self.relay_latencies.append(time.monotonic() - sent)
 
     def play(self, times: dict[str, float], ready: threading.Barrier) -> None:
         try:
@@ -143,16 +222,26 @@ class Person:
         ready.wait()  # every table open before anyone plays
         until = times["until"]
         api = self.connection()
-        events = self.connection(timeout=120)
-        events.request("GET", f"/events/table/{self.match_id}", headers={
-            "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()),
-            "Accept": "text/event-stream"})
-        stream = events.getresponse()
+        if self.live:  # the socket tier's stream (--sockets)
+            url = urllib.parse.urlsplit(self.live)
+            events, stream = self.open_stream(url.hostname or self.host, url.port or 80,
+                                              f"{url.path}?{url.query}", cookies=False)
+        else:
+            events, stream = self.open_stream(self.host, self.port,
+                                              f"/events/table/{self.match_id}")
         if stream.status != 200:
             self.errors.append(f"stream refused: {stream.status}")
             return
+        relay = relayed = None
+        if self.relay_port:
+            relay, relayed = self.open_stream(self.host, self.relay_port, f"/relay/{self.name}",
+                                              cookies=False)
+            publish = http.client.HTTPConnection(self.host, self.relay_port, timeout=60)
+            if relayed.status != 200:
+                self.errors.append(f"relay stream refused: {relayed.status}")
+                return
         try:
-            table = self.table(api)
+            table = self.table(api)  # the page's first state (the stream tells changes)
             while time.monotonic() < until and table["state"] == "running":
                 if table["to_act"] != table["seat"]:
                     table = self.wait_change(stream, api, table["seq"])
@@ -173,11 +262,16 @@ class Person:
                     table = self.wait_change(stream, api, after)
                     self.latencies.append(time.monotonic() - sent)
                     self.seen.append((after, time.time()))
+                    if relayed is not None:
+                        self.relay_once(publish, relayed)
         except Exception as e:  # noqa: BLE001
             self.errors.append(f"play: {e!r}")
         finally:
             events.close()
             api.close()
+            if relay is not None:
+                relay.close()
+                publish.close()
 
     def table(self, conn: http.client.HTTPConnection) -> dict[str, Any]:
         status, data, _ = self.request(conn, "GET", f"/api/table/{self.match_id}")
@@ -187,7 +281,21 @@ class Person:
 
     def wait_change(self, stream: Any, conn: http.client.HTTPConnection,
                     seq: int) -> dict[str, Any]:
-        """Read the event stream until an event shows a newer seq; then the table's JSON."""
+        """Read the event stream until an event shows a newer seq; then the table's JSON (the
+        event's own table, at the socket tier)."""
+        if self.live:
+            while True:
+                got = next_event(stream)
+                if got is None:
+                    raise RuntimeError("the event stream ended")
+                name, ident, data = got
+                if name in ("end", "refused"):
+                    raise RuntimeError(f"the stream said {name}: {data[:200]!r}")
+                if name == "table":
+                    table: dict[str, Any] = json.loads(data)
+                    if table["seq"] > seq or table["state"] != "running":
+                        self.event = (ident, data)
+                        return table
         while True:
             line = stream.readline()
             if not line:
@@ -198,13 +306,187 @@ class Person:
                     return self.table(conn)
 
 
+# --- idle open tables (--open) -----------------------------------------------------------------
+class OpenTables:
+    """`count` people who each start a game (a guest each, "relaxed" time) and open its table's
+    stream at the socket tier (and one at the bare relay), and do not play: all on one asyncio
+    loop in a thread of this process. Every `table` event the tier sends is POSTed to the relay
+    (the same events through the floor). `ready` is set once every table is open (or failed)."""
+
+    def __init__(self, host: str, web_port: int, relay_port: int, count: int,
+                 concurrency: int) -> None:
+        self.host, self.web_port, self.relay_port = host, web_port, relay_port
+        self.count, self.concurrency = count, concurrency
+        self.opened = 0
+        self.events = 0  # `table` events the tier sent them (the house's first moves)
+        self.refused: list[str] = []  # streams not opened (503: the page would poll)
+        self.ended: list[str] = []  # streams that ended (or said end/refused) while held
+        self.failed: list[str] = []  # tables not made
+        self.ready = threading.Event()
+        self.made_s = 0.0  # the time to make every table and open its streams
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping: asyncio.Event | None = None
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        if self.loop is not None and self.stopping is not None:
+            self.loop.call_soon_threadsafe(self.stopping.set)
+        self.thread.join(30)
+
+    async def _main(self) -> None:
+        import aiohttp
+
+        self.loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        began = time.monotonic()
+        done = [0]
+        connector = aiohttp.TCPConnector(limit=0)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=60)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout,
+                                         cookie_jar=aiohttp.DummyCookieJar()) as http_:
+            gate = asyncio.Semaphore(self.concurrency)
+
+            def one_done() -> None:
+                done[0] += 1
+                if done[0] == self.count:
+                    self.made_s = time.monotonic() - began
+                    self.ready.set()
+
+            tasks = [asyncio.ensure_future(self._one(http_, gate, i, one_done))
+                     for i in range(self.count)]
+            if not tasks:
+                self.ready.set()
+            await self.stopping.wait()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _one(self, http_: Any, gate: asyncio.Semaphore, i: int, done: Any) -> None:
+        web = f"http://{self.host}:{self.web_port}"
+        cookies: dict[str, str] = {}
+        csrf = [""]
+
+        async def call(method: str, path: str, data: dict[str, str] | None = None) -> Any:
+            headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
+            if data is not None:
+                data = {**data, "csrf_token": csrf[0]}
+            async with http_.request(method, web + path, data=data, headers=headers,
+                                     allow_redirects=False) as r:
+                body = await r.read()
+                for value in r.headers.getall("Set-Cookie", []):
+                    k, _, rest = value.partition("=")
+                    cookies[k] = rest.split(";", 1)[0]
+                found = re.search(rb'name="csrf_token" value="([^"]+)"', body) or re.search(
+                    rb'data-csrf="([^"]+)"', body)
+                if found:
+                    csrf[0] = found.group(1).decode()
+                return r.status, body, r.headers
+
+        key = f"open{i}"
+        signalled = False
+        try:
+            async with gate:
+                await call("GET", "/play")
+                status, _, _ = await call("POST", "/guest", {"name": key})
+                assert status == 302, f"guest: {status}"
+                await call("GET", "/play")
+                status, body, headers = await call("POST", "/play",
+                                                   {"opponent": HOUSE, "time": "relaxed"})
+                assert status == 302, f"play: {status} {body[:200]!r}"
+                match_id = int(headers["Location"].rsplit("/", 1)[1])
+                _, page, _ = await call("GET", f"/table/{match_id}")
+            found = re.search(rb'data-live-url="([^"]+)"', page)
+            assert found, "the table page names no socket tier"
+            accept = {"Accept": "text/event-stream"}
+            tier = await http_.get(html.unescape(found.group(1).decode()), headers=accept)
+            if tier.status != 200:
+                self.refused.append(f"table {match_id}: {tier.status}")
+                tier.release()
+                return
+            relay = await http_.get(f"http://{self.host}:{self.relay_port}/relay/{key}",
+                                    headers=accept)
+            if relay.status != 200:
+                self.refused.append(f"relay {key}: {relay.status}")
+                tier.release()
+                return
+            self.opened += 1
+            done()
+            signalled = True
+            drain = asyncio.ensure_future(self._drain(relay, key))
+            try:
+                await self._hold(http_, tier, match_id, key)
+            finally:
+                drain.cancel()
+                tier.close()
+                relay.close()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            self.failed.append(f"{key}: {e!r}")
+        finally:
+            if not signalled:
+                done()
+
+    async def _hold(self, http_: Any, tier: Any, match_id: int, key: str) -> None:
+        name, ident = "message", ""
+        async for raw in tier.content:
+            line = raw.rstrip(b"\r\n")
+            if line.startswith(b"event: "):
+                name = line[7:].decode()
+            elif line.startswith(b"id: "):
+                ident = line[4:].decode()
+            elif line.startswith(b"data: "):
+                if name != "table":
+                    self.ended.append(f"table {match_id}: {name} {line[6:200]!r}")
+                    return
+                self.events += 1
+                async with http_.post(f"http://{self.host}:{self.relay_port}/publish/{key}",
+                                      data=line[6:], headers={"X-Event-Id": ident}) as r:
+                    await r.read()
+                name, ident = "message", ""
+        self.ended.append(f"table {match_id}: the stream ended")
+
+    async def _drain(self, relay: Any, key: str) -> None:
+        async for _line in relay.content:
+            pass
+        self.ended.append(f"relay {key}: the stream ended")
+
+
+def health(port: int, path: str) -> dict[str, Any]:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request("GET", path)
+        result: dict[str, Any] = json.loads(c.getresponse().read())
+        return result
+    finally:
+        c.close()
+
+
+def wait_health(port: int, path: str, proc: subprocess.Popen[bytes], log: Path,
+                what: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if health(port, path).get("upstream", True):
+                return
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit(f"{what} did not start; its log:\n{tail(log)}")
+        time.sleep(0.3)
+
+
 # --- the site ---------------------------------------------------------------------------------
 def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     service_port, web_port = free_port(), free_port()
     url = args.database_url or f"sqlite:///{tmp / 'people.sqlite3'}"
     tokens = {"BUMMERL_OPERATOR_TOKEN": secrets.token_urlsafe(16),
               "BUMMERL_HOUSE_TOKEN": secrets.token_urlsafe(16),
-              "BUMMERL_WEB_TOKEN": secrets.token_urlsafe(16)}
+              "BUMMERL_WEB_TOKEN": secrets.token_urlsafe(16),
+              "BUMMERL_WEB_SECRET": secrets.token_urlsafe(32)}  # the web's, the tier's
     env = {**os.environ, "DATABASE_URL": url, "BUMMERL_BROKER_DIR": str(tmp / "broker"),
            "BUMMERL_BEAT_SCHEDULE": str(tmp / "beat"),
            "BUMMERL_SERVICE_ADDRESS": f"127.0.0.1:{service_port}",
@@ -242,6 +524,25 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             env, queues="people", concurrency=args.people_concurrency, pool="threads",
             name="people",
             logfile=logs / "worker-people.log", loglevel="WARNING")
+    web_env = dict(env)
+    sockets_port = relay_port = 0
+    if args.sockets:  # the socket tier, and the bare relay beside it (the floor)
+        sockets_port, relay_port = free_port(), free_port()
+        with open(logs / "sockets.log", "w") as out:
+            procs["sockets"] = subprocess.Popen(
+                [bummerl, "sockets", "--host", "127.0.0.1", "--port", str(sockets_port),
+                 "--max-streams", str(args.max_streams)], env=env, cwd=ROOT,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(logs / "relay.log", "w") as out:
+            procs["relay"] = subprocess.Popen(
+                [sys.executable, str(ROOT / "bench" / "sse_relay.py"), "--port",
+                 str(relay_port)], env=env, cwd=ROOT,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_health(sockets_port, "/sockets/health", procs["sockets"], logs / "sockets.log",
+                    "the socket tier")
+        wait_health(relay_port, "/relay/health", procs["relay"], logs / "relay.log",
+                    "the relay")
+        web_env["BUMMERL_SOCKETS_URL"] = f"http://127.0.0.1:{sockets_port}"
     web_config = {"DATABASE_URL": url, "TABLE_STREAMS": args.table_streams,
                   "GUEST_LIMIT": "100000 per minute", "MAX_STREAMS": 16}
     code = ("import sys, json; from web.server import waitress_server; "
@@ -249,7 +550,7 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "s.run()")
     with open(logs / "web.log", "w") as out:
         procs["web"] = subprocess.Popen(
-            [sys.executable, "-c", code, json.dumps(web_config)], env=env, cwd=ROOT,
+            [sys.executable, "-c", code, json.dumps(web_config)], env=web_env, cwd=ROOT,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
     while True:
@@ -264,7 +565,8 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             raise SystemExit(f"the web did not start; its log:\n{tail(logs / 'web.log')}")
         time.sleep(0.3)
     return {"procs": procs, "service": f"127.0.0.1:{service_port}", "web_port": web_port,
-            "env": env, "tokens": tokens, "url": url, "logs": logs}
+            "env": env, "tokens": tokens, "url": url, "logs": logs,
+            "sockets_port": sockets_port, "relay_port": relay_port}
 
 
 def tail(log: Path, lines: int = 20) -> str:
@@ -273,8 +575,7 @@ def tail(log: Path, lines: int = 20) -> str:
 
 
 def stop_site(site: dict[str, Any]) -> None:
-    for name in ("web", "worker", "service"):
-        proc = site["procs"][name]
+    for proc in site["procs"].values():  # every process of the site (its people-worker too)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
     for proc in site["procs"].values():
@@ -436,15 +737,35 @@ def main() -> int:
     parser.add_argument("--broker-url", default=None,
                         help="Celery broker (e.g. redis://127.0.0.1:6379/10; default: the "
                              "embedded filesystem broker)")
+    parser.add_argument("--sockets", action="store_true",
+                        help="the tables' streams from the socket tier (bummerl sockets), "
+                             "beside a bare asyncio SSE relay (the floor); default: the web's "
+                             "own table feed")
+    parser.add_argument("--open", type=int, default=0,
+                        help="idle open tables beside the playing ones (--sockets)")
+    parser.add_argument("--open-concurrency", type=int, default=16,
+                        help="idle tables made through the web at once")
+    parser.add_argument("--idle-seconds", type=float, default=10,
+                        help="the window the idle open tables' cost is measured over")
+    parser.add_argument("--max-streams", type=int, default=20_000,
+                        help="the socket tier's --max-streams")
     args = parser.parse_args()
+    if args.open and not args.sockets:
+        parser.error("--open needs --sockets")
     args.table_streams = args.table_streams or args.people + 16
     tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-people-"))
     atexit.register(shutil.rmtree, tmp, True)  # at exit, also on failure (issue 44)
     site = start_site(args, tmp)
     web_pid = site["procs"]["web"].pid
+    failed = False
     try:
         idle = proc_stats(web_pid)
-        people = [Person("127.0.0.1", site["web_port"], f"p{i}") for i in range(args.people)]
+        tier_pid = relay_pid = 0
+        if args.sockets:
+            tier_pid, relay_pid = site["procs"]["sockets"].pid, site["procs"]["relay"].pid
+            tier0, relay0 = proc_stats(tier_pid), proc_stats(relay_pid)
+        people = [Person("127.0.0.1", site["web_port"], f"p{i}",
+                         relay_port=site["relay_port"]) for i in range(args.people)]
         holder = {"until": 0.0}  # set once every table is open
         began = 0.0
 
@@ -459,6 +780,21 @@ def main() -> int:
         opened = time.monotonic()
         for t in threads:
             t.start()
+        tables = OpenTables("127.0.0.1", site["web_port"], site["relay_port"], args.open,
+                            args.open_concurrency)
+        if args.sockets:
+            tables.start()
+            tables.ready.wait()
+            print(f"open tables: {tables.opened} of {args.open} made through the web (a guest "
+                  f"and a game each, {args.open_concurrency} at once) and their streams open "
+                  f"in {tables.made_s:.1f} s", flush=True)
+            while ready.n_waiting < args.people and any(t.is_alive() for t in threads):
+                time.sleep(0.1)
+            time.sleep(3)  # the house's first moves, then nobody moves: idle
+            tier_a, relay_a = proc_stats(tier_pid), proc_stats(relay_pid)
+            held = health(site["sockets_port"], "/sockets/health")["streams"]
+            time.sleep(args.idle_seconds)
+            tier_b, relay_b = proc_stats(tier_pid), proc_stats(relay_pid)
         ready.wait()
         print(f"{args.people} tables open in {began - opened:.1f} s", flush=True)
         remote_result: list[Any] = []
@@ -468,60 +804,106 @@ def main() -> int:
         time.sleep(min(5.0, args.seconds / 3))
         busy = proc_stats(web_pid)
         cpu_began = busy["cpu_s"]
+        if args.sockets:
+            tier_c, relay_c = proc_stats(tier_pid), proc_stats(relay_pid)
+            all_held = health(site["sockets_port"], "/sockets/health")["streams"]
+            relay_held = health(site["relay_port"], "/relay/health")["streams"]
         pages = operator_pages(site["web_port"])
         time.sleep(max(0.0, began + args.seconds - time.monotonic()))
         end = proc_stats(web_pid)
+        if args.sockets:
+            tier_d, relay_d = proc_stats(tier_pid), proc_stats(relay_pid)
         for t in threads:
             t.join(30)
         remote_thread.join(30)
+        tables.stop()
         latencies = [x for p in people for x in p.latencies]
         errors = [e for p in people for e in p.errors]
         remote = remote_latencies(site, remote_result)
         elapsed = time.monotonic() - began
+        feed = "the socket tier" if args.sockets else "the web"
         print(f"people: {args.people} at once against {HOUSE} through the web, "
               f"{sum(p.actions for p in people)} actions in {elapsed:.0f} s; "
               f"worker concurrency {args.concurrency} (moves) + {args.people_concurrency} "
-              f"(people); minimum think {args.min_think_ms} ms")
+              f"(people); minimum think {args.min_think_ms} ms; the tables' streams from "
+              f"{feed}" + (f"; {args.open} idle open tables beside them" if args.open else ""))
         if latencies:
             ms = [x * 1000 for x in latencies]
             print(f"  person's action -> house answer visible: p50 {quantile(ms, .5):.0f} ms, "
                   f"p99 {quantile(ms, .99):.0f} ms, max {max(ms):.0f} ms (n={len(ms)}); "
                   f"over the minimum think: p50 +{quantile(ms, .5) - args.min_think_ms:.0f} ms, "
-                  f"p99 +{quantile(ms, .99) - args.min_think_ms:.0f} ms")
+                  f"p99 +{quantile(ms, .99) - args.min_think_ms:.0f} ms (aim +100 / +300 ms)")
         house, web = split_latencies(people)
         if house:
             h, w = [x * 1000 for x in house], [x * 1000 for x in web]
             print(f"    of which the house (action's commit -> answer's commit): p50 "
-                  f"{quantile(h, .5):.0f} ms, p99 {quantile(h, .99):.0f} ms; the web (answer's "
+                  f"{quantile(h, .5):.0f} ms, p99 {quantile(h, .99):.0f} ms; {feed} (answer's "
                   f"commit -> visible): p50 {quantile(w, .5):.0f} ms, p99 "
                   f"{quantile(w, .99):.0f} ms")
+        relayed = [x * 1000 for p in people for x in p.relay_latencies]
+        if args.sockets and house and relayed:
+            print(f"    floor, the same events through a bare asyncio SSE relay "
+                  f"(bench/sse_relay.py: POSTed -> read): p50 {quantile(relayed, .5):.1f} ms, "
+                  f"p99 {quantile(relayed, .99):.1f} ms (n={len(relayed)}); the socket tier's "
+                  f"part over it: p50 {ratio(quantile(w, .5), quantile(relayed, .5))}, p99 "
+                  f"{ratio(quantile(w, .99), quantile(relayed, .99))}")
         if remote:
             ms = [x * 1000 for x in remote]
             print(f"  remote gRPC bot's answer -> next turn (one house move between): p50 "
                   f"{quantile(ms, .5):.0f} ms, p99 {quantile(ms, .99):.0f} ms (n={len(ms)}, "
                   f"{args.remote} bots, no minimum think)")
         per = max(1, args.people)
-        cpu = (end["cpu_s"] - cpu_began) / max(0.001, elapsed - min(5.0, args.seconds / 3))
-        pool = 16 + 16 + 2 * args.table_streams
-        print(f"  web process: waitress pool {pool} threads made at start (16 requests + 16 "
-              f"live pages + 2 x {args.table_streams} table streams: an open table holds one "
-              "while its stream is open, and one more for its page's requests)")
+        window = max(0.001, elapsed - min(5.0, args.seconds / 3))
+        cpu = (end["cpu_s"] - cpu_began) / window
+        if not args.sockets:
+            pool = 16 + 16 + 2 * args.table_streams
+            print(f"  web process: waitress pool {pool} threads made at start (16 requests + 16 "
+                  f"live pages + 2 x {args.table_streams} table streams: an open table holds "
+                  "one while its stream is open, and one more for its page's requests)")
         print(f"  web process: idle {idle['threads']} threads, {idle['rss_mb']:.0f} MB; "
               f"{args.people} tables open {busy['threads']} threads, {busy['rss_mb']:.0f} MB, "
               f"CPU {cpu * 100:.0f}% of a core")
         print(f"  per open table: {(busy['threads'] - idle['threads']) / per:.2f} threads, "
               f"{(busy['rss_mb'] - idle['rss_mb']) * 1024 / per:.0f} kB, "
               f"{cpu * 1000 / per:.1f} ms CPU a second")
+        if args.sockets:
+            n = max(1, args.open)
+            kb = (tier_b["rss_mb"] - tier0["rss_mb"]) * 1024 / n
+            rkb = (relay_b["rss_mb"] - relay0["rss_mb"]) * 1024 / n
+            tcpu = (tier_b["cpu_s"] - tier_a["cpu_s"]) / args.idle_seconds * 1000 / n
+            rcpu = (relay_b["cpu_s"] - relay_a["cpu_s"]) / args.idle_seconds * 1000 / n
+            print(f"  socket tier process: no stream {tier0['rss_mb']:.0f} MB; {held} idle "
+                  f"streams {tier_b['rss_mb']:.0f} MB, {tier_b['threads']:.0f} threads, CPU "
+                  f"{(tier_b['cpu_s'] - tier_a['cpu_s']) / args.idle_seconds * 100:.1f}% of a "
+                  f"core; {all_held} streams with the people playing (health), CPU "
+                  f"{(tier_d['cpu_s'] - tier_c['cpu_s']) / window * 100:.0f}% of a core; "
+                  f"floor, the bare relay: {relay0['rss_mb']:.0f} MB, "
+                  f"{relay_b['rss_mb']:.0f} MB, CPU "
+                  f"{(relay_b['cpu_s'] - relay_a['cpu_s']) / args.idle_seconds * 100:.1f}%, "
+                  f"{relay_held} streams, CPU "
+                  f"{(relay_d['cpu_s'] - relay_c['cpu_s']) / window * 100:.0f}%")
+            print(f"  per idle open table ({args.open} open, over {args.idle_seconds:.0f} s "
+                  f"idle): socket tier {kb:.1f} kB, {tcpu:.4f} ms CPU a second (aim < 50 kB, "
+                  f"< 0.2 ms); floor, the bare relay: {rkb:.1f} kB, {rcpu:.4f} ms; ratio "
+                  f"{ratio(kb, rkb)}, {ratio(tcpu, rcpu)}")
         print("  operators' pages with every table open (median of 3): " + ", ".join(
-            f"{k} {v * 1000:.0f} ms" for k, v in pages.items()))
+            f"{k} {v * 1000:.0f} ms" for k, v in pages.items()) + " (aim < 200 ms)")
         refused = [e for e in errors if "refused" in e or "start" in e]
         print(f"  errors: {len(errors)} ({len(refused)} refused or not started)"
               + (f"; first: {errors[0]}" if errors else ""))
+        failed = bool(refused)
+        if args.sockets:
+            gone = [*tables.refused, *tables.ended, *tables.failed]
+            print(f"  open tables: {tables.opened} of {args.open} held; refused (503, the page "
+                  f"would poll): {len(tables.refused)}, ended or degraded while held: "
+                  f"{len(tables.ended)}, not made: {len(tables.failed)}; {tables.events} "
+                  f"events to them" + (f"; first: {gone[0]}" if gone else ""))
+            failed = failed or bool(gone) or tables.opened < args.open
         if latencies:
             print(f"  stdev {statistics.pstdev(latencies) * 1000:.0f} ms")
     finally:
         stop_site(site)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
