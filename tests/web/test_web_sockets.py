@@ -315,3 +315,30 @@ def test_a_silently_cut_link_to_the_service_is_found_and_the_tables_go_on(tmp_pa
             assert actions == list(range(seen, table["seq"]))
         finally:
             events.close()
+
+
+def test_a_stream_opened_while_the_sessions_are_read_is_not_ended():
+    # the check reads the sessions of the streams open when it began; one opened meanwhile
+    # (its session checked at its open) was not asked about, so it is not ended for it
+    import asyncio
+
+    from web.sockets.server import Settings, Stream, Tier
+
+    async def run() -> tuple[Stream, Stream]:
+        tier = Tier(Settings(secret="s", session_check_s=0.01), None, None)  # type: ignore[arg-type]
+        old, late = Stream("old"), Stream("late")
+        tier.streams.add(old)
+
+        async def live(hashes: list[str]) -> set[str]:
+            tier.streams.add(late)  # opened while the database is read
+            await asyncio.sleep(0)
+            return set(hashes)
+
+        tier.live = live  # type: ignore[method-assign]
+        checker = asyncio.ensure_future(tier.check_sessions())
+        await asyncio.sleep(0.1)
+        checker.cancel()
+        return old, late
+
+    old, late = asyncio.run(run())
+    assert not old.revoked.is_set() and not late.revoked.is_set()

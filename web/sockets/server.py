@@ -75,12 +75,15 @@ class Tier:
             await asyncio.sleep(self.settings.session_check_s)
             if not self.streams:
                 continue
+            # only the streams asked about are judged: one opened while the database is read
+            # was not asked about (its session was checked at its open)
+            streams = list(self.streams)
             try:
-                live = await self.live(sorted({s.session for s in self.streams}))
+                live = await self.live(sorted({s.session for s in streams}))
             except Exception as e:  # noqa: BLE001  (the database may be away: next round)
                 log.warning("sockets: cannot check the streams' sessions: %s", e)
                 continue
-            for stream in list(self.streams):
+            for stream in streams:
                 if stream.session not in live:
                     stream.revoked.set()
 
