@@ -38,6 +38,37 @@ def test_the_people_bench_prints_its_figures(redis_url, tmp_path):
     assert "errors: 0 (0 refused or not started)" in out, out
 
 
+def test_the_people_bench_with_the_socket_tier_and_idle_open_tables(redis_url, tmp_path):
+    done = run_bench(tmp_path / "tmp", "--people", "3", "--remote", "1", "--seconds", "4",
+                     "--concurrency", "2", "--min-think-ms", "200", "--broker-url", redis_url,
+                     "--sockets", "--open", "20", "--idle-seconds", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
+    out = done.stdout
+    assert re.search(r"open tables: 20 of 20 made through the web .* in [0-9.]+ s", out), out
+    assert "the tables' streams from the socket tier; 20 idle open tables beside them" in out
+    figures = re.search(r"over the minimum think: p50 ([+-]\d+) ms, p99 ([+-]\d+) ms", out)
+    assert figures and int(figures.group(1)) >= 0, out
+    assert re.search(r"the socket tier \(answer's commit -> visible\): p50 \d+ ms", out), out
+    assert re.search(r"floor, the same events through a bare asyncio SSE relay .*: p50 "
+                     r"[0-9.]+ ms, p99 [0-9.]+ ms \(n=\d+\); the socket tier's part over it: "
+                     r"p50 x", out), out
+    assert re.search(r"socket tier process: no stream \d+ MB; 20 idle streams \d+ MB", out), out
+    assert re.search(r"per idle open table \(20 open, over 2 s idle\): socket tier -?[0-9.]+ "
+                     r"kB, [0-9.]+ ms CPU a second .*; floor, the bare relay: -?[0-9.]+ kB, "
+                     r"[0-9.]+ ms; ratio", out), out
+    assert re.search(r"operators' pages with every table open \(median of 3\): "
+                     r"/standings \d+ ms", out), out
+    assert "errors: 0 (0 refused or not started)" in out, out
+    assert ("open tables: 20 of 20 held; refused (503, the page would poll): 0, ended or "
+            "degraded while held: 0, not made: 0") in out, out
+
+
+def test_open_tables_need_the_socket_tier(tmp_path):
+    done = run_bench(tmp_path / "tmp", "--open", "5")
+    assert done.returncode == 2 and "--open needs --sockets" in done.stderr
+
+
 def test_a_failed_run_removes_its_folder_too(tmp_path):
     done = run_bench(tmp_path / "tmp", "--database-url", "postgresql+psycopg://127.0.0.1:1/none")
     assert done.returncode != 0 and "the service did not start; its log:" in done.stderr
