@@ -886,10 +886,13 @@ def main() -> int:
                   f"{(relay_b['cpu_s'] - relay_a['cpu_s']) / args.idle_seconds * 100:.1f}%, "
                   f"{relay_held} streams, CPU "
                   f"{(relay_d['cpu_s'] - relay_c['cpu_s']) / window * 100:.0f}%")
-            print(f"  per idle open table ({args.open} open, over {args.idle_seconds:.0f} s "
-                  f"idle): socket tier {kb:.1f} kB, {tcpu:.4f} ms CPU a second (aim < 50 kB, "
-                  f"< 0.2 ms); floor, the bare relay: {rkb:.1f} kB, {rcpu:.4f} ms; ratio "
-                  f"{ratio(kb, rkb)}, {ratio(tcpu, rcpu)}")
+            if not args.open:
+                print("  per idle open table: none held (--open N holds N)")
+            else:
+                print(f"  per idle open table ({args.open} open, over {args.idle_seconds:.0f} s "
+                      f"idle): socket tier {kb:.1f} kB, {tcpu:.4f} ms CPU a second (aim < 50 "
+                      f"kB, < 0.2 ms); floor, the bare relay: {rkb:.1f} kB, {rcpu:.4f} ms; "
+                      f"ratio {ratio(kb, rkb)}, {ratio(tcpu, rcpu)}")
         print("  operators' pages with every table open (median of 3): " + ", ".join(
             f"{k} {v * 1000:.0f} ms" for k, v in pages.items()) + " (aim < 200 ms)")
         refused = [e for e in errors if "refused" in e or "start" in e]
