@@ -808,6 +808,8 @@ def main() -> int:
         time.sleep(min(5.0, args.seconds / 3))
         busy = proc_stats(web_pid)
         cpu_began = busy["cpu_s"]
+        service_pid = site["procs"]["service"].pid
+        service_began = proc_stats(service_pid)["cpu_s"]
         if args.sockets:
             tier_c, relay_c = proc_stats(tier_pid), proc_stats(relay_pid)
             all_held = health(site["sockets_port"], "/sockets/health")["streams"]
@@ -815,6 +817,7 @@ def main() -> int:
         pages = operator_pages(site["web_port"])
         time.sleep(max(0.0, began + args.seconds - time.monotonic()))
         end = proc_stats(web_pid)
+        service_cpu = proc_stats(service_pid)["cpu_s"] - service_began
         if args.sockets:
             tier_d, relay_d = proc_stats(tier_pid), proc_stats(relay_pid)
         for t in threads:
@@ -867,6 +870,8 @@ def main() -> int:
         print(f"  web process: idle {idle['threads']} threads, {idle['rss_mb']:.0f} MB; "
               f"{args.people} tables open {busy['threads']} threads, {busy['rss_mb']:.0f} MB, "
               f"CPU {cpu * 100:.0f}% of a core")
+        print(f"  engine service process: CPU {service_cpu / window * 100:.0f}% of a core "
+              "while the people play")
         print(f"  per open table: {(busy['threads'] - idle['threads']) / per:.2f} threads, "
               f"{(busy['rss_mb'] - idle['rss_mb']) * 1024 / per:.0f} kB, "
               f"{cpu * 1000 / per:.1f} ms CPU a second")
