@@ -48,7 +48,8 @@ table page's `data-live-url` and follows that stream; the answer is visible when
   answer's commit -> its event read), each with the ratio.
 
 Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
---broker-url redis://127.0.0.1:6379/10] [--sockets --open 2000]` (docs/web.md).
+--broker-url redis://127.0.0.1:6379/10] [--sockets --open 2000]` (docs/web.md; the socket
+tier's runs: docs/scaling.md).
 """
 
 from __future__ import annotations
