@@ -38,7 +38,8 @@ def test_the_scaling_doc_gives_the_socket_tier_runs():
 
 @pytest.mark.alone
 @pytest.mark.parametrize("command", doc_commands() + doc_commands("scaling.md"),
-                         ids=lambda c: "-".join(c.split()[3:4] + re.findall(r"--open (\d+)", c)))
+                         ids=lambda c: "-".join(c.split()[3:4] + ["sockets"] * ("--sockets" in c)
+                                                + re.findall(r"--open (\d+)", c)))
 def test_the_docs_load_run_as_written(command, redis_url):
     # redis_url: the real Redis must answer (the command names its own database, 10)
     done = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True,
