@@ -32,8 +32,10 @@ table page's `data-live-url` and follows that stream; the answer is visible when
 
 - `--open N`: N more people (a guest each: one running game per table), each starting a game
   against the house ("relaxed" time: nothing forfeits in a run) and opening its table's stream,
-  and not playing: idle open tables beside the playing ones. They are made through the web
-  `--open-concurrency` at a time (the time it took is printed) and held by one asyncio loop here.
+  and not playing: idle open tables beside the playing ones. Their guests and games are made as
+  the web makes them, through PeopleService (StartGuest, StartGame), `--open-concurrency` at a
+  time (the time it took is printed), each table's ticket signed as the web signs the page's
+  (web.tickets), and their streams are held by one asyncio loop here.
 - the socket process's RSS and CPU (/proc) with no stream, then with the N idle streams open
   (over `--idle-seconds`, before anyone plays), divided by N: its cost per idle open table; and
   the streams refused (503: the page would fall back to polling) or ended early (or told
@@ -82,6 +84,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 HOUSE = "house-random"
+RELAXED_MS = (120_000, 600_000)  # the web's "relaxed" preset: 2 min a move + 10 min bank
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -314,9 +317,10 @@ class OpenTables:
     loop in a thread of this process. Every `table` event the tier sends is POSTed to the relay
     (the same events through the floor). `ready` is set once every table is open (or failed)."""
 
-    def __init__(self, host: str, web_port: int, relay_port: int, count: int,
-                 concurrency: int) -> None:
-        self.host, self.web_port, self.relay_port = host, web_port, relay_port
+    def __init__(self, host: str, sockets_port: int, relay_port: int, count: int,
+                 concurrency: int, service: str, web_token: str, secret: str) -> None:
+        self.host, self.sockets_port, self.relay_port = host, sockets_port, relay_port
+        self.service, self.web_token, self.secret = service, web_token, secret
         self.count, self.concurrency = count, concurrency
         self.opened = 0
         self.events = 0  # `table` events the tier sent them (the house's first moves)
@@ -340,6 +344,8 @@ class OpenTables:
 
     async def _main(self) -> None:
         import aiohttp
+        import grpc
+        from bummerl.v1 import people_pb2_grpc
 
         self.loop = asyncio.get_running_loop()
         self.stopping = asyncio.Event()
@@ -357,53 +363,41 @@ class OpenTables:
                     self.made_s = time.monotonic() - began
                     self.ready.set()
 
-            tasks = [asyncio.ensure_future(self._one(http_, gate, i, one_done))
-                     for i in range(self.count)]
-            if not tasks:
-                self.ready.set()
-            await self.stopping.wait()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            async with grpc.aio.insecure_channel(self.service) as channel:
+                stub = people_pb2_grpc.PeopleServiceStub(channel)
+                tasks = [asyncio.ensure_future(self._one(http_, stub, gate, i, one_done))
+                         for i in range(self.count)]
+                if not tasks:
+                    self.ready.set()
+                await self.stopping.wait()
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _one(self, http_: Any, gate: asyncio.Semaphore, i: int, done: Any) -> None:
-        web = f"http://{self.host}:{self.web_port}"
-        cookies: dict[str, str] = {}
-        csrf = [""]
+    async def _one(self, http_: Any, stub: Any, gate: asyncio.Semaphore, i: int,
+                   done: Any) -> None:
+        from bummerl.v1 import match_pb2, people_pb2
 
-        async def call(method: str, path: str, data: dict[str, str] | None = None) -> Any:
-            headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
-            if data is not None:
-                data = {**data, "csrf_token": csrf[0]}
-            async with http_.request(method, web + path, data=data, headers=headers,
-                                     allow_redirects=False) as r:
-                body = await r.read()
-                for value in r.headers.getall("Set-Cookie", []):
-                    k, _, rest = value.partition("=")
-                    cookies[k] = rest.split(";", 1)[0]
-                found = re.search(rb'name="csrf_token" value="([^"]+)"', body) or re.search(
-                    rb'data-csrf="([^"]+)"', body)
-                if found:
-                    csrf[0] = found.group(1).decode()
-                return r.status, body, r.headers
+        from web import tickets
 
         key = f"open{i}"
         signalled = False
         try:
-            async with gate:
-                await call("GET", "/play")
-                status, _, _ = await call("POST", "/guest", {"name": key})
-                assert status == 302, f"guest: {status}"
-                await call("GET", "/play")
-                status, body, headers = await call("POST", "/play",
-                                                   {"opponent": HOUSE, "time": "relaxed"})
-                assert status == 302, f"play: {status} {body[:200]!r}"
-                match_id = int(headers["Location"].rsplit("/", 1)[1])
-                _, page, _ = await call("GET", f"/table/{match_id}")
-            found = re.search(rb'data-live-url="([^"]+)"', page)
-            assert found, "the table page names no socket tier"
+            async with gate:  # a guest and a game, as the web makes them (PeopleService)
+                metadata = (("authorization", f"Bearer {self.web_token}"),)
+                guest = await stub.StartGuest(people_pb2.StartGuestRequest(name=key),
+                                              metadata=metadata)
+                started = await stub.StartGame(people_pb2.StartGameRequest(
+                    person_id=guest.person.person_id, opponent=HOUSE, profile=1,
+                    time_control=match_pb2.TimeControl(move_ms=RELAXED_MS[0],
+                                                        bank_ms=RELAXED_MS[1])),
+                    metadata=metadata)
+            match_id = started.match.match_id
+            ticket = tickets.issue(self.secret, guest.person.person_id, match_id, guest.session)
+            live = (f"http://{self.host}:{self.sockets_port}/sockets/table/{match_id}"
+                    f"?ticket={ticket}")  # what the table page's data-live-url says
             accept = {"Accept": "text/event-stream"}
-            tier = await http_.get(html.unescape(found.group(1).decode()), headers=accept)
+            tier = await http_.get(live, headers=accept)
             if tier.status != 200:
                 self.refused.append(f"table {match_id}: {tier.status}")
                 tier.release()
@@ -782,8 +776,10 @@ def main() -> int:
         opened = time.monotonic()
         for t in threads:
             t.start()
-        tables = OpenTables("127.0.0.1", site["web_port"], site["relay_port"], args.open,
-                            args.open_concurrency)
+        tables = OpenTables("127.0.0.1", site["sockets_port"], site["relay_port"], args.open,
+                            args.open_concurrency, site["service"],
+                            site["tokens"]["BUMMERL_WEB_TOKEN"],
+                            site["tokens"]["BUMMERL_WEB_SECRET"])
         if args.sockets:
             tables.start()
             tables.ready.wait()

@@ -95,10 +95,13 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
     def _safety_s(self) -> float:
         return self.config.safety_s if bus.listening() else self.config.poll_s
 
-    def _table_since(self, person_id: int, match_id: int, after_seq: int
+    def _table_since(self, person_id: int, match_id: int, after_seq: int,
+                     heard: dict[int, tuple[int, str]], memo: dict[str, Any]
                      ) -> tuple[people_pb2.Table, list[tuple[int, int, str]]]:
         view, actions = people.table_since(person_id, match_id, after_seq,
-                                           sessions=self.sessions, config=self.config)
+                                           sessions=self.sessions, config=self.config,
+                                           heard=heard, known_hands=memo.get("hands"))
+        memo["hands"] = (view.match.hand_number, view.hands)
         return table_to_pb(view), actions
 
     @unary

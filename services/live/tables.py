@@ -33,8 +33,11 @@ log = logging.getLogger(__name__)
 MAX_FOLLOWS = 50_000  # follows on one stream at once (a socket process's open tables)
 
 # Reads the person's table and the actions from a seq on (`services.ops.people.table_since`),
-# blocking: (person_id, match_id, after_seq) -> (people_pb2.Table, [(seq, seat, text)]).
-Read = Callable[[int, int, int], tuple[people_pb2.Table, list[tuple[int, int, str]]]]
+# blocking: (person_id, match_id, after_seq, heard, memo) -> (people_pb2.Table,
+# [(seq, seat, text)]); `heard` holds the actions the follow heard announced, by seq, and
+# `memo` is the follow's own to keep what need not be read again (the finished hands).
+Read = Callable[[int, int, int, dict[int, tuple[int, str]], dict[str, Any]],
+                tuple[people_pb2.Table, list[tuple[int, int, str]]]]
 
 
 class Follows:
@@ -73,8 +76,18 @@ class Follows:
         loop = asyncio.get_running_loop()
         woken = asyncio.Event()
         heard = asyncio.Event()  # the change bus listens to the match's channel
-        unsubscribe = notify.subscribe(notify.key(self.site, "match", match_id),
-                                       lambda _change: loop.call_soon_threadsafe(woken.set),
+        actions: dict[int, tuple[int, str]] = {}  # announced with their changes, by seq
+        memo: dict[str, Any] = {}
+
+        def record(change: Any) -> None:  # (on the loop: `actions` is the loop's alone)
+            if change is not None and change.action is not None:
+                actions[change.match.seq - 1] = change.action
+            woken.set()
+
+        def changed(change: Any) -> None:  # (on the committing or the bus's thread)
+            loop.call_soon_threadsafe(record, change)
+
+        unsubscribe = notify.subscribe(notify.key(self.site, "match", match_id), changed,
                                        on_ready=lambda: loop.call_soon_threadsafe(heard.set))
         self.watched.add(match_id, woken)
         try:
@@ -83,7 +96,8 @@ class Follows:
             while True:
                 woken.clear()
                 try:
-                    table, actions = await self.run(self.read, person_id, match_id, seen)
+                    table, sent = await self.run(self.read, person_id, match_id, seen,
+                                                 dict(actions), memo)
                 except ServiceError as e:  # gone, or not the person's seat: say so and end
                     self.outgoing.put_nowait(people_pb2.FollowTablesResponse(
                         follow_id=follow_id, refused=str(e), ended=True))
@@ -99,8 +113,10 @@ class Follows:
                     self.outgoing.put_nowait(people_pb2.FollowTablesResponse(
                         follow_id=follow_id, table=table, ended=over,
                         actions=[people_pb2.TableAction(seq=seq, seat=seat, action=text)
-                                 for seq, seat, text in actions]))
+                                 for seq, seat, text in sent]))
                     seen = max(seen, table.seq)
+                    for old in [q for q in actions if q < seen]:  # sent: no longer needed
+                        actions.pop(old, None)
                 if over:
                     return
                 await woken.wait()

@@ -509,14 +509,20 @@ def _seat_of(s: Session, person_id: int, match_id: int) -> tuple[Bot, Match, int
 
 
 def table(person_id: int, match_id: int, *, sessions: sessionmaker[Session] | None = None,
-          config: Settings | None = None) -> TableView:
-    """Match `match_id` as person `person_id`'s seat sees it (PermissionDenied for another)."""
+          config: Settings | None = None, known_hands: tuple[int, list[Hand]] | None = None
+          ) -> TableView:
+    """Match `match_id` as person `person_id`'s seat sees it (PermissionDenied for another).
+    `known_hands`: the finished hands read when the match was at hand number N, as (N, hands):
+    not read again while it still is and runs."""
     config = config or settings()
     with factory_of(sessions)() as s:
         _, m, seat = _seat_of(s, person_id, match_id)
         obs = matches.observe_match(m, seat, sessions=sessions)
         hands: list[Hand] = []
-        if m.hand_number or obs.to_act is None:  # else the first hand is under way
+        if known_hands is not None and known_hands[0] == m.hand_number \
+                and obs.to_act is not None:
+            hands = known_hands[1]
+        elif m.hand_number or obs.to_act is None:  # else the first hand is under way
             hands = list(s.scalars(select(Hand).where(Hand.match_id == match_id,
                                                       Hand.winner.is_not(None))
                                    .order_by(Hand.number)))
@@ -529,13 +535,21 @@ MAX_ACTIONS_SENT = 500  # the most actions a followed table's update carries (a 
 
 
 def table_since(person_id: int, match_id: int, after_seq: int, *,
-                sessions: sessionmaker[Session] | None = None, config: Settings | None = None
+                sessions: sessionmaker[Session] | None = None, config: Settings | None = None,
+                heard: dict[int, tuple[int, str]] | None = None,
+                known_hands: tuple[int, list[Hand]] | None = None
                 ) -> tuple[TableView, list[tuple[int, int, str]]]:
-    """The person's table now (`table`) and the match's actions from seq `after_seq` on (the
-    seq of the table its viewer has seen), as (seq, seat, text): what a followed table sends."""
-    view = table(person_id, match_id, sessions=sessions, config=config)
+    """The person's table now (`table`, with `known_hands`) and the match's actions from seq
+    `after_seq` on (the seq of the table its viewer has seen), as (seq, seat, text): what a
+    followed table sends. `heard`: actions by seq already known (from the changes announced),
+    so the log is read only for those missing."""
+    view = table(person_id, match_id, sessions=sessions, config=config,
+                 known_hands=known_hands)
     if view.match.seq <= after_seq:
         return view, []
+    wanted = range(after_seq, view.match.seq)
+    if heard is not None and len(wanted) <= MAX_ACTIONS_SENT and all(q in heard for q in wanted):
+        return view, [(q, *heard[q]) for q in wanted]
     with factory_of(sessions)() as s:
         rows = s.execute(select(ActionLog.seq, ActionLog.seat, ActionLog.action)
                          .where(ActionLog.match_id == match_id, ActionLog.seq >= after_seq,

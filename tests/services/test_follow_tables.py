@@ -166,3 +166,33 @@ def test_only_the_web_may_follow_tables(people):
     with pytest.raises(grpc.RpcError) as caught:
         follower.next()
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_followed_tables_read_after_a_change_is_one_statement(people):
+    """Once a follow has heard the change's action and read the finished hands, the table it
+    sends after the next change costs one statement (the seat's row); the log and the hands
+    are read only when missing."""
+    from servicekit import statements_run
+
+    from services.ops.people import table_since
+
+    gil = people.guest("gil")
+    match_id = start(people, gil.person_id)
+    rng = random.Random(6)
+    while people.my_turn(gil.person_id, match_id).match.hand_number == 0:
+        assert act_once(people, gil.person_id, match_id, rng)
+    sessions = people.service.sessions
+    seen = people.my_turn(gil.person_id, match_id).seq - 1
+    first, actions = table_since(gil.person_id, match_id, seen, sessions=sessions)
+    assert [a[0] for a in actions] == [seen] and first.hands
+    heard = {seq: (seat, text) for seq, seat, text in actions}
+    with statements_run(sessions.kw["bind"]) as cold:
+        table_since(gil.person_id, match_id, seen, sessions=sessions)
+    with statements_run(sessions.kw["bind"]) as warm:
+        again, same = table_since(gil.person_id, match_id, seen, sessions=sessions,
+                                  heard=heard,
+                                  known_hands=(first.match.hand_number, first.hands))
+    assert same == actions and again.hands == first.hands
+    selects = [s for s in warm if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 1, warm
+    assert len([s for s in cold if s.lstrip().upper().startswith("SELECT")]) == 3, cold
