@@ -1,4 +1,4 @@
-"""bench/engine.py, the raw engine's speed, runs as docs/scaling.md and docs/web.md give it
+"""bench/engine.py, the raw engine's speed, runs as docs/scaling.md gives it
 (`.venv/bin/python bench/engine.py`) and prints both figures. The figures belong to the bench."""
 
 from __future__ import annotations
