@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
@@ -149,7 +150,8 @@ def submit_live(
     sessions: sessionmaker[Session] | None = None,
     config: Settings | None = None,
     loop: asyncio.AbstractEventLoop | None = None,
-) -> Future[SubmitResult | None] | asyncio.Future[SubmitResult | None] | None:
+    settled: Callable[[SubmitResult | None | BaseException], object] | None = None,
+) -> Future[SubmitResult | None] | asyncio.Future[SubmitResult | None] | bool | None:
     """`submit_action`'s fast path without waiting (for the event loop): if the match's lock
     is free and the action is an ordinary one at the live row's seq (see `_apply_live`), apply
     it and hand it to the group commit. The future gives the result once it is committed (and
@@ -159,7 +161,11 @@ def submit_live(
 
     With `loop` (the running event loop, from which this is called) the future is that
     loop's, and the commit is finished and announced there (one wake-up of the loop per
-    batch); without it, a thread's future, finished on the committer's thread."""
+    batch); without it, a thread's future, finished on the committer's thread. With `loop`
+    and `settled`, no future: `settled` is called on the loop with what the future would
+    have given (its result or its error), right after the announcement, and this returns
+    True (an asyncio future's done callback costs a future and a turn of the loop per
+    action: a Play stream's answers)."""
     started = time.perf_counter()
     config = config or settings()
     if request_id is not None and len(request_id) > 64:
@@ -175,8 +181,11 @@ def submit_live(
         if applied is None:
             holder.lock.release()
             return None
-        outcome: Future[SubmitResult | None] | asyncio.Future[SubmitResult | None]
-        outcome = loop.create_future() if loop is not None else Future()
+        outcome: Future[SubmitResult | None] | asyncio.Future[SubmitResult | None] | None
+        if settled is not None and loop is not None:
+            outcome = None
+        else:
+            outcome = loop.create_future() if loop is not None else Future()
         if isinstance(outcome, Future):
             # Not cancellable: a caller that stops waiting must not stop the commit, which
             # goes on and is finished here all the same.
@@ -202,7 +211,7 @@ def submit_live(
             def answer() -> None:
                 # An asyncio future is cancelled when its waiter is (a Play stream that
                 # ended): the commit is finished and announced all the same.
-                if not outcome.done():
+                if outcome is not None and not outcome.done():
                     if isinstance(result, BaseException):
                         outcome.set_exception(result)
                     else:
@@ -211,6 +220,8 @@ def submit_live(
                     announce(site, m, everyone, appended)
                     hand_over(site, m)
                 metrics.action_seconds(started)
+                if settled is not None:  # (a future's callbacks, too, ran after the above)
+                    settled(result)
 
             return answer
 
@@ -219,7 +230,7 @@ def submit_live(
         drop(key)
         holder.lock.release()
         raise
-    return outcome
+    return True if outcome is None else outcome
 
 
 def _apply_live(

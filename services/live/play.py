@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -379,22 +380,17 @@ class PlaySession:
         except Exception as e:  # noqa: BLE001  (report it to the bot, keep the stream)
             self.refuse(answer, e)
             return
-        if live is None:
+        if not live:
             await self._submit_on_pool(answer)
-        else:
-            live.add_done_callback(lambda done: self._settled(answer, done))
 
     def _settled(self, answer: bot_pb2.TurnAnswer,
-                 live: asyncio.Future[actions.SubmitResult | None]) -> None:
-        """The outcome of a fast-path answer (on the loop): committed (the turns follow from
-        the commit's announcement), refused (the pool decides, as for any other answer), or
-        failed (the bot hears why)."""
-        if live.cancelled():
-            return
-        error = live.exception()
-        if error is not None:
-            self.refuse(answer, error)
-        elif live.result() is None:
+                 outcome: actions.SubmitResult | None | BaseException) -> None:
+        """The outcome of a fast-path answer (on the loop, after the commit's announcement):
+        committed (the turns follow from that announcement), refused (the pool decides, as
+        for any other answer), or failed (the bot hears why)."""
+        if isinstance(outcome, BaseException):
+            self.refuse(answer, outcome)
+        elif outcome is None:
             slow = self.loop.create_task(self._submit_on_pool(answer))
             self.slow.add(slow)
             slow.add_done_callback(self.slow.discard)
@@ -422,22 +418,23 @@ class PlaySession:
         resend = code != "ABORTED"  # stale: the current turn is (or will be) sent anyway
         self.events.put_nowait((rejected, resend))
 
-    def submit_live(self, answer: bot_pb2.TurnAnswer
-                    ) -> asyncio.Future[actions.SubmitResult | None] | None:
+    def submit_live(self, answer: bot_pb2.TurnAnswer) -> bool:
         """The common case without a hop to the pool: an ordinary action of a match whose
         live row and game are in memory is applied here, on the event loop, and committed by
-        the group commit (`actions.submit_live`); None: `submit` decides on the pool."""
+        the group commit (`actions.submit_live`; its outcome goes to `_settled`); False:
+        `submit` decides on the pool."""
         seat = self.seats.get(answer.match_id)
         if seat is None:
-            return None
+            return False
         try:
             action = wire.action_from_pb(answer.action)
         except Exception:  # noqa: BLE001  (`submit` answers it with its proper error)
-            return None
+            return False
         return actions.submit_live(
             answer.match_id, seat, action, expected_seq=answer.seq,
             request_id=answer.request_id or None, bot_id=self.bot_id, site=self.site,
-            sessions=self.sessions, config=self.config, loop=self.loop)  # type: ignore[return-value]
+            sessions=self.sessions, config=self.config, loop=self.loop,
+            settled=functools.partial(self._settled, answer)) is not None
 
     def submit(self, answer: bot_pb2.TurnAnswer) -> None:
         seat = self.seats.get(answer.match_id)
