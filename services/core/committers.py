@@ -157,11 +157,20 @@ def _call_all(thens: list[Then]) -> None:
 
 
 def _on(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether this is `loop`'s thread and it is running."""
-    try:
+    """Whether this is `loop`'s thread and it is running. Asked on every action: an asyncio
+    loop knows its thread while it runs (`_thread_id`, None otherwise), and comparing it
+    with this thread's costs no system call; `asyncio.get_running_loop` calls getpid() each
+    time (CPython 3.11), which was 4 % of the loop's busy time (py-spy --gil --native)."""
+    thread = getattr(loop, "_thread_id", _UNKNOWN)
+    if thread is not _UNKNOWN:
+        return thread == threading.get_ident()
+    try:  # another kind of loop
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
+
+
+_UNKNOWN = object()
 
 
 class LoopCommit:

@@ -33,6 +33,7 @@ stream.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
@@ -82,6 +83,45 @@ BACK_MESSAGE = "the database is back: your pending turns follow"
 HELLO_WAIT_S = 0.5  # how long a new stream waits for the bot's Hello before its Welcome
 
 
+class Events:
+    """A stream's events, read by its one writer (`responses`): an asyncio.Queue's
+    `put_nowait`, `get`, `get_nowait` and `empty`, on the loop only (other threads hand theirs
+    over with `call_soon_threadsafe`). Bound to its loop once: an asyncio.Queue looks its loop
+    up at every wait (`asyncio.get_running_loop`, which calls getpid() each time in CPython
+    3.11: 4 % of the loop's busy time, py-spy --gil --native), a Play stream waits once per
+    turn."""
+
+    __slots__ = ("loop", "items", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: collections.deque[object] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: object) -> None:
+        self.items.append(item)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self.items
+
+    def get_nowait(self) -> object:
+        if not self.items:
+            raise asyncio.QueueEmpty
+        return self.items.popleft()
+
+    async def get(self) -> object:
+        while not self.items:
+            self.waiter = self.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        return self.items.popleft()
+
+
 class PlaySession:
     def __init__(self, bot: Bot, sessions: sessionmaker[Session] | None,
                  config: Settings | None, run: Callable[..., Any],
@@ -96,7 +136,7 @@ class PlaySession:
         self.site = connections.site_of(self.bind)
         self.loop = asyncio.get_running_loop()
         self.thread = threading.get_ident()  # the loop's thread
-        self.events: asyncio.Queue[object] = asyncio.Queue()
+        self.events = Events(self.loop)
         self.sent: dict[int, int] = {}  # match id -> seq of the turn last sent
         self.known: dict[int, int] = {}  # match id -> hand number last reported
         self.seats: dict[int, int] = {}  # match id -> the bot's seat
