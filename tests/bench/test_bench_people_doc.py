@@ -1,6 +1,7 @@
 """The docs' load runs of bench/people.py, exactly as docs/scaling.md writes them: the socket
-tier's runs (`--sockets`: 50 and 500 people playing, and 50 beside 5,000 idle open tables). They finish, print their figures, and nobody is refused (the issue's target at 500
-open tables; issue 47's with the socket tier: no idle open table refused or ended either).
+tier's runs (`--sockets`: 50 and 500 people playing, and 50 beside 5,000 idle open tables).
+They finish, print their figures, and nobody is refused (issue 47's target: no open table
+refused or ended, the idle ones neither).
 They saturate the machine for a minute or a few each, so they are marked `alone`: scripts/test
 runs them after the rest of the suite, one at a time. The latencies are the bench's to print,
 not this test's to judge."""
