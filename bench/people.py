@@ -740,7 +740,7 @@ def main() -> int:
     parser.add_argument("--open", type=int, default=0,
                         help="idle open tables beside the playing ones (--sockets)")
     parser.add_argument("--open-concurrency", type=int, default=16,
-                        help="idle tables made through the web at once")
+                        help="idle tables made at once (through PeopleService)")
     parser.add_argument("--idle-seconds", type=float, default=10,
                         help="the window the idle open tables' cost is measured over")
     parser.add_argument("--max-streams", type=int, default=20_000,
@@ -783,8 +783,8 @@ def main() -> int:
         if args.sockets:
             tables.start()
             tables.ready.wait()
-            print(f"open tables: {tables.opened} of {args.open} made through the web (a guest "
-                  f"and a game each, {args.open_concurrency} at once) and their streams open "
+            print(f"open tables: {tables.opened} of {args.open} made (a guest and a game each, "
+                  f"through PeopleService, {args.open_concurrency} at once) and their streams open "
                   f"in {tables.made_s:.1f} s", flush=True)
             while ready.n_waiting < args.people and any(t.is_alive() for t in threads):
                 time.sleep(0.1)
