@@ -342,3 +342,34 @@ def test_a_stream_opened_while_the_sessions_are_read_is_not_ended():
 
     old, late = asyncio.run(run())
     assert not old.revoked.is_set() and not late.revoked.is_set()
+
+
+def test_a_stream_opened_while_the_database_is_away_is_a_503_saying_so(tmp_path):
+    """The tier cannot check the ticket's session (its database does not answer): the stream
+    is refused with a 503 that says why, and nothing is opened."""
+    import asyncio
+
+    import aiohttp
+    from aiohttp.test_utils import TestServer
+    from sqlalchemy.orm import sessionmaker
+
+    from db.base import make_engine
+    from web import tickets
+    from web.sockets.server import Settings, make_app
+    from web.sockets.upstream import Upstream
+
+    away = sessionmaker(make_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'db.sqlite3'}"))
+    app = make_app(Settings(secret="s"), Upstream("127.0.0.1:1", "t"), away)
+    ticket = tickets.issue("s", 1, 7, "session-token")
+
+    async def run() -> tuple[int, dict[str, Any], dict[str, Any]]:
+        async with TestServer(app) as server, aiohttp.ClientSession() as http_:
+            async with http_.get(server.make_url(f"/sockets/table/7?ticket={ticket}")) as r:
+                body = await r.json()
+                status = r.status
+            async with http_.get(server.make_url("/sockets/health")) as h:
+                return status, body, await h.json()
+
+    status, body, health = asyncio.run(run())
+    assert status == 503 and "database does not answer" in body["error"]
+    assert health["streams"] == 0

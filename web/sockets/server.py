@@ -2,7 +2,8 @@
 
 - `GET /sockets/table/<match id>?ticket=T` (`text/event-stream`): 400 for a bad id, 401 for a
   bad, expired or revoked ticket, 503 past `max_streams` or `per_session` streams (this
-  process is full: the page falls back to reloading its table every 2 s); then `retry`,
+  process is full) or while the database cannot be read (the page falls back to reloading its
+  table every 2 s); then `retry`,
   and an event `table` (id: its seq; data: the table's JSON, `web.tableview.table_json` plus
   `now` and `actions`) whenever the table changes; `refused` (data: {"error"}) if the service
   refuses the follow; `end` once the match is over or the session is revoked. A comment every
@@ -123,7 +124,13 @@ async def table_stream(request: web.Request) -> web.StreamResponse:
                                           match_id)
     except tickets.BadTicket as e:
         return _error(401, str(e))
-    if session not in await tier.live([session]):
+    try:
+        live = await tier.live([session])
+    except Exception as e:  # noqa: BLE001  (the database may be away: say so, open nothing)
+        log.warning("sockets: cannot check a stream's session: %s", e)
+        return _error(503, "the session cannot be checked now (the database does not answer): "
+                           "the table reloads itself meanwhile")
+    if session not in live:
         return _error(401, "the ticket's session has ended: sign in again")
     if len(tier.streams) >= settings.max_streams:
         return _error(503, f"too many table streams here (at most {settings.max_streams})")
