@@ -33,7 +33,7 @@ def issue(secret: str, person_id: int, match_id: int, session_token: str) -> str
     return str(serializer.dumps([person_id, match_id, session_hash(session_token)]))
 
 
-def read(secret: str, ticket: str, match_id: int, max_age: float = TICKET_SECONDS
+def read(secret: str, ticket: str, match_id: int, max_age: int = TICKET_SECONDS
          ) -> tuple[int, str]:
     """The person and session hash of a good `ticket` for table `match_id`; else BadTicket
     naming what is wrong."""

@@ -137,9 +137,9 @@ class Upstream:
         call = stub.FollowTables(outgoing(), metadata=self.metadata)
         self.connected.set()
         async for response in call:
-            follow = self.follows.get(response.follow_id)
-            if follow is not None:
-                follow.deliver(response)
+            found = self.follows.get(response.follow_id)
+            if found is not None:
+                found.deliver(response)
 
 
 def _short(error: BaseException) -> str:
