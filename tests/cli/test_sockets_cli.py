@@ -1,5 +1,5 @@
 """`bummerl sockets` as docs/cli.md gives it: a process of its own that says what it lacks,
-serves its health, and stops on Ctrl-C."""
+serves its health, and stops on Ctrl-C or SIGTERM (a pod's stop)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +40,8 @@ def test_without_the_webs_secret_it_says_what_to_set(tmp_path):
     assert "BUMMERL_WEB_SECRET" in out and "Traceback" not in out
 
 
-def test_it_serves_its_health_and_stops_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_it_serves_its_health_and_stops_on_ctrl_c_or_sigterm(tmp_path, stop):
     port = free_port()
     env = {**os.environ, "BUMMERL_WEB_SECRET": "s", "BUMMERL_WEB_TOKEN": "t",
            "BUMMERL_SERVICE_ADDRESS": f"127.0.0.1:{free_port()}",  # nobody there yet
@@ -58,7 +61,7 @@ def test_it_serves_its_health_and_stops_on_ctrl_c(tmp_path):
             except OSError:
                 assert time.monotonic() < deadline, "never answered"
                 time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         assert proc.wait(30) == 0
     finally:
         if proc.poll() is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -70,16 +71,18 @@ async def _site(options: Options) -> web.AppRunner:
     return runner
 
 
-def serve(options: Options, ready: threading.Event | None = None,
-          stop: asyncio.Event | None = None) -> None:
-    """Serve until stopped (Ctrl-C, or `stop` set)."""
+def serve(options: Options) -> None:
+    """Serve until Ctrl-C or SIGTERM (a pod's stop): the streams are closed, and their browsers
+    reconnect (elsewhere behind the same address) from the last seq they saw."""
 
     async def main() -> None:
         runner = await _site(options)
-        if ready is not None:
-            ready.set()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
         try:
-            await (stop or asyncio.Event()).wait()
+            await stop.wait()
         finally:
             await runner.cleanup()
 
