@@ -373,3 +373,38 @@ def test_a_stream_opened_while_the_database_is_away_is_a_503_saying_so(tmp_path)
     status, body, health = asyncio.run(run())
     assert status == 503 and "database does not answer" in body["error"]
     assert health["streams"] == 0
+
+
+def test_a_stream_dropped_at_one_tier_process_resumes_at_another(site):
+    """Two socket processes behind one address: a browser whose stream dropped at one lands on
+    the other with its Last-Event-ID, and gets every action after it (each process follows its
+    own browsers' tables; nothing is shared between them but the service)."""
+    from tablekit import SECRET, WEB_TOKEN, free_port
+
+    from web.sockets.process import Options, SocketTier
+
+    other = SocketTier(Options("127.0.0.1", free_port(), service_address=site.service,
+                               web_token=WEB_TOKEN, secret=SECRET,
+                               sessions=site.sessions)).start()
+    try:
+        hal = Person(site.web)
+        hal.guest("hal")
+        match_id = hal.start("house-random")
+        url = live_url(hal, match_id)
+        seen = my_turn(hal, match_id)["seq"]
+        first = Events(url, last_id=seen)
+        rng = random.Random(12)
+        table = play(hal, match_id, rng, 1)
+        name, last, _ = first.next()
+        assert name == "table"
+        first.close()
+        table = play(hal, match_id, rng, 2)
+        again = Events(url.replace(site.sockets.url, other.url), last_id=last)
+        try:
+            name, ident, data = again.next()
+            assert name == "table" and ident == table["seq"]
+            assert [a["seq"] for a in data["actions"]] == list(range(last, table["seq"]))
+        finally:
+            again.close()
+    finally:
+        other.stop()
