@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import grpc
 import pytest
 from bummerl.v1 import bot_pb2_grpc, match_pb2_grpc
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from client import Bot, Runner
@@ -170,3 +170,21 @@ def statements_run(bind) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
         yield statements
     finally:
         psycopg.Cursor.execute = real  # type: ignore[method-assign]
+
+
+def held_after(sessions, match_id: int, seat: int, seq: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The cards `seat` held after the match's first `seq` actions, by the engine alone (from
+    the row's seed and the action log): what a seat's view may show, and nothing else."""
+    import engine
+    from db.models import ActionLog, Hand, Match
+
+    with sessions() as s:
+        m = s.get(Match, match_id)
+        first = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == 0))
+        log = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
+                                                     ActionLog.seq < seq)
+                             .order_by(ActionLog.seq)))
+    game = engine.Match.replay(m.seed, m.profile,
+                               [(a.seat, engine.Action.from_text(a.action)) for a in log],
+                               first_dealer=first.dealer)
+    return sorted(str(c) for c in game.observe(seat).hand)

@@ -15,10 +15,7 @@ import pytest
 from bummerl import wire
 from bummerl.v1 import match_pb2, people_pb2
 from peoplekit import WEB, house_bot, people_service
-from sqlalchemy import select
-
-import engine
-from db.models import ActionLog, Hand, Match
+from servicekit import held_after
 
 
 @pytest.fixture
@@ -74,20 +71,6 @@ def act_once(people, person_id: int, match_id: int, rng: random.Random) -> bool:
     return True
 
 
-def replayed_hand(sessions, match_id: int, seat: int, seq: int) -> list[str]:  # type: ignore[no-untyped-def]
-    """The cards `seat` held after the match's first `seq` actions, by the engine alone."""
-    with sessions() as s:
-        m = s.get(Match, match_id)
-        first = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == 0))
-        log = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
-                                                     ActionLog.seq < seq)
-                             .order_by(ActionLog.seq)))
-    game = engine.Match.replay(m.seed, m.profile,
-                               [(a.seat, engine.Action.from_text(a.action)) for a in log],
-                               first_dealer=first.dealer)
-    return sorted(str(c) for c in game.observe(seat).hand)
-
-
 def test_a_followed_table_is_pushed_at_every_change_with_every_action_and_only_its_seat(people):
     alice = people.guest("alice")
     match_id = start(people, alice.person_id)
@@ -112,8 +95,8 @@ def test_a_followed_table_is_pushed_at_every_change_with_every_action_and_only_i
     tables = [p.table for p in pushed]
     assert [t.seq for t in tables] == sorted({t.seq for t in tables})  # rising, no repeats
     for t in tables[:-1]:  # what the seat holds, and nothing of the other seat's
-        assert sorted(t.observation.hand) == replayed_hand(people.service.sessions, match_id,
-                                                           t.seat, t.seq)
+        assert sorted(t.observation.hand) == held_after(people.service.sessions, match_id,
+                                                         t.seat, t.seq)
         assert t.seat == pushed[0].table.seat and not t.seed_revealed and t.seed == 0
 
 

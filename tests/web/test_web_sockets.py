@@ -15,11 +15,8 @@ import urllib.request
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from servicekit import held_after
 from tablekit import Person, people_site, wait_for
-
-import engine
-from db.models import ActionLog, Hand, Match
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -68,18 +65,14 @@ def live_url(person: Person, match_id: int) -> str:
     return html.unescape(found.group(1))
 
 
-def held(sessions, match_id: int, seat: int, seq: int) -> list[str]:  # type: ignore[no-untyped-def]
-    """The cards `seat` held after the match's first `seq` actions, by the engine alone."""
-    with sessions() as s:
-        m = s.get(Match, match_id)
-        first = s.scalar(select(Hand).where(Hand.match_id == match_id, Hand.number == 0))
-        log = list(s.scalars(select(ActionLog).where(ActionLog.match_id == match_id,
-                                                     ActionLog.seq < seq)
-                             .order_by(ActionLog.seq)))
-    game = engine.Match.replay(m.seed, m.profile,
-                               [(a.seat, engine.Action.from_text(a.action)) for a in log],
-                               first_dealer=first.dealer)
-    return sorted(str(c) for c in game.observe(seat).hand)
+def actions_until(events: Events, seq: int) -> list[int]:
+    """The seqs of the actions the stream's `table` events carry, up to the table at `seq`."""
+    actions: list[int] = []
+    while not actions or actions[-1] < seq - 1:
+        got = events.next()
+        assert got is not None and got[0] == "table", got
+        actions += [a["seq"] for a in got[2]["actions"]]
+    return actions
 
 
 def my_turn(person: Person, match_id: int) -> dict[str, Any]:
@@ -129,7 +122,7 @@ def test_every_change_is_pushed_with_its_actions_and_only_the_seats_cards(site):
     seqs = [a["seq"] for t in tables for a in t["actions"]]
     assert seqs == list(range(final["seq"])), "an action was missed or sent twice"
     for t in tables[:-1]:  # the seat's own cards, and none of the other seat's
-        assert sorted(t["hand"]) == held(site.sessions, match_id, t["seat"], t["seq"])
+        assert sorted(t["hand"]) == held_after(site.sessions, match_id, t["seat"], t["seq"])
         assert t["seed"] is None
     assert tables[-1] == {**final, "now": tables[-1]["now"], "actions": tables[-1]["actions"]}
 
@@ -276,12 +269,7 @@ def test_the_streams_go_on_across_a_restart_of_the_service_missing_nothing(site)
         site.server = create_server(site.service, sessions=site.sessions,
                                     config=site.config).start()
         table = play(fay, match_id, random.Random(2), 2)
-        actions: list[int] = []
-        while not actions or actions[-1] < table["seq"] - 1:
-            got = events.next()
-            assert got is not None and got[0] == "table", got
-            actions += [a["seq"] for a in got[2]["actions"]]
-        assert actions == list(range(seen, table["seq"]))
+        assert actions_until(events, table["seq"]) == list(range(seen, table["seq"]))
     finally:
         events.close()
 
@@ -307,12 +295,7 @@ def test_a_silently_cut_link_to_the_service_is_found_and_the_tables_go_on(tmp_pa
             table = play(gus, match_id, random.Random(4), 2)  # (the web reaches the service)
             wait_for(lambda: not site.sockets_connected(), 15, "the tier to find the cut")
             proxy.restore()
-            actions: list[int] = []
-            while not actions or actions[-1] < table["seq"] - 1:
-                got = events.next()
-                assert got is not None and got[0] == "table", got
-                actions += [a["seq"] for a in got[2]["actions"]]
-            assert actions == list(range(seen, table["seq"]))
+            assert actions_until(events, table["seq"]) == list(range(seen, table["seq"]))
         finally:
             events.close()
 
