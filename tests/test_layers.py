@@ -306,8 +306,9 @@ def test_bots_are_pure_computation_over_the_engine():
 
 
 def web_server_side_uses(source: str) -> list[str]:
-    """What `source` uses of gRPC's or the stubs' server side: `grpc.server`, `grpc.aio`, a
-    `...Servicer` or `add_...Servicer_to_server`."""
+    """What `source` uses of gRPC's or the stubs' server side: `grpc.server`, `grpc.aio.server`
+    (however imported), a `...Servicer` or `add_...Servicer_to_server`. gRPC's asyncio client
+    (`grpc.aio.insecure_channel`, the socket tier's upstream) is a client's."""
     found = []
     for node in ast.walk(ast.parse(source)):
         name = node.attr if isinstance(node, ast.Attribute) else \
@@ -316,11 +317,15 @@ def web_server_side_uses(source: str) -> list[str]:
             continue
         if name.endswith("Servicer") or (name.startswith("add_") and name.endswith("_to_server")):
             found.append(name)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                node.value.id == "grpc" and node.attr in ("server", "aio"):
-            found.append(f"grpc.{node.attr}")
-    for base, names in statements(source, "web.x"):
-        found += [m for m in (base, *names) if m == "grpc.aio" or m.startswith("grpc.aio.")]
+        if isinstance(node, ast.Attribute) and node.attr == "server":
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("grpc", "aio"):
+                found.append(f"{owner.id}.server")
+            elif isinstance(owner, ast.Attribute) and owner.attr == "aio" and \
+                    isinstance(owner.value, ast.Name) and owner.value.id == "grpc":
+                found.append("grpc.aio.server")
+    for _module, names in statements(source, "web.x"):
+        found += [n for n in names if n in ("grpc.server", "grpc.aio.server")]
     return found
 
 
@@ -343,8 +348,10 @@ def test_web_is_a_client_of_the_service_through_the_stubs_only():
 
 def test_the_web_checker_sees_the_server_side():
     assert web_server_side_uses("import grpc\ns = grpc.server(None)\n") == ["grpc.server"]
-    assert web_server_side_uses("from grpc import aio\n") == ["grpc.aio"]
-    assert "grpc.aio" in web_server_side_uses("import grpc.aio\n")
+    assert web_server_side_uses("import grpc\ns = grpc.aio.server()\n") == ["grpc.aio.server"]
+    assert web_server_side_uses("from grpc import aio\ns = aio.server()\n") == ["aio.server"]
+    assert web_server_side_uses("from grpc.aio import server\n") == ["grpc.aio.server"]
+    assert web_server_side_uses("import grpc\nc = grpc.aio.insecure_channel('a')\n") == []
     assert web_server_side_uses("from bummerl.v1 import people_pb2_grpc as g\n"
                                 "g.add_PeopleServiceServicer_to_server(x, s)\n") == [
         "add_PeopleServiceServicer_to_server"]
