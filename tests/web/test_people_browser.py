@@ -84,7 +84,7 @@ def start_game(driver, opponent: str) -> int:
     return int(driver.find_element("id", "table").get_attribute("data-match"))
 
 
-def my_turn_or_over(driver) -> dict:
+def my_turn_or_over(driver, within: float = 40) -> dict:
     def ready():
         s = state_of(driver)
         if not s:
@@ -96,7 +96,7 @@ def my_turn_or_over(driver) -> dict:
                                 ".pactions button:not([disabled])"):
             return s
         return None
-    return wait_for(ready, 40, "the person's turn")
+    return wait_for(ready, within, "the person's turn")
 
 
 def check_claim_button(driver, s: dict, seen: dict) -> None:
@@ -409,7 +409,10 @@ def test_a_person_plays_a_rated_match_against_a_remote_kit_bot(browser, site, ar
         wait_for(lambda: browser.find_elements("id", "table"), 15, "the table page")
         rng = random.Random(2)
         for _ in range(400):
-            s = my_turn_or_over(browser)
+            # the kit bot answers at once: its answer shows at once (pushed), never after the
+            # page's quiet reload (the reply to the person's own action, if it arrives after
+            # the pushed answer, must not draw the older table over it)
+            s = my_turn_or_over(browser, within=8)
             if s["state"] != "running":
                 break
             assert s["rated"] and s["opponent_connected"]

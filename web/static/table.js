@@ -294,11 +294,17 @@
       .then(function (r) { return r.json().then(function (d) { return {ok: r.ok, data: d}; }); })
       .then(function (a) {
         busy = false;
-        if (a.ok) { refuse(""); state = a.data; draw(); }
+        // the table after the action, unless a newer one came meanwhile (the stream can bring
+        // the opponent's answer before this reply arrives: the older table would hide it)
+        if (a.ok) { refuse(""); if (newer(a.data)) { state = a.data; } draw(); }
         else { refuse("Refused: " + (a.data.error || "the server said no")); return load(); }
       })
       .catch(function () { busy = false; refuse("The server does not answer; retrying…"); return load(); });
   }
+
+  // whether table `d` is as new as the one drawn or newer (seqs only grow; the end of a match
+  // may come without a new seq, on time): an answer that left before a pushed table is older
+  function newer(d) { return d.seq > state.seq || (d.seq === state.seq && (state.state === "running" || d.state !== "running")); }
 
   function intend(action) {
     if (busy || state.state !== "running" || !legal(action)) { return; }
@@ -311,7 +317,11 @@
     if (loading) { return loading; }
     loading = fetch(root.dataset.stateUrl, {credentials: "same-origin"})
       .then(function (r) { return r.ok ? r.json() : null; })
-      .then(function (d) { loading = null; if (d && (d.seq !== state.seq || d.state !== state.state || d.on_clock !== state.on_clock)) { state = d; draw(); } else if (d) { state = d; tick(); } })
+      .then(function (d) {
+        loading = null;
+        if (!d || !newer(d)) { return; }
+        if (d.seq !== state.seq || d.state !== state.state || d.on_clock !== state.on_clock) { state = d; draw(); } else { state = d; tick(); }
+      })
       .catch(function () { loading = null; });
     return loading;
   }
@@ -350,8 +360,8 @@
     source.addEventListener("open", function () { badge.textContent = "● live"; badge.className = "live"; });
     source.addEventListener("table", function (event) {
       var d = JSON.parse(event.data);
-      if (d.seq > state.seq || d.state !== state.state) { state = d; draw(); }
-      else if (d.seq === state.seq) { state = d; tick(); }
+      if (!newer(d)) { return; }
+      if (d.seq > state.seq || d.state !== state.state) { state = d; draw(); } else { state = d; tick(); }
     });
     source.addEventListener("refused", function (event) {
       source.close(); refuse(JSON.parse(event.data).error); poll();
