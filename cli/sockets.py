@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from web.sockets.process import NotConfigured, Options, serve, settings_of
+    from web.sockets.process import NotConfigured, Options, credentials, serve
 
     if args.max_streams < 1:
         raise KitError(f"--max-streams must be 1 or more, not {args.max_streams}")
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     options = Options(args.host, args.port, allow_origin=args.allow_origin,
                       max_streams=args.max_streams, reuse_port=args.reuse_port)
     try:
-        settings_of(options)
+        credentials(options)
     except NotConfigured as e:
         raise KitError(str(e)) from None
     print(f"bummerl sockets on http://{args.host}:{args.port}/sockets/ (Ctrl-C stops it)",

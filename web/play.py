@@ -14,7 +14,6 @@ checks that the person holds the seat.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import (
@@ -37,7 +36,7 @@ from web.params import MAX_ID, ident, json_body, json_int
 from web.queries import Invalid
 from web.security import sockets_url
 from web.service_client import Refused, client
-from web.tableview import opponent_json, table_json
+from web.tableview import opponent_json, stamped, table_json
 
 bp = Blueprint("play", __name__)
 
@@ -175,12 +174,6 @@ def _table(number: int) -> dict[str, Any]:
     answer = client().call("GetTable", people_pb2.GetTableRequest(person_id=person_id(),
                                                                   match_id=number))
     return stamped(table_json(answer.table))
-
-
-def stamped(state: dict[str, Any]) -> dict[str, Any]:
-    """`state` with the server's time (the page counts the clocks down from it)."""
-    state["now"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return state
 
 
 @bp.get("/api/table/<match_id>")

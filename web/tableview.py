@@ -8,6 +8,7 @@ state and nothing else; a click is an intent the server accepts or refuses.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -25,6 +26,12 @@ HAND_REASONS = {
     "closer_failed": "the closer failed to reach 66 (R8.4)",
     "last_trick": "took the last trick, no claim (R8.5)",
 }
+
+
+def stamped(state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with the server's time (the page counts the clocks down from it)."""
+    state["now"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return state
 
 
 def when(stamp: Timestamp, present: bool) -> str | None:

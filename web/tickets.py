@@ -11,26 +11,22 @@ revoked later ends the stream too.
 
 from __future__ import annotations
 
-import hashlib
-
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
+from db.settings import sha256
+
 SALT = "bummerl.table-stream"
-TICKET_SECONDS = 12 * 3600  # a page open longer fetches a new one with its table
+TICKET_SECONDS = 12 * 3600  # past it the stream is refused: the page reloads its table every 2 s
 
 
 class BadTicket(ValueError):
     """A ticket that is forged, expired or not for this match."""
 
 
-def session_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def issue(secret: str, person_id: int, match_id: int, session_token: str) -> str:
     """The ticket of `person_id`'s stream of table `match_id` (session `session_token`)."""
     serializer = URLSafeTimedSerializer(secret, salt=SALT)
-    return str(serializer.dumps([person_id, match_id, session_hash(session_token)]))
+    return str(serializer.dumps([person_id, match_id, sha256(session_token)]))
 
 
 def read(secret: str, ticket: str, match_id: int, max_age: int = TICKET_SECONDS

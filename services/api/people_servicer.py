@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import grpc
@@ -15,20 +14,14 @@ from db.models import PEOPLE_CASUAL, PEOPLE_RATED
 from db.people import PeopleRating
 from db.settings import Settings
 from services.api.people_hints_servicer import HintsMixin
-from services.api.servicers import streaming, token_of, unary
+from services.api.servicers import Streams, streaming, token_of, unary
 from services.core import breaker, connections
-from services.live import bus, convert, tables
-from services.live.watchers import Watched
+from services.live import convert, tables
 from services.ops import people, people_sessions
 
 PEOPLE_SERVICE = people_pb2.DESCRIPTOR.services_by_name["PeopleService"].full_name
 ACCEPTS = {PEOPLE_CASUAL: common_pb2.ACCEPTS_PEOPLE_CASUAL,
            PEOPLE_RATED: common_pb2.ACCEPTS_PEOPLE_RATED}
-
-
-async def _run(function: Any, *args: Any) -> Any:
-    """Run a blocking `function` on the event loop's pool."""
-    return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
 
 def rating_to_pb(row: PeopleRating | None) -> people_pb2.PeopleRating | None:
@@ -71,11 +64,11 @@ def table_to_pb(view: people.TableView) -> people_pb2.Table:
 
 
 class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
-    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | None, config: Settings,
+                 streams: Streams | None = None) -> None:
         self.sessions = sessions
         self.config = config
-
-        self.watched: Watched | None = None  # the followed tables' safety net (on the loop)
+        self.streams = streams or Streams(None, config)  # the server's pool and safety net
 
     def _web(self, context: grpc.ServicerContext, what: str) -> None:
         people.require_web(token_of(context), self.config, what)
@@ -85,15 +78,11 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
         """Pushed tables for a socket process (services.live.tables)."""
         self._web(context, "FollowTables")
         breaker.of_sessions(self.sessions).check()
-        if self.watched is None:
-            self.watched = Watched(self.sessions, _run, self._safety_s)
         site = connections.site_of(connections.bound_engine(self.sessions))
-        follows = tables.Follows(site, self._table_since, _run, self.watched)
+        follows = tables.Follows(site, self._table_since, self.streams.run,
+                                 self.streams.safety_net(self.sessions))
         async for response in tables.serve(request_iterator, follows):
             yield response
-
-    def _safety_s(self) -> float:
-        return self.config.safety_s if bus.listening() else self.config.poll_s
 
     def _table_since(self, person_id: int, match_id: int, after_seq: int,
                      heard: dict[int, tuple[int, str]], memo: dict[str, Any]
@@ -223,7 +212,9 @@ class PeopleServicer(HintsMixin, people_pb2_grpc.PeopleServiceServicer):
 
 
 def add_to_server(server: grpc.Server | grpc.aio.Server, sessions: sessionmaker[Session] | None,
-                  config: Settings) -> str:
-    """Register the PeopleService on `server`; returns its full name (for reflection)."""
-    people_pb2_grpc.add_PeopleServiceServicer_to_server(PeopleServicer(sessions, config), server)
+                  config: Settings, streams: Streams | None = None) -> str:
+    """Register the PeopleService on `server` (its streams with the server's `streams`);
+    returns its full name (for reflection)."""
+    people_pb2_grpc.add_PeopleServiceServicer_to_server(
+        PeopleServicer(sessions, config, streams), server)
     return PEOPLE_SERVICE

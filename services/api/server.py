@@ -114,7 +114,8 @@ class Server:
         test_service = versiontest_servicer.add_to_server(server, self.sessions, self.config)
         tournament_service = tournament_servicer.add_to_server(server, self.sessions,
                                                                self.config)
-        people_service = people_servicer.add_to_server(server, self.sessions, self.config)
+        people_service = people_servicer.add_to_server(server, self.sessions, self.config,
+                                                       streams)
         hosting_service = hosting_servicer.add_to_server(server, self.sessions, self.config)
         self.health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)

@@ -95,6 +95,13 @@ class Streams:
         self.watched: Watched | None = None  # made on the event loop, by the first spectator
         self.players: Players | None = None  # made on the event loop, by the first Play stream
 
+    def safety_net(self, sessions: sessionmaker[Session] | None) -> Watched:
+        """The one safety-net query of every watched match here (spectators' WatchMatch
+        streams and followed tables), made on the event loop by its first user."""
+        if self.watched is None:
+            self.watched = Watched(sessions, self.run, self.safety_s)
+        return self.watched
+
     def safety_s(self) -> float:
         """The streams' safety-net interval: `safety_s`, or `poll_s` while no change bus is
         heard."""
@@ -199,10 +206,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         unsubscribe = notify.subscribe(notify.key(site, "match", request.match_id),
                                        lambda _change: loop.call_soon_threadsafe(woken.set),
                                        on_ready=lambda: loop.call_soon_threadsafe(heard.set))
-        if self.streams.watched is None:
-            self.streams.watched = Watched(self.sessions, self.streams.run,
-                                           self.streams.safety_s)
-        self.streams.watched.add(request.match_id, woken)
+        watched = self.streams.safety_net(self.sessions)
+        watched.add(request.match_id, woken)
         next_seq = max(0, request.from_seq)
         announced: set[int] = set()
         try:
@@ -227,7 +232,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 with contextlib.suppress(TimeoutError):  # (a last resort: one read a minute)
                     await asyncio.wait_for(woken.wait(), WATCH_BACKSTOP_SECONDS)
         finally:
-            self.streams.watched.remove(request.match_id, woken)
+            watched.remove(request.match_id, woken)
             unsubscribe()
             release()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import re
-import socket
 import threading
 import time
 import urllib.error
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 from servicekit import CONFIG
+from serviceprocs import free_port
 from sqlalchemy.orm import Session, sessionmaker
 
 from db.base import make_session_factory
@@ -39,13 +39,6 @@ HOUSE_TOKEN = "house-secret-for-people-tests"
 WEB_TOKEN = "web-secret-for-people-tests"
 HOUSE_BOTS = {"house-random": "random", "house-bully": "bully"}
 SECRET = "web-secret-key-for-people-tests"  # the web's SECRET_KEY, shared with its socket tier
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass

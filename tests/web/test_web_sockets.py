@@ -75,6 +75,18 @@ def actions_until(events: Events, seq: int) -> list[int]:
     return actions
 
 
+def resumes(url: str, last: int, seq: int) -> None:
+    """A stream opened at `url` with Last-Event-ID `last` sends first the table at `seq`, with
+    every action from `last` on."""
+    again = Events(url, last_id=last)
+    try:
+        name, ident, data = again.next()
+        assert name == "table" and ident == seq
+        assert [a["seq"] for a in data["actions"]] == list(range(last, seq))
+    finally:
+        again.close()
+
+
 def my_turn(person: Person, match_id: int) -> dict[str, Any]:
     return wait_for(lambda: (lambda t: t if t["state"] != "running" or t["to_act"] == t["seat"]
                              else None)(person.table(match_id)), 30, "the person's turn")
@@ -141,13 +153,7 @@ def test_a_dropped_stream_resumes_from_the_last_seq_it_saw_missing_nothing(site)
     last = ident
     first.close()  # dropped; the match goes on meanwhile
     table = play(bea, match_id, rng, 3)
-    again = Events(url, last_id=last)
-    try:
-        name, ident, data = again.next()
-        assert name == "table" and ident == table["seq"]
-        assert [a["seq"] for a in data["actions"]] == list(range(last, table["seq"]))
-    finally:
-        again.close()
+    resumes(url, last, table["seq"])
 
 
 def test_a_stream_ends_when_its_session_is_revoked(site):
@@ -382,12 +388,6 @@ def test_a_stream_dropped_at_one_tier_process_resumes_at_another(site):
         assert name == "table"
         first.close()
         table = play(hal, match_id, rng, 2)
-        again = Events(url.replace(site.sockets.url, other.url), last_id=last)
-        try:
-            name, ident, data = again.next()
-            assert name == "table" and ident == table["seq"]
-            assert [a["seq"] for a in data["actions"]] == list(range(last, table["seq"]))
-        finally:
-            again.close()
+        resumes(url.replace(site.sockets.url, other.url), last, table["seq"])
     finally:
         other.stop()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -40,7 +40,9 @@ class NotConfigured(ValueError):
     """The tier lacks what it needs (says which variable to set)."""
 
 
-def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Session]]:
+def credentials(options: Options) -> tuple[str, str]:
+    """The web's secret and token the tier needs (from `options`, else the environment), or
+    NotConfigured naming the variable to set."""
     secret = options.secret or os.environ.get("BUMMERL_WEB_SECRET")
     token = options.web_token or os.environ.get("BUMMERL_WEB_TOKEN")
     if not secret:
@@ -49,6 +51,11 @@ def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Sess
     if not token:
         raise NotConfigured("the socket tier needs the web's credential for the engine "
                             "service: set BUMMERL_WEB_TOKEN (bummerl up sets it)")
+    return secret, token
+
+
+def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Session]]:
+    secret, token = credentials(options)
     address = (options.service_address or os.environ.get("BUMMERL_SERVICE_ADDRESS")
                or "127.0.0.1:50051")
     sessions = options.sessions
@@ -61,14 +68,21 @@ def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Sess
     return settings, Upstream(address, token, options.keepalive_s), sessions
 
 
-async def _site(options: Options) -> web.AppRunner:
+async def _serve_until(options: Options, stop: asyncio.Event,
+                       started: Callable[[web.AppRunner], object] = lambda _runner: None
+                       ) -> None:
+    """Serve the tier's site until `stop` is set (`started` is told once it listens)."""
     settings, upstream, sessions = settings_of(options)
     runner = web.AppRunner(make_app(settings, upstream, sessions), access_log=None,
                            shutdown_timeout=1.0)
     await runner.setup()
-    await web.TCPSite(runner, options.host, options.port, reuse_port=options.reuse_port,
-                      backlog=4096).start()
-    return runner
+    try:
+        await web.TCPSite(runner, options.host, options.port, reuse_port=options.reuse_port,
+                          backlog=4096).start()
+        started(runner)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
 
 
 def serve(options: Options) -> None:
@@ -76,15 +90,11 @@ def serve(options: Options) -> None:
     reconnect (elsewhere behind the same address) from the last seq they saw."""
 
     async def main() -> None:
-        runner = await _site(options)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        try:
-            await stop.wait()
-        finally:
-            await runner.cleanup()
+        await _serve_until(options, stop)
 
     asyncio.run(main())
 
@@ -93,7 +103,7 @@ class SocketTier:
     """The socket tier in a daemon thread (for `bummerl up`); `stop()` ends it."""
 
     def __init__(self, options: Options) -> None:
-        settings_of(options)  # fail here, in the caller's thread, when not configured
+        credentials(options)  # fail here, in the caller's thread, when not configured
         self.options = options
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopping: asyncio.Event | None = None
@@ -107,16 +117,14 @@ class SocketTier:
         return f"http://{self.options.host}:{self.port}"
 
     def _run(self) -> None:
+        def started(runner: web.AppRunner) -> None:
+            self.port = runner.addresses[0][1]
+            self.ready.set()
+
         async def main() -> None:
             self.loop = asyncio.get_running_loop()
             self.stopping = asyncio.Event()
-            runner = await _site(self.options)
-            self.port = runner.addresses[0][1]
-            self.ready.set()
-            try:
-                await self.stopping.wait()
-            finally:
-                await runner.cleanup()
+            await _serve_until(self.options, self.stopping, started)
 
         try:
             asyncio.run(main())
@@ -135,7 +143,3 @@ class SocketTier:
         if self.loop is not None and self.stopping is not None:
             self.loop.call_soon_threadsafe(self.stopping.set)
         self.thread.join(5)
-
-
-def new_secret() -> str:
-    return secrets.token_urlsafe(32)

@@ -19,7 +19,6 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -28,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.people import live_session_hashes
 from web import tickets
 from web.sockets.upstream import Follow, Upstream
-from web.tableview import table_json
+from web.tableview import stamped, table_json
 
 log = logging.getLogger(__name__)
 MAX_ID = 2**31 - 1
@@ -100,8 +99,7 @@ def _event(name: str, data: Any, ident: int | None = None) -> bytes:
 
 
 def _state(response: Any) -> dict[str, Any]:
-    state = table_json(response.table)
-    state["now"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    state = stamped(table_json(response.table))
     state["actions"] = [{"seq": a.seq, "seat": a.seat, "action": a.action}
                         for a in response.actions]
     return state

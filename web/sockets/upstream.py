@@ -40,11 +40,9 @@ class Follow:
         if response.HasField("table"):
             self.seen = max(self.seen, response.table.seq)
         if self.pending is not None and not self.pending.refused:  # merge: keep every action
-            merged = people_pb2.FollowTablesResponse()
-            merged.CopyFrom(response)
-            del merged.actions[:]
-            merged.actions.extend([*self.pending.actions, *response.actions])
-            response = merged
+            actions = [*self.pending.actions, *response.actions]
+            del response.actions[:]
+            response.actions.extend(actions)
         self.pending = response
         self.ready.set()
 
