@@ -19,7 +19,9 @@ true hand but not the stock's order (bench/seeing.py): the most that inferring t
 hand from its play could give this search. `--leads` has it weigh its deals by the opponent's
 leads (`ChampionBot(leads=True)`, bots/leads.py); `--model` by a learned model of the
 opponent's play (`ChampionBot(model=...)`, bots/opponent.py; the shipped model, or the
-one at the path given), its log-likelihood multiplied by `--strength`.
+one at the path given), its log-likelihood multiplied by `--strength`. `--search presumed` has it
+value a closed stock by presumed payoff (`ChampionBot(search="presumed")`, bots/presumed.py);
+against `--opponents champion` that is the new search against today's on the same deals.
 
 Run: `.venv/bin/python bench/strength.py -n 2000 --procs 2` (the issue's full run: hours on a
 small machine), or e.g. `-n 200 --ms 100` for a quicker look.
@@ -40,6 +42,7 @@ from seeing import SIGHTS, add_sight_options, give_sight  # noqa: E402
 
 from bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
 from bots.batch import play_pair  # noqa: E402
+from bots.champion import SEARCHES  # noqa: E402
 from bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 from bots.stats import Totals, summary  # noqa: E402
 from engine import Hand, Profile  # noqa: E402
@@ -63,12 +66,12 @@ class Timed(Bot):
 
 
 def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str, bool,
-                         tuple[str, float] | None]) -> tuple[list, list, list, list]:
+                         tuple[str, float] | None, str]) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads, model = job
+    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads, model, search = job
     searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
-                           clock=clock, leads=leads,
+                           clock=clock, leads=leads, search=search,
                            model=None if model is None else OpponentModel.load(Path(model[0]),
                                                                                model[1]))
     playing: list[Hand] = []
@@ -154,6 +157,10 @@ def main() -> None:
                              "(bots/opponent.py)")
     parser.add_argument("--strength", type=float, default=1.0,
                         help="with --model: the model's log-likelihood is multiplied by this")
+    parser.add_argument("--search", default="pimc", choices=list(SEARCHES),
+                        help="how the champion values a deal: pimc (both seats see every card) "
+                             "or presumed (the opponent's next decision with a closed stock "
+                             "taken without sight of our cards, bots/presumed.py)")
     add_sight_options(parser)
     args = parser.parse_args()
     model = None if args.model is None else (args.model, args.strength)
@@ -162,6 +169,7 @@ def main() -> None:
     seeing = f", {SIGHTS[args.see]}" if args.see else ""
     seeing += ", weighing deals by the opponent's leads" if args.leads else ""
     seeing += f", weighing deals by {args.model} (strength {args.strength})" if args.model else ""
+    seeing += f", search {args.search}" if args.search != "pimc" else ""
     print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
@@ -174,7 +182,7 @@ def main() -> None:
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
                      args.profile, args.epsilon, args.samples, args.clock, args.see,
-                     args.leads, model)
+                     args.leads, model, args.search)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []

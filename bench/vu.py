@@ -191,6 +191,8 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
     parser.add_argument("--every", type=int, default=50,
                         help="games between progress lines")
+    parser.add_argument("--search", default="pimc", choices=["pimc", "presumed"],
+                        help="how the champion values a deal (ChampionBot's search)")
     add_sight_options(parser)
     args = parser.parse_args()
     if args.see and not args.strategy.startswith("champion"):
@@ -200,6 +202,8 @@ def main() -> None:
         options = {"ms": args.ms, "clock": args.clock}
         if args.objective != "points":
             options["objective"] = args.objective
+        if args.search != "pimc":
+            options["search"] = args.search
     games = list(range(args.seed, args.seed + args.games))
     step = 5
     jobs = [(args.strategy, options, games[i:i + step], args.samples, args.depth, args.see)

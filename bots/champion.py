@@ -30,6 +30,12 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   same deals is dropped after `PRUNE_AFTER` deals, so the budget goes to the close ones, and the
   move ends when one is left. With `share_tables` (the default) all solves of a move share one
   solver (one transposition table) per hand facts.
+- **Search** (`search`): `"pimc"` (the default) solves every deal as if both seats saw every
+  card. `"presumed"` (Wisser's presumed payoff, `bots.presumed`) values a closed stock with the
+  opponent's next decision taken without sight of our cards: our close while the stock is open,
+  and every decision once a stock is closed with cards in it (an exhausted stock hides nothing,
+  so there the two are the same). It costs `presumed_worlds` + 1 solves per answer the opponent
+  has, so fewer deals fit a move.
 - `champion-v1` (`ChampionV1Bot`) is the search before those three options and the later start
   cut-off (`stop_fraction`), kept for comparison (`bench/strength.py --opponents champion-v1`).
 
@@ -68,6 +74,7 @@ from bots.endgame import (
 )
 from bots.leads import lead_weight
 from bots.opponent import OpponentModel
+from bots.presumed import hides_cards, presumed_value
 from engine import Action, ActionKind, Hand, Observation, determinize
 from engine.cards import SUITS
 from engine.rules import WINNING_POINTS
@@ -75,6 +82,8 @@ from engine.rules import WINNING_POINTS
 DEFAULT_MS = 100.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.monotonic, "cpu": time.process_time}
 OBJECTIVES = ("points", "wins")  # what the search maximizes: game points or hands won
+SEARCHES = ("pimc", "presumed")  # how a deal is valued: clairvoyant seats, or presumed payoff
+PRESUMED_WORLDS = 3  # deals the opponent's presumed decision is averaged over (`presumed`)
 STOP_FRACTION = 0.95  # start no new deal after this share of the time to the hard stop
 HARD_FRACTION = 0.92  # abandon the deal under way at this share (the rest is headroom)
 ANSWERS_USED = 4  # the opponent's last open-stock answers weighed (`infer`)
@@ -263,7 +272,8 @@ class ChampionBot(Bot):
     def __init__(self, ms: float | None = None, samples: int | None = None,
                  epsilon: float = 0.25, clock: str = "wall", share_tables: bool = True,
                  prune: bool = True, infer: bool = False, objective: str = "points",
-                 leads: bool = False, model: OpponentModel | None = None):
+                 leads: bool = False, model: OpponentModel | None = None,
+                 search: str = "pimc", presumed_worlds: int = PRESUMED_WORLDS):
         self.ms = default_ms() if ms is None else float(ms)  # 0: no time limit
         self.samples = samples  # deals per move at most (None: as many as the time allows)
         if self.ms <= 0 and samples is None:
@@ -291,6 +301,15 @@ class ChampionBot(Bot):
         # "points": the most game points (bummerl's Bummerl); "wins": the most hands won (a
         # one-hand game such as the VU course's, bench/vu.py).
         self.wins_only = objective == "wins"
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
+        if presumed_worlds < 1:
+            raise ValueError(f"presumed_worlds must be at least 1, not {presumed_worlds!r}")
+        # "pimc": each deal solved as if both seats saw every card; "presumed": with a closed
+        # stock, the opponent's next decision is taken as best for it over `presumed_worlds`
+        # deals it cannot tell apart (`bots.presumed`).
+        self.presumed = search == "presumed"
+        self.presumed_worlds = presumed_worlds
         self._solvers: Solvers | None = None
         self.last_samples = 0  # deals evaluated for the last move (for benches and tests)
         self.last_contenders = 0  # actions still compared at its end (stock open; benches)
@@ -370,7 +389,16 @@ class ChampionBot(Bot):
         answers = open_answers(obs) if self.infer and not known else None
 
         def one_deal() -> None:
-            pos = Position.from_hand(self.deal(obs, rng, excluded, answers))
+            hand = self.deal(obs, rng, excluded, answers)
+            if self.presumed and hides_cards(hand):
+                seed = rng.getrandbits(64)
+                for action in obs.legal_actions:
+                    child = hand.copy()
+                    child.apply(obs.seat, action)
+                    value = self._presumed(child, obs.seat, seed, hard)
+                    totals[action] = totals.get(action, 0) + value
+                return
+            pos = Position.from_hand(hand)
             solver = solver_for(pos, hard, self.clock, self._solvers, self.wins_only)
             values = solver.action_values(pos)
             for action, value in values.items():
@@ -433,8 +461,22 @@ class ChampionBot(Bot):
         if action.kind is ActionKind.EXCHANGE or action.kind is ActionKind.DECLARE:
             return max(self._value(child, me, follow, seed, hard)
                        for follow in child.legal_actions())
+        if self.presumed and action.kind is ActionKind.CLOSE:
+            return self._presumed(child, me, seed, hard)
         return playout_value(child, me, random.Random(seed), self.epsilon, hard, self.clock,
                              self._solvers, self.wins_only)
+
+
+    def _presumed(self, hand: Hand, me: int, seed: int, hard: float | None) -> int:
+        """`presumed_value` of a strict hand for `me`, with this move's solvers and clock; the
+        same `seed` for every action of a deal (common random numbers)."""
+        def solve(deal: Hand) -> int:
+            if hard is not None and self.clock() >= hard:
+                raise SearchTimeout  # many small solves: each may end before its own check
+            return solved_value(deal, me, hard, self.clock, self._solvers, self.wins_only)
+
+        return presumed_value(hand, me, random.Random(seed), self.presumed_worlds, solve,
+                              sample_hand)
 
 
 class ChampionV1Bot(ChampionBot):
