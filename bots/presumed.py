@@ -17,7 +17,8 @@ closed stock, when the opponent's next decision is its presumed one:
   our hand). The opponent takes the action that is best for it on average over those deals, the
   same action whatever our hand is, since it cannot tell them apart;
 - after that action the deal is solved exactly, as PIMC does (later decisions stay clairvoyant:
-  one presumed decision per line, so every action of ours is valued the same way).
+  one presumed decision per line, so every action of ours is valued the same way). Where all
+  its actions are worth the same on this deal, its choice cannot matter and nothing is drawn.
 
 An action the opponent's observation allows is the same in each of its drawn deals (its hand
 and the public record are the same), so the average is over the same actions. Pure: the values
@@ -60,11 +61,14 @@ def presumed_value(hand: Hand, me: int, rng: random.Random, worlds: int, solve: 
             best = value if best is None else max(best, value)
         assert best is not None  # a seat to act has an action (R10)
         return best
-    choice = legal[0] if len(legal) == 1 else presumed_choice(hand, seat, rng, worlds, solve,
-                                                               sample)
-    child = hand.copy()
-    child.apply(seat, choice)
-    return solve(child)
+    values = []  # our value after each of the opponent's actions, on this deal
+    for action in legal:
+        child = hand.copy()
+        child.apply(seat, action)
+        values.append(solve(child))
+    if min(values) == max(values):  # what it chooses does not matter here: no need to presume
+        return values[0]
+    return values[legal.index(presumed_choice(hand, seat, rng, worlds, solve, sample))]
 
 
 def presumed_choice(hand: Hand, seat: int, rng: random.Random, worlds: int, solve: Solve,
