@@ -42,7 +42,7 @@ from seeing import SIGHTS, add_sight_options, give_sight  # noqa: E402
 
 from bots import STRATEGIES, Bot, ChampionBot, make_bot  # noqa: E402
 from bots.batch import play_pair  # noqa: E402
-from bots.champion import SEARCHES  # noqa: E402
+from bots.champion import PRESUMED_WORLDS, SEARCHES  # noqa: E402
 from bots.opponent import MODEL_FILE, OpponentModel  # noqa: E402
 from bots.stats import Totals, summary  # noqa: E402
 from engine import Hand, Profile  # noqa: E402
@@ -66,12 +66,13 @@ class Timed(Bot):
 
 
 def play_some(job: tuple[str, int, list[int], float, str, float, int, str, str, bool,
-                         tuple[str, float] | None, str]) -> tuple[list, list, list, list]:
+                         tuple[str, float] | None, str, int]) -> tuple[list, list, list, list]:
     """Play the given deals; (pair results, champion move times, opponent move times,
     champion CPU times per move)."""
-    opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads, model, search = job
+    (opponent, seed, deals, ms, profile, epsilon, samples, clock, see, leads, model, search,
+     worlds) = job
     searcher = ChampionBot(ms=0 if samples else ms, samples=samples or None, epsilon=epsilon,
-                           clock=clock, leads=leads, search=search,
+                           clock=clock, leads=leads, search=search, presumed_worlds=worlds,
                            model=None if model is None else OpponentModel.load(Path(model[0]),
                                                                                model[1]))
     playing: list[Hand] = []
@@ -161,6 +162,9 @@ def main() -> None:
                         help="how the champion values a deal: pimc (both seats see every card) "
                              "or presumed (the opponent's next decision with a closed stock "
                              "taken without sight of our cards, bots/presumed.py)")
+    parser.add_argument("--presumed-worlds", type=int, default=PRESUMED_WORLDS,
+                        help="with --search presumed: the deals the opponent's presumed "
+                             "decision is averaged over")
     add_sight_options(parser)
     args = parser.parse_args()
     model = None if args.model is None else (args.model, args.strength)
@@ -169,7 +173,8 @@ def main() -> None:
     seeing = f", {SIGHTS[args.see]}" if args.see else ""
     seeing += ", weighing deals by the opponent's leads" if args.leads else ""
     seeing += f", weighing deals by {args.model} (strength {args.strength})" if args.model else ""
-    seeing += f", search {args.search}" if args.search != "pimc" else ""
+    if args.search != "pimc":
+        seeing += f", search {args.search} ({args.presumed_worlds} worlds)"
     print(f"champion{seeing} at {budget} per move (playout epsilon {args.epsilon}), "
           f"{args.deals} deals per pairing, seed {args.seed}, profile {args.profile}, "
           f"{args.procs} processes", flush=True)
@@ -182,7 +187,7 @@ def main() -> None:
             step = max(1, min(args.every, 10))
             jobs = [(opponent, args.seed, list(range(i, min(i + step, args.deals))), args.ms,
                      args.profile, args.epsilon, args.samples, args.clock, args.see,
-                     args.leads, model, args.search)
+                     args.leads, model, args.search, args.presumed_worlds)
                     for i in range(0, args.deals, step)]
             totals = Totals()
             mine: list[float] = []
