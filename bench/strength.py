@@ -96,12 +96,13 @@ def pct(values: list[float], q: float) -> float:
 
 
 def report(opponent: str, totals: Totals, mine: list[float], theirs: list[float],
-           cpu: list[float], ms: float, elapsed: float, final: bool, clock: str) -> None:
+           cpu: list[float], ms: float, elapsed: float, final: bool, clock: str,
+           me: str = "champion") -> None:
     s = summary(totals)
     lo, hi = s["net_per_deal_ci"]
     interval = "–" if lo is None else f"[{lo:+.3f}, {hi:+.3f}]"
     head = "RESULT" if final else "progress"
-    print(f"{head} champion vs {opponent}: {totals.pairs} deals ({2 * totals.pairs} hands), "
+    print(f"{head} {me} vs {opponent}: {totals.pairs} deals ({2 * totals.pairs} hands), "
           f"net {s['net_per_deal']:+.3f} game points per deal, 95% {interval}; "
           f"hands won {s['win_rate_a']:.1%}; {elapsed:.0f} s", flush=True)
     both = totals.points_a + totals.points_b
@@ -181,6 +182,7 @@ def main() -> None:
     print(f"house levels, ratings as measured by `{MEASURED_BY}` (events/levels.py):")
     for level in LEVELS:
         print(f"  {level.strategy} {level.name}: Elo {level.rating:+.0f}; {level.description}")
+    me = "champion" if args.search == "pimc" else f"champion ({args.search})"
     with multiprocessing.Pool(args.procs) as pool:
         for opponent in args.opponents.split(","):
             start = time.monotonic()
@@ -203,9 +205,9 @@ def main() -> None:
                 if totals.pairs - reported >= args.every and totals.pairs < args.deals:
                     reported = totals.pairs
                     report(opponent, totals, mine, theirs, cpu, ms,
-                           time.monotonic() - start, False, args.clock)
+                           time.monotonic() - start, False, args.clock, me)
             report(opponent, totals, mine, theirs, cpu, ms, time.monotonic() - start, True,
-                   args.clock)
+                   args.clock, me)
 
 
 if __name__ == "__main__":

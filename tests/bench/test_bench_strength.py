@@ -26,15 +26,19 @@ ROOT = Path(__file__).resolve().parents[2]
     ["--seed", "2030", "--procs", "1", "--opponents", "champion-v1", "--model"],
     ["--seed", "2030", "--procs", "1", "--opponents", "champion-v1", "--model", "--strength",
      "2"],
+    ["--procs", "2", "--opponents", "champion", "--search", "presumed"],
 ], ids=["fair", "see-all", "see-hand", "fair-2028", "leads", "fair-2029", "model", "model-2030",
-        "model-strength-2"])
+        "model-strength-2", "presumed"])
 def test_the_strength_bench_reports_a_pairing(extra):
     done = subprocess.run(
         [sys.executable, "bench/strength.py", "-n", "2", "--ms", "100", "--clock", "cpu", *extra],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"RESULT champion vs champion-v1: 2 deals \(4 hands\)", done.stdout), \
+    pairing = ("champion (presumed) vs champion" if "presumed" in extra
+               else "champion vs champion-v1")
+    assert re.search(rf"RESULT {re.escape(pairing)}: 2 deals \(4 hands\)", done.stdout), \
         done.stdout
+    assert ("search presumed (3 worlds)" in done.stdout) == ("presumed" in extra), done.stdout
     assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
     assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout
     assert ("by the opponent's leads" in done.stdout) == ("--leads" in extra), done.stdout

@@ -24,8 +24,8 @@ def vu_python() -> str:
     return "/tmp/vu-venv/bin/python"
 
 
-@pytest.mark.parametrize("extra", [[], ["--see-all"], ["--see-hand"]],
-                         ids=["fair", "see-all", "see-hand"])
+@pytest.mark.parametrize("extra", [[], ["--see-all"], ["--see-hand"], ["--search", "presumed"]],
+                         ids=["fair", "see-all", "see-hand", "presumed"])
 def test_the_vu_bench_plays_every_decision_as_a_vu_move(vu_python, extra):
     command = [vu_python, "bench/vu.py", "-n", "4", "--procs", "1", "--ms", "100", "--clock",
                "cpu", "--objective", "wins", *extra]
@@ -36,6 +36,7 @@ def test_the_vu_bench_plays_every_decision_as_a_vu_move(vu_python, extra):
     assert found.group(1) == "4" and found.group(2) == "0", done.stdout
     assert ("seeing every card" in done.stdout) == ("--see-all" in extra), done.stdout
     assert ("seeing the opponent's hand" in done.stdout) == ("--see-hand" in extra), done.stdout
+    assert ("'search': 'presumed'" in done.stdout) == ("presumed" in extra), done.stdout
 
 
 def test_see_all_needs_a_champion(vu_python):
