@@ -55,16 +55,16 @@ def index_events() -> Any:
 @bp.get("/matches/<match_id>")
 def show(match_id: str) -> str:
     match = queries.match_detail(sessions(), ident(match_id, "match id"))
-    return render_template("match.html", match=match, events_url=events_url(match["id"]))
+    return render_template("match.html", match=match, events_urls=events_urls(match["id"]))
 
 
-def events_url(number: int) -> str:
-    """Where the page's live part comes from: the socket tier's spectator stream when the web
-    has one (web.sockets.spectate), else this web's own stream (`events`)."""
+def events_urls(number: int) -> tuple[str, str | None]:
+    """Where the page's live part comes from, and where from if that refuses: the socket
+    tier's spectators' stream (web.sockets.spectate) then this web's own (`events`) when the
+    web has a tier, else only this web's own."""
+    own = url_for("matches.events", match_id=number)
     base = sockets_url(current_app)
-    if base is None:
-        return url_for("matches.events", match_id=number)
-    return f"{base}/sockets/match/{number}"
+    return (own, None) if base is None else (f"{base}/sockets/match/{number}", own)
 
 
 def live_parts(match: dict[str, Any]) -> dict[str, Any]:

@@ -172,16 +172,37 @@ def test_viewers_of_one_match_share_one_subscription_and_a_resume_misses_nothing
         drop(again)
 
 
-def test_no_such_match_is_a_404_and_without_a_tier_the_page_streams_from_the_web(
-        site):
+@pytest.fixture
+def small_site(tmp_path, monkeypatch):
+    with people_site(tmp_path, monkeypatch, min_think_ms=0, sockets={"max_matches": 1}) as s:
+        yield s
+
+
+def test_no_such_match_is_a_404_a_full_tier_a_503_and_the_web_streams_meanwhile(small_site):
+    site = small_site
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(f"{site.sockets.url}/sockets/match/999999", timeout=10)
     assert missing.value.code == 404
     assert "no match with id 999999" in json.loads(missing.value.read())["error"]
     wait_for(lambda: health(site)["matches"] == 0, 10, "the subscription's end")
-    cid = Person(site.web)
+    cid, dot = Person(site.web), Person(site.web)
     cid.guest("cid")
-    match_id = cid.start("house-random")
-    site.web_app.config["SOCKETS_URL"] = None
-    _, body, _ = Person(site.web).get(f"/matches/{match_id}")
-    assert f'data-events="/events/matches/{match_id}"' in body
+    dot.guest("dot")
+    first, second = cid.start("house-random"), dot.start("house-random")
+    followed = Events(events_url(site, first))
+    try:
+        assert followed.next()[0] == "update"
+        _, body, _ = Person(site.web).get(f"/matches/{second}")  # the page's fallback
+        assert f'data-fallback="/events/matches/{second}"' in body
+        with pytest.raises(urllib.error.HTTPError) as full:  # one match at most: the page
+            urllib.request.urlopen(events_url(site, second), timeout=10)  # takes the web's
+        assert full.value.code == 503
+        assert "at most 1" in json.loads(full.value.read())["error"]
+        again = Events(events_url(site, first))  # the followed one takes more viewers
+        assert again.next()[0] == "update"
+        drop(again)
+    finally:
+        drop(followed)
+    site.web_app.config["SOCKETS_URL"] = None  # a web without a tier: its own stream only
+    _, body, _ = Person(site.web).get(f"/matches/{second}")
+    assert f'data-events="/events/matches/{second}">' in body

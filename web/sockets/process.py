@@ -34,6 +34,7 @@ class Options:
     keepalive_s: float = 20.0  # the upstream's keepalive pings (web.sockets.upstream)
     reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
+    max_matches: int = 64  # matches followed at once (the service's BUMMERL_MAX_WATCH_STREAMS)
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
 
 
@@ -87,7 +88,8 @@ def settings_of(options: Options
         read_only(engine)
         sessions = sessionmaker(engine)
     settings = Settings(secret=secret, allow_origin=options.allow_origin,
-                        max_streams=options.max_streams, per_session=options.per_session)
+                        max_streams=options.max_streams, per_session=options.per_session,
+                        max_matches=options.max_matches)
     upstream = Upstream(address, token, options.keepalive_s)
     spectators = Spectators(address, upstream.options, upstream.metadata,
                             match_render(sessions, secret))

@@ -8,11 +8,12 @@
   `now` and `actions`) whenever the table changes; `refused` (data: {"error"}) if the service
   refuses the follow; `end` once the match is over or the session is revoked. A comment every
   `keepalive_s`; the stream ends after `stream_s` (the browser reconnects, with Last-Event-ID).
-- `GET /sockets/match/<match id>` (`text/event-stream`, no ticket: it is the public match
-  page's): 400 for a bad id, 404 for no such match, 503 past `max_streams`; then `retry`, and
-  an event `update` (id: the match's seq; data: {"html": {element id: HTML}, "final"}, as the
-  web's `/events/matches/<id>` sends it: web.sockets.spectate) at once and whenever the match
-  changes; `end` after the final one. Keepalives and `stream_s` as above.
+- `GET /sockets/match/<match id>` (`text/event-stream`, no ticket: the match page is public):
+  400 for a bad id, 404 for no such match, 503 past `max_streams` or `max_matches` (the page
+  then takes the web's own stream); then `retry`, and an event `update` (id: the match's seq;
+  data: {"html": {element id: HTML}, "final"}, as the web's `/events/matches/<id>` sends it:
+  web.sockets.spectate) at once and whenever the match changes; `end` after the final one.
+  Keepalives and `stream_s` as above.
 - `GET /sockets/health`: 200 `{"streams": N, "spectators": N, "matches": N,
   "upstream": true|false}`.
 """
@@ -46,6 +47,9 @@ class Settings:
     allow_origin: str | None = None  # the web's origin, when the page is served from another
     max_streams: int = 20_000  # streams open at once in this process
     per_session: int = 16  # streams open at once per session (tabs)
+    # matches followed at once (a WatchMatch stream each): the service admits 64 per address
+    # (BUMMERL_MAX_WATCH_STREAMS), so this process follows no more than it may open
+    max_matches: int = 64
     keepalive_s: float = 15.0
     stream_s: float = 600.0
     session_check_s: float = 2.0  # how often the open streams' sessions are checked
@@ -207,9 +211,12 @@ async def match_stream(request: web.Request) -> web.StreamResponse:
         return _error(400, f"{text[:40]!r} is not a match id")
     if spectators is None:
         return _error(404, "this socket tier has no spectators' streams")
-    if len(tier.streams) + spectators.viewers >= tier.settings.max_streams:
-        return _error(503, f"too many streams here (at most {tier.settings.max_streams})")
+    settings = tier.settings
+    if len(tier.streams) + spectators.viewers >= settings.max_streams:
+        return _error(503, f"too many streams here (at most {settings.max_streams})")
     match_id = int(text)
+    if match_id not in spectators.watches and len(spectators.watches) >= settings.max_matches:
+        return _error(503, f"too many matches followed here (at most {settings.max_matches})")
     viewer = spectators.join(match_id)
     try:
         first = await viewer.take()
