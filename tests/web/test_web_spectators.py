@@ -172,6 +172,34 @@ def test_viewers_of_one_match_share_one_subscription_and_a_resume_misses_nothing
         drop(again)
 
 
+def test_the_spectators_go_on_across_a_restart_of_the_service_missing_nothing(site):
+    """The service is stopped and started again on its address: the tier opens the match's
+    WatchMatch stream again from the last seq it heard of; the browser's stream is never
+    dropped and its next update has every action."""
+    from services.api.server import create_server
+
+    fay = Person(site.web)
+    fay.guest("fay")
+    match_id = fay.start("house-random")
+    seen = my_turn(fay, match_id)["seq"]
+    events = Events(events_url(site, match_id))
+    try:
+        assert events.next()[:2] == ("update", seen)
+        site.server.stop(grace=0)
+        site.server = create_server(site.service, sessions=site.sessions,
+                                    config=site.config).start()
+        table = play(fay, match_id, random.Random(2), 2)
+        while True:
+            name, ident, data = events.next()
+            assert name == "update"
+            if ident == table["seq"]:
+                break
+        assert logged_seqs(data) == list(range(table["seq"]))
+        assert health(site)["matches"] == 1
+    finally:
+        drop(events)
+
+
 @pytest.fixture
 def small_site(tmp_path, monkeypatch):
     with people_site(tmp_path, monkeypatch, min_think_ms=0, sockets={"max_matches": 1}) as s:

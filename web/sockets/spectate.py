@@ -138,7 +138,7 @@ class Watch:
             except Exception as e:  # noqa: BLE001  (open it again from the last seq)
                 if failures == 0:
                     log.warning("sockets: the WatchMatch stream of match %d broke (%s); "
-                                "opening it again", self.match_id, e)
+                                "opening it again", self.match_id, _short(e))
                 failures += 1
             await asyncio.sleep(BACKOFF_S[min(failures, len(BACKOFF_S) - 1)])
 
@@ -188,3 +188,9 @@ class Spectators:
         if self.channel is not None:
             with contextlib.suppress(Exception):
                 await self.channel.close(None)
+
+
+def _short(error: BaseException) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return str(error) or type(error).__name__
