@@ -81,6 +81,15 @@ def watch_streams(site: Any) -> int:
         return sum(n for key, n in limits._open.items() if key.startswith("watch:"))
 
 
+def until(events: Events, seq: int) -> tuple[str, int | None, Any]:
+    """The stream's update at `seq` (the updates before it skipped)."""
+    while True:
+        got = events.next()
+        assert got is not None and got[0] == "update", got
+        if got[1] == seq:
+            return got
+
+
 def health(site: Any) -> dict[str, Any]:
     with urllib.request.urlopen(site.sockets.url + "/sockets/health", timeout=10) as r:
         found: dict[str, Any] = json.loads(r.read())
@@ -154,9 +163,9 @@ def test_viewers_of_one_match_share_one_subscription_and_a_resume_misses_nothing
         assert health(site)["matches"] == 1  # one WatchMatch stream for the five
         assert watch_streams(site) == 1  # (as the service counts them)
         table = play(bea, match_id, rng, 1)
-        nexts = [v.next() for v in viewers]  # one render, the same for each of them
-        assert len({json.dumps(n) for n in nexts}) == 1 and nexts[0][1] > seen
-        last = nexts[0][1]
+        lasts = [until(v, table["seq"]) for v in viewers]  # one render, the same for each
+        assert len({json.dumps(n) for n in lasts}) == 1  # (its time stamp too)
+        last = table["seq"]
     finally:
         for v in viewers:
             drop(v)
@@ -170,6 +179,52 @@ def test_viewers_of_one_match_share_one_subscription_and_a_resume_misses_nothing
         assert logged_seqs(data) == list(range(table["seq"]))  # every action, those missed too
     finally:
         drop(again)
+
+
+VIEWERS = 500
+
+
+def test_500_viewers_of_one_match_are_one_subscription_and_all_hear_the_next_change(site):
+    """500 spectators' streams opened at once (an aiohttp client): one WatchMatch stream at the
+    service, one render per change, and each of them gets it."""
+    import asyncio
+
+    import aiohttp
+
+    eve = Person(site.web)
+    eve.guest("eve")
+    match_id = eve.start("house-random")
+    url = events_url(site, match_id)
+    seen = my_turn(eve, match_id)["seq"]
+
+    async def ident(r: aiohttp.ClientResponse) -> int:
+        while True:
+            line = await r.content.readline()
+            if line.startswith(b"id: "):
+                return int(line[4:])
+
+    async def run() -> tuple[list[int], list[int], dict[str, Any], int]:
+        connector = aiohttp.TCPConnector(limit=0)
+        timeout = aiohttp.ClientTimeout(total=120, sock_read=60)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            responses = await asyncio.gather(*(session.get(url) for _ in range(VIEWERS)))
+            try:
+                firsts = await asyncio.gather(*(ident(r) for r in responses))
+                loop = asyncio.get_running_loop()
+                open_now = await loop.run_in_executor(None, health, site)
+                streams = await loop.run_in_executor(None, watch_streams, site)
+                await loop.run_in_executor(None, play, eve, match_id, random.Random(1), 1)
+                nexts = await asyncio.wait_for(asyncio.gather(*(ident(r) for r in responses)),
+                                               90)
+                return firsts, nexts, open_now, streams
+            finally:
+                for r in responses:
+                    r.close()
+
+    firsts, nexts, open_now, streams = asyncio.run(run())
+    assert firsts == [seen] * VIEWERS
+    assert open_now["spectators"] == VIEWERS and open_now["matches"] == 1 and streams == 1
+    assert min(nexts) > seen  # (a slow one may get a later render: the latest, never older)
 
 
 def test_the_spectators_go_on_across_a_restart_of_the_service_missing_nothing(site):
