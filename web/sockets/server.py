@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.people import live_session_hashes
 from web import tickets
-from web.sockets.spectate import Spectators, Viewer
+from web.sockets.spectate import Snapshot, Spectators, Viewer
 from web.sockets.upstream import Follow, Upstream
 from web.tableview import stamped, table_json
 
@@ -227,7 +227,7 @@ async def match_stream(request: web.Request) -> web.StreamResponse:
         spectators.leave(match_id, viewer)
 
 
-async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Any
+async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Snapshot
                     ) -> web.StreamResponse:
     settings = tier.settings
     headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",

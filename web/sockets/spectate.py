@@ -50,13 +50,11 @@ class Viewer:
     """One browser's stream: the latest snapshot it has not taken yet."""
 
     def __init__(self) -> None:
-        self.latest: Snapshot | None = None
-        self.missing = False
+        self.latest: Snapshot | None = None  # None: there is no such match
         self.ready = asyncio.Event()
 
     def deliver(self, snapshot: Snapshot | None) -> None:
         self.latest = snapshot
-        self.missing = snapshot is None
         self.ready.set()
 
     async def take(self) -> Snapshot | None:
