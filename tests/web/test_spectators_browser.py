@@ -17,14 +17,21 @@ from test_web_spectators import hidden_after
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
+def live_html(driver) -> str:  # type: ignore[no-untyped-def]
+    """The page's live part now, read in one go (a live update replaces its elements)."""
+    found: str = driver.execute_script(
+        "return document.getElementById('live-match').innerHTML;")
+    return found
+
+
 def dom_seq(driver) -> int:  # type: ignore[no-untyped-def]
-    return int(driver.find_element("css selector", "#live-match .scoreline")
-               .get_attribute("data-seq"))
+    return seq_of(live_html(driver))
 
 
-def dom_cards(driver) -> set[str]:  # type: ignore[no-untyped-def]
-    html = driver.find_element("id", "live-match").get_attribute("innerHTML")
-    return set(re.findall(r'data-card="(..)"', html))
+def seq_of(html: str) -> int:
+    found = re.search(r'class="scoreline" data-seq="(\d+)"', html)
+    assert found, "the page's live part has no scoreline"
+    return int(found.group(1))
 
 
 def test_a_match_page_follows_a_game_from_the_socket_tier(browser, tmp_path,  # noqa: F811
@@ -43,8 +50,10 @@ def test_a_match_page_follows_a_game_from_the_socket_tier(browser, tmp_path,  # 
             if table["state"] != "running":
                 break
             wait_for(lambda t=table: dom_seq(browser) >= t["seq"], 10, "the change on the page")
-            seq = dom_seq(browser)
-            leaked = dom_cards(browser) & hidden_after(site.sessions, match_id, seq)
+            html = live_html(browser)
+            seq = seq_of(html)
+            leaked = (set(re.findall(r'data-card="(..)"', html))
+                      & hidden_after(site.sessions, match_id, seq))
             assert not leaked, f"the page at seq {seq} shows hidden cards {leaked}"
         table = play(ann, match_id, rng, 300)
         assert table["state"] == "finished"
