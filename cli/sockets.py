@@ -1,5 +1,5 @@
-"""`bummerl sockets`: the socket tier (web.sockets), the people's tables' live streams, as a
-process of its own (more of them may share one port: SO_REUSEPORT)."""
+"""`bummerl sockets`: the socket tier (web.sockets), the people's tables' and the match pages'
+live streams, as a process of its own (more of them may share one port: SO_REUSEPORT)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-streams", type=int, default=20_000,
                         help="streams open at once; past it a table reloads every 2 s "
                              "(default: %(default)s)")
+    parser.add_argument("--max-matches", type=int, default=64,
+                        help="matches whose pages follow them here at once (a WatchMatch "
+                             "stream each; the service admits BUMMERL_MAX_WATCH_STREAMS per "
+                             "address); past it a page streams from the web "
+                             "(default: %(default)s)")
     parser.add_argument("--reuse-port", action="store_true",
                         help="listen with SO_REUSEPORT, so more `bummerl sockets` processes on "
                              "this host share the port (the kernel spreads the streams)")
@@ -37,11 +42,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from web.sockets.process import NotConfigured, Options, credentials, serve
 
+    if args.max_matches < 0:
+        raise KitError(f"--max-matches must be 0 or more, not {args.max_matches}")
     if args.max_streams < 1:
         raise KitError(f"--max-streams must be 1 or more, not {args.max_streams}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     options = Options(args.host, args.port, allow_origin=args.allow_origin,
-                      max_streams=args.max_streams, reuse_port=args.reuse_port)
+                      max_streams=args.max_streams, max_matches=args.max_matches,
+                      reuse_port=args.reuse_port)
     try:
         credentials(options)
     except NotConfigured as e:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, render_template, request
+from flask import Blueprint, current_app, jsonify, render_template, request, url_for
 
 from web import analyses, live, queries
 from web.db import sessions
 from web.params import ident, int_arg, page_arg, text_arg
+from web.security import sockets_url
 
 bp = Blueprint("matches", __name__)
 
@@ -54,7 +55,24 @@ def index_events() -> Any:
 @bp.get("/matches/<match_id>")
 def show(match_id: str) -> str:
     match = queries.match_detail(sessions(), ident(match_id, "match id"))
-    return render_template("match.html", match=match)
+    return render_template("match.html", match=match, events_urls=events_urls(match["id"]))
+
+
+def events_urls(number: int) -> tuple[str, str | None]:
+    """Where the page's live part comes from, and where from if that refuses: the socket
+    tier's spectators' stream (web.sockets.spectate) then this web's own (`events`) when the
+    web has a tier, else only this web's own."""
+    own = url_for("matches.events", match_id=number)
+    base = sockets_url(current_app)
+    return (own, None) if base is None else (f"{base}/sockets/match/{number}", own)
+
+
+def live_parts(match: dict[str, Any]) -> dict[str, Any]:
+    """The live part of a match page (`match`: queries.match_detail), as its streams send it:
+    the same templates as the page, so an update is what a reload shows."""
+    return {"html": {"live-match": render_template("_match_live.html", match=match),
+                     "live-facts": render_template("_match_facts.html", match=match)},
+            "final": match["state"] != "running"}
 
 
 @bp.get("/events/matches/<match_id>")
@@ -65,10 +83,7 @@ def events(match_id: str) -> Any:
     queries.match_detail(sessions(), number)  # 404 before the stream starts
 
     def render() -> dict[str, Any]:
-        match = queries.match_detail(sessions(), number)
-        return {"html": {"live-match": render_template("_match_live.html", match=match),
-                         "live-facts": render_template("_match_facts.html", match=match)},
-                "final": match["state"] != "running"}
+        return live_parts(queries.match_detail(sessions(), number))
 
     return live.stream(f"match:{number}", render)
 

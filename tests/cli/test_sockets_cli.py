@@ -49,7 +49,8 @@ def test_it_serves_its_health_and_stops_on_ctrl_c_or_sigterm(tmp_path, stop):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/sockets/health",
                                             timeout=5) as r:
-                    assert json.loads(r.read()) == {"streams": 0, "upstream": False}
+                    assert json.loads(r.read()) == {"streams": 0, "upstream": False,
+                                                    "spectators": 0, "matches": 0}
                     break
             except OSError:
                 assert time.monotonic() < deadline, "never answered"

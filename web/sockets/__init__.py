@@ -1,4 +1,5 @@
-"""The socket tier: the browsers' live table streams, on one asyncio event loop per process.
+"""The socket tier: the browsers' live table and match streams, on one asyncio event loop per
+process.
 
 The Flask pages stay as they are; what changes live on a person's table comes from here. A
 table page opens `GET /sockets/table/<match id>?ticket=...` (server-sent events) at this tier;
@@ -15,4 +16,7 @@ that the streams' sessions are live (at the open, then every `session_check_s` f
 them at once): a revoked session's stream ends. More processes behind one address scale it out
 (each follows only its own browsers' tables); a browser that lands on another after a drop
 resumes there the same way.
+
+A match page (the public view) follows its match here too (`spectate`): one WatchMatch stream
+per followed match, one render of the page's live part per change, shared by its viewers.
 """

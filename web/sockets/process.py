@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db.base import make_engine
 from web.db import read_only
 from web.sockets.server import Settings, make_app
+from web.sockets.spectate import Render, Spectators
 from web.sockets.upstream import Upstream
 
 
@@ -33,6 +34,7 @@ class Options:
     keepalive_s: float = 20.0  # the upstream's keepalive pings (web.sockets.upstream)
     reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
+    max_matches: int = 64  # matches followed at once (the service's BUMMERL_MAX_WATCH_STREAMS)
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
 
 
@@ -54,7 +56,29 @@ def credentials(options: Options) -> tuple[str, str]:
     return secret, token
 
 
-def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Session]]:
+def match_render(sessions: sessionmaker[Session], secret: str) -> Render:
+    """A match page's live part as the web renders it (its own Flask app, templates and
+    queries, on this process's `sessions`): (its seq, the payload), or None for no match."""
+    from web import create_app, matches, queries
+
+    app = create_app({"DATABASE_URL": sessions.kw["bind"].url.render_as_string(False),
+                      "SECRET_KEY": secret})
+    app.extensions["bummerl.sessions"].kw["bind"].dispose()
+    app.extensions["bummerl.sessions"] = sessions
+
+    def render(match_id: int) -> tuple[int, dict[str, object]] | None:
+        with app.test_request_context(f"/matches/{match_id}"):
+            try:
+                match = queries.match_detail(sessions, match_id)
+            except queries.Missing:
+                return None
+            return int(match["seq"]), matches.live_parts(match)
+
+    return render
+
+
+def settings_of(options: Options
+                ) -> tuple[Settings, Upstream, sessionmaker[Session], Spectators]:
     secret, token = credentials(options)
     address = (options.service_address or os.environ.get("BUMMERL_SERVICE_ADDRESS")
                or "127.0.0.1:50051")
@@ -64,17 +88,22 @@ def settings_of(options: Options) -> tuple[Settings, Upstream, sessionmaker[Sess
         read_only(engine)
         sessions = sessionmaker(engine)
     settings = Settings(secret=secret, allow_origin=options.allow_origin,
-                        max_streams=options.max_streams, per_session=options.per_session)
-    return settings, Upstream(address, token, options.keepalive_s), sessions
+                        max_streams=options.max_streams, per_session=options.per_session,
+                        max_matches=options.max_matches)
+    upstream = Upstream(address, token, options.keepalive_s)
+    spectators = Spectators(address, upstream.options, upstream.metadata,
+                            match_render(sessions, secret))
+    return settings, upstream, sessions, spectators
 
 
 async def _serve_until(options: Options, stop: asyncio.Event,
                        started: Callable[[web.AppRunner], object] = lambda _runner: None
                        ) -> None:
     """Serve the tier's site until `stop` is set (`started` is told once it listens)."""
-    settings, upstream, sessions = settings_of(options)
-    runner = web.AppRunner(make_app(settings, upstream, sessions), access_log=None,
-                           shutdown_timeout=1.0)
+    settings, upstream, sessions, spectators = settings_of(options)
+    # (handler_cancellation: a browser gone ends its stream at once, not at its next write)
+    runner = web.AppRunner(make_app(settings, upstream, sessions, spectators), access_log=None,
+                           shutdown_timeout=1.0, handler_cancellation=True)
     await runner.setup()
     try:
         await web.TCPSite(runner, options.host, options.port, reuse_port=options.reuse_port,

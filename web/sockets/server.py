@@ -1,4 +1,4 @@
-"""The socket tier's HTTP server (aiohttp): the table streams, and its health.
+"""The socket tier's HTTP server (aiohttp): the table and match streams, and its health.
 
 - `GET /sockets/table/<match id>?ticket=T` (`text/event-stream`): 400 for a bad id, 401 for a
   bad, expired or revoked ticket, 503 past `max_streams` or `per_session` streams (this
@@ -8,7 +8,14 @@
   `now` and `actions`) whenever the table changes; `refused` (data: {"error"}) if the service
   refuses the follow; `end` once the match is over or the session is revoked. A comment every
   `keepalive_s`; the stream ends after `stream_s` (the browser reconnects, with Last-Event-ID).
-- `GET /sockets/health`: 200 `{"streams": N, "upstream": true|false}`.
+- `GET /sockets/match/<match id>` (`text/event-stream`, no ticket: the match page is public):
+  400 for a bad id, 404 for no such match, 503 past `max_streams` or `max_matches` (the page
+  then takes the web's own stream); then `retry`, and an event `update` (id: the match's seq;
+  data: {"html": {element id: HTML}, "final"}, as the web's `/events/matches/<id>` sends it:
+  web.sockets.spectate) at once and whenever the match changes; `end` after the final one.
+  Keepalives and `stream_s` as above.
+- `GET /sockets/health`: 200 `{"streams": N, "spectators": N, "matches": N,
+  "upstream": true|false}`.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from db.people import live_session_hashes
 from web import tickets
+from web.sockets.spectate import Snapshot, Spectators, Viewer
 from web.sockets.upstream import Follow, Upstream
 from web.tableview import stamped, table_json
 
@@ -39,6 +47,9 @@ class Settings:
     allow_origin: str | None = None  # the web's origin, when the page is served from another
     max_streams: int = 20_000  # streams open at once in this process
     per_session: int = 16  # streams open at once per session (tabs)
+    # matches followed at once (a WatchMatch stream each): the service admits 64 per address
+    # (BUMMERL_MAX_WATCH_STREAMS), so this process follows no more than it may open
+    max_matches: int = 64
     keepalive_s: float = 15.0
     stream_s: float = 600.0
     session_check_s: float = 2.0  # how often the open streams' sessions are checked
@@ -54,9 +65,11 @@ class Tier:
     """One socket process: its upstream, its open streams and their sessions."""
 
     def __init__(self, settings: Settings, upstream: Upstream,
-                 sessions: sessionmaker[Session]) -> None:
+                 sessions: sessionmaker[Session], spectators: Spectators | None = None
+                 ) -> None:
         self.settings = settings
         self.upstream = upstream
+        self.spectators = spectators
         self.sessions = sessions
         self.streams: set[Stream] = set()
         self.per_session: Counter[str] = Counter()
@@ -190,19 +203,82 @@ async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follo
     return response
 
 
+async def match_stream(request: web.Request) -> web.StreamResponse:
+    tier: Tier = request.app["tier"]
+    spectators = tier.spectators
+    text = request.match_info["match_id"]
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_ID:
+        return _error(400, f"{text[:40]!r} is not a match id")
+    if spectators is None:
+        return _error(404, "this socket tier has no spectators' streams")
+    settings = tier.settings
+    if len(tier.streams) + spectators.viewers >= settings.max_streams:
+        return _error(503, f"too many streams here (at most {settings.max_streams})")
+    match_id = int(text)
+    if match_id not in spectators.watches and len(spectators.watches) >= settings.max_matches:
+        return _error(503, f"too many matches followed here (at most {settings.max_matches})")
+    viewer = spectators.join(match_id)
+    try:
+        first = await viewer.take()
+        if first is None:
+            return _error(404, f"no match with id {match_id}")
+        return await _spectate(request, tier, viewer, first)
+    finally:
+        spectators.leave(match_id, viewer)
+
+
+async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Snapshot
+                    ) -> web.StreamResponse:
+    settings = tier.settings
+    headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
+               "X-Accel-Buffering": "no"}
+    if settings.allow_origin:
+        headers["Access-Control-Allow-Origin"] = settings.allow_origin
+    response = web.StreamResponse(headers=headers)
+    await response.prepare(request)
+    await response.write(b"retry: 2000\n\n")
+    loop = asyncio.get_running_loop()
+    until = loop.time() + settings.stream_s
+    snapshot = first  # every snapshot is the whole live part: a resume misses nothing
+    with contextlib.suppress(ConnectionError):
+        while True:
+            await response.write(f"id: {snapshot.seq}\nevent: update\n"
+                                 f"data: {snapshot.data}\n\n".encode())
+            if snapshot.final:
+                await response.write(_event("end", {"reason": "the match is over"}))
+                break
+            while (left := until - loop.time()) > 0:
+                try:
+                    got = await asyncio.wait_for(viewer.take(),
+                                                 min(left, settings.keepalive_s))
+                except TimeoutError:
+                    await response.write(b": keepalive\n\n")
+                    continue
+                if got is not None:
+                    snapshot = got
+                    break
+            else:
+                break
+    return response
+
+
 async def health(request: web.Request) -> web.Response:
     tier: Tier = request.app["tier"]
-    return web.json_response({"streams": len(tier.streams),
-                              "upstream": tier.upstream.connected.is_set()})
+    spectators = tier.spectators
+    return web.json_response({
+        "streams": len(tier.streams), "upstream": tier.upstream.connected.is_set(),
+        "spectators": spectators.viewers if spectators else 0,
+        "matches": len(spectators.watches) if spectators else 0})
 
 
-def make_app(settings: Settings, upstream: Upstream, sessions: sessionmaker[Session]
-             ) -> web.Application:
+def make_app(settings: Settings, upstream: Upstream, sessions: sessionmaker[Session],
+             spectators: Spectators | None = None) -> web.Application:
     """The socket tier's aiohttp app (its upstream starts with it and stops with it)."""
     app = web.Application()
-    tier = Tier(settings, upstream, sessions)
+    tier = Tier(settings, upstream, sessions, spectators)
     app["tier"] = tier
     app.router.add_get("/sockets/table/{match_id}", table_stream)
+    app.router.add_get("/sockets/match/{match_id}", match_stream)
     app.router.add_get("/sockets/health", health)
 
     async def lifetime(app: web.Application):  # type: ignore[no-untyped-def]
@@ -210,6 +286,8 @@ def make_app(settings: Settings, upstream: Upstream, sessions: sessionmaker[Sess
         tier.checker = asyncio.ensure_future(tier.check_sessions())
         yield
         tier.checker.cancel()
+        if spectators is not None:
+            await spectators.close()
         await upstream.close()
 
     app.cleanup_ctx.append(lifetime)

@@ -37,7 +37,13 @@
     tick();
     window.setInterval(tick, 100);
     if (!badge || !badge.dataset.events || !window.EventSource) { return; }
-    var source = new EventSource(badge.dataset.events);
+    listen(badge, badge.dataset.events, badge.dataset.fallback);
+  }
+
+  // The stream at `url`; when it is refused (the socket tier is full), the one at `fallback`
+  // (the web's own), if any: every update is the whole live part, so nothing is missed.
+  function listen(badge, url, fallback) {
+    var source = new EventSource(url);
     source.addEventListener("open", function () {
       badge.textContent = "● live"; badge.className = "live";
     });
@@ -57,6 +63,7 @@
     });
     source.addEventListener("error", function () {
       if (source.readyState === EventSource.CLOSED) {
+        if (fallback) { listen(badge, fallback, null); return; }
         badge.textContent = "● not live (reload later)"; badge.className = "live off";
       } else {
         badge.textContent = "● reconnecting"; badge.className = "live off";
