@@ -101,6 +101,9 @@ class Tier:
                     stream.revoked.set()
 
 
+TIER = web.AppKey("tier", Tier)  # the app's one Tier
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status,
                              headers={"Cache-Control": "no-store"})
@@ -124,7 +127,7 @@ def _after(request: web.Request) -> int:
 
 
 async def table_stream(request: web.Request) -> web.StreamResponse:
-    tier: Tier = request.app["tier"]
+    tier: Tier = request.app[TIER]
     settings = tier.settings
     text = request.match_info["match_id"]
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_ID:
@@ -204,7 +207,7 @@ async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follo
 
 
 async def match_stream(request: web.Request) -> web.StreamResponse:
-    tier: Tier = request.app["tier"]
+    tier: Tier = request.app[TIER]
     spectators = tier.spectators
     text = request.match_info["match_id"]
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_ID:
@@ -263,7 +266,7 @@ async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Sna
 
 
 async def health(request: web.Request) -> web.Response:
-    tier: Tier = request.app["tier"]
+    tier: Tier = request.app[TIER]
     spectators = tier.spectators
     return web.json_response({
         "streams": len(tier.streams), "upstream": tier.upstream.connected.is_set(),
@@ -276,7 +279,7 @@ def make_app(settings: Settings, upstream: Upstream, sessions: sessionmaker[Sess
     """The socket tier's aiohttp app (its upstream starts with it and stops with it)."""
     app = web.Application()
     tier = Tier(settings, upstream, sessions, spectators)
-    app["tier"] = tier
+    app[TIER] = tier
     app.router.add_get("/sockets/table/{match_id}", table_stream)
     app.router.add_get("/sockets/match/{match_id}", match_stream)
     app.router.add_get("/sockets/health", health)
