@@ -28,10 +28,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-streams", type=int, default=20_000,
                         help="streams open at once; past it a table reloads every 2 s "
                              "(default: %(default)s)")
-    parser.add_argument("--max-matches", type=int, default=64,
+    parser.add_argument("--max-matches", type=int, default=2000,
                         help="matches whose pages follow them here at once (a WatchMatch "
-                             "stream each; the service admits BUMMERL_MAX_WATCH_STREAMS per "
-                             "address); past it a page streams from the web "
+                             "stream each; the service admits BUMMERL_MAX_WEB_WATCH_STREAMS per "
+                             "address for the web's credential); past it a page streams from "
+                             "the web "
                              "(default: %(default)s)")
     parser.add_argument("--reuse-port", action="store_true",
                         help="listen with SO_REUSEPORT, so more `bummerl sockets` processes on "

@@ -64,6 +64,9 @@ class Settings:
     grpc_threads: int = 32
     max_play_streams: int = 4
     max_watch_streams: int = 64
+    # WatchMatch streams per address for the web's credential (its socket tier: one stream per
+    # followed match, shared by all of that match's spectators)
+    max_web_watch_streams: int = 5000
     max_export_streams: int = 4
     max_message_bytes: int = 1 << 20
     ladder_max_wait_s: float = 600.0
@@ -108,6 +111,7 @@ class Settings:
             grpc_threads=int(env.get("BUMMERL_GRPC_THREADS", "32")),
             max_play_streams=int(env.get("BUMMERL_MAX_PLAY_STREAMS", "4")),
             max_watch_streams=int(env.get("BUMMERL_MAX_WATCH_STREAMS", "64")),
+            max_web_watch_streams=int(env.get("BUMMERL_MAX_WEB_WATCH_STREAMS", "5000")),
             max_export_streams=int(env.get("BUMMERL_MAX_EXPORT_STREAMS", "4")),
             max_message_bytes=int(env.get("BUMMERL_MAX_MESSAGE_BYTES", str(1 << 20))),
             ladder_max_wait_s=float(env.get("BUMMERL_LADDER_MAX_WAIT_S", "600")),

@@ -27,7 +27,7 @@ from services.live.play import PlaySession
 from services.live.presence import Presence
 from services.live.streams import Holders, Limits, peer_address
 from services.live.watchers import Players, Watched
-from services.ops import admin, bots, challenges, exports
+from services.ops import admin, bots, challenges, exports, people
 
 # A spectator's own read of the match without a wake-up (the safety net is `Watched`'s one
 # query for all spectators).
@@ -197,8 +197,13 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         heard on the change bus), or when the server's one safety-net query for all watched
         matches (every `safety_s`, `poll_s` without a bus) finds it changed."""
         breaker.of_sessions(self.sessions).check()  # the database is known to be down
-        release = self.streams.limits.admit(
-            "watch:" + peer_address(context.peer()), self.config.max_watch_streams, "WatchMatch")
+        peer = peer_address(context.peer())
+        if people.is_web(token_of(context), self.config):  # the socket tier, for many viewers
+            release = self.streams.limits.admit(
+                "watch-web:" + peer, self.config.max_web_watch_streams, "WatchMatch")
+        else:
+            release = self.streams.limits.admit(
+                "watch:" + peer, self.config.max_watch_streams, "WatchMatch")
         woken = asyncio.Event()
         loop = asyncio.get_running_loop()
         site = connections.site_of(connections.bound_engine(self.sessions))

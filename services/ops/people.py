@@ -88,6 +88,12 @@ def commitment(seed: int) -> str:
 
 
 # --- the web's credential ----------------------------------------------------------------------
+def is_web(token: str | None, config: Settings) -> bool:
+    """Is `token` the web's credential (BUMMERL_WEB_TOKEN)?"""
+    return bool(token and config.web_token_sha256
+                and hmac.compare_digest(sha256(token), config.web_token_sha256))
+
+
 def require_web(token: str | None, config: Settings | None = None, what: str = "") -> None:
     """Raise Unauthenticated (no token) or PermissionDenied unless `token` is the web's."""
     config = config or settings()

@@ -208,6 +208,38 @@ def test_stream_limits_per_bot_and_per_peer(database):
             s.close()
 
 
+def test_the_webs_credential_has_its_own_watch_limit_for_its_socket_tier(database):
+    """The socket tier holds one WatchMatch stream per followed match for all its spectators, on
+    the web's credential: those count against BUMMERL_MAX_WEB_WATCH_STREAMS, apart from the
+    public's per-address limit, which a wrong token does not escape."""
+    from dataclasses import replace
+
+    from db.settings import sha256
+
+    config = replace(CONFIG, max_watch_streams=1, max_web_watch_streams=3,
+                     web_token_sha256=sha256("the-web"))
+    with running_service(database, config) as service:
+        a_id, _ = service.register("a")
+        b_id, _ = service.register("b")
+        m = plain.create_match([a_id, b_id], seed=1, sessions=service.sessions, config=config)
+        stub = match_pb2_grpc.MatchServiceStub(service.channel)
+
+        def watch(metadata=()):  # type: ignore[no-untyped-def]
+            return stub.WatchMatch(match_pb2.WatchMatchRequest(match_id=m.id), metadata=metadata)
+
+        calls = [watch(auth("the-web")) for _ in range(4)] + [watch(), watch(auth("not-it"))]
+        time.sleep(1.0)  # (a spectator of a match without actions is sent nothing yet)
+        refused = [i for i, c in enumerate(calls)
+                   if c.done() and c.code() == grpc.StatusCode.RESOURCE_EXHAUSTED]
+        # the web's fourth is over its 3; the public's first is let in, the wrong token's is
+        # the public's second (over its 1)
+        assert sorted(refused) == [3, 5], [(i, c.code()) for i, c in enumerate(calls)
+                                          if c.done()]
+        assert "3 at most" in (calls[3].details() or "")
+        for c in calls:
+            c.cancel()
+
+
 def test_a_hook_that_blocks_delays_neither_the_submit_nor_the_turns(service):
     remote_id, token = service.register("remote")
     other_id, other_token = service.register("other")

@@ -34,7 +34,7 @@ class Options:
     keepalive_s: float = 20.0  # the upstream's keepalive pings (web.sockets.upstream)
     reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
-    max_matches: int = 64  # matches followed at once (the service's BUMMERL_MAX_WATCH_STREAMS)
+    max_matches: int = 2000  # matches followed at once (BUMMERL_MAX_WEB_WATCH_STREAMS: 5,000)
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
 
 

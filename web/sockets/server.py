@@ -47,9 +47,9 @@ class Settings:
     allow_origin: str | None = None  # the web's origin, when the page is served from another
     max_streams: int = 20_000  # streams open at once in this process
     per_session: int = 16  # streams open at once per session (tabs)
-    # matches followed at once (a WatchMatch stream each): the service admits 64 per address
-    # (BUMMERL_MAX_WATCH_STREAMS), so this process follows no more than it may open
-    max_matches: int = 64
+    # matches followed at once (a WatchMatch stream each, on the web's credential): the service
+    # admits 5,000 per address for it (BUMMERL_MAX_WEB_WATCH_STREAMS), room for two processes
+    max_matches: int = 2000
     keepalive_s: float = 15.0
     stream_s: float = 600.0
     session_check_s: float = 2.0  # how often the open streams' sessions are checked
