@@ -34,8 +34,9 @@ with the exact endgame solver wherever the position becomes a strict (closed or 
   card. `"presumed"` (Wisser's presumed payoff, `bots.presumed`) values a closed stock with the
   opponent's next decision taken without sight of our cards: our close while the stock is open,
   and every decision once a stock is closed with cards in it (an exhausted stock hides nothing,
-  so there the two are the same). It costs `presumed_worlds` + 1 solves per answer the opponent
-  has, so fewer deals fit a move.
+  so there the two are the same). Where the opponent's answers differ in value it costs
+  `presumed_worlds` more solves each, so fewer deals fit a move; it measured no better than
+  `"pimc"` (docs/house-bots.md), which stays the default.
 - `champion-v1` (`ChampionV1Bot`) is the search before those three options and the later start
   cut-off (`stop_fraction`), kept for comparison (`bench/strength.py --opponents champion-v1`).
 
