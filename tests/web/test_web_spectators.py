@@ -75,10 +75,11 @@ def drop(events: Events) -> None:
 
 
 def watch_streams(site: Any) -> int:
-    """The WatchMatch streams open at the service."""
+    """The WatchMatch streams open at the service (the public's and the web's credential's)."""
     limits = site.server.bots.streams.limits
     with limits._lock:
-        return sum(n for key, n in limits._open.items() if key.startswith("watch:"))
+        return sum(n for key, n in limits._open.items()
+                   if key.startswith(("watch:", "watch-web:")))
 
 
 def until(events: Events, seq: int) -> tuple[str, int | None, Any]:
@@ -184,9 +185,21 @@ def test_viewers_of_one_match_share_one_subscription_and_a_resume_misses_nothing
 VIEWERS = 500
 
 
-def test_500_viewers_of_one_match_are_one_subscription_and_all_hear_the_next_change(site):
-    """500 spectators' streams opened at once (an aiohttp client): one WatchMatch stream at the
-    service, one render per change, and each of them gets it."""
+@pytest.fixture
+def proxied_site(tmp_path, monkeypatch):
+    """A site whose tier sits behind one proxy (as on Kubernetes, behind the Ingress): the
+    client's address is the one X-Forwarded-For names."""
+    with people_site(tmp_path, monkeypatch, min_think_ms=0,
+                     sockets={"trusted_proxies": 1, "per_address": 2}) as s:
+        yield s
+
+
+def test_500_viewers_of_one_match_are_one_subscription_and_all_hear_the_next_change(
+        proxied_site):
+    """500 spectators' streams opened at once (an aiohttp client), each from an address of
+    its own: one WatchMatch stream at the service, one render per change, and each of them gets
+    it."""
+    site = proxied_site
     import asyncio
 
     import aiohttp
@@ -207,7 +220,9 @@ def test_500_viewers_of_one_match_are_one_subscription_and_all_hear_the_next_cha
         connector = aiohttp.TCPConnector(limit=0)
         timeout = aiohttp.ClientTimeout(total=120, sock_read=60)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-            responses = await asyncio.gather(*(session.get(url) for _ in range(VIEWERS)))
+            responses = await asyncio.gather(*(
+                session.get(url, headers={"X-Forwarded-For": f"10.0.{i // 250}.{i % 250 + 1}"})
+                for i in range(VIEWERS)))
             try:
                 firsts = await asyncio.gather(*(ident(r) for r in responses))
                 loop = asyncio.get_running_loop()
@@ -253,6 +268,45 @@ def test_the_spectators_go_on_across_a_restart_of_the_service_missing_nothing(si
         assert health(site)["matches"] == 1
     finally:
         drop(events)
+
+
+def test_one_address_opens_a_few_match_streams_at_once(proxied_site):
+    """Match streams need no session, so one client address may hold `per_address` (here 2)
+    at once: one more is a 429 with Retry-After, naming the limit; another address is not
+    held back; behind the trusted proxy only its hop counts (a forged hop before it changes
+    nothing); a stream closed frees its place."""
+    site = proxied_site
+    ann = Person(site.web)
+    ann.guest("ann")
+    url = events_url(site, ann.start("house-random"))
+
+    def stream(*hops: str) -> Events:
+        return Events(url, headers={"X-Forwarded-For": ", ".join(hops)})
+
+    def refused(*hops: str) -> urllib.error.HTTPError:
+        request = urllib.request.Request(url, headers={"X-Forwarded-For": ", ".join(hops)})
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=10)
+        return info.value
+
+    held = [stream("203.0.113.5"), stream("203.0.113.5")]
+    try:
+        for s in held:
+            assert s.next()[0] == "update"
+        over = refused("203.0.113.5")
+        assert over.code == 429 and over.headers["Retry-After"] == "10"
+        assert "this address follows 2 match pages already" in json.loads(over.read())["error"]
+        assert refused("198.51.100.1", "203.0.113.5").code == 429  # the forged first hop
+        other = stream("203.0.113.6")
+        assert other.next()[0] == "update"
+        drop(other)
+        drop(held.pop())
+        wait_for(lambda: health(site)["spectators"] == 1, 10, "the closed stream's end")
+        held.append(stream("203.0.113.5"))
+        assert held[-1].next()[0] == "update"
+    finally:
+        for s in held:
+            drop(s)
 
 
 @pytest.fixture
