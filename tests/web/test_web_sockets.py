@@ -24,8 +24,9 @@ pytestmark = pytest.mark.timeout(180)
 class Events:
     """One event stream, read on a thread as EventSource does: (name, id, data) in `got`."""
 
-    def __init__(self, url: str, last_id: int | None = None) -> None:
-        headers = {"Accept": "text/event-stream"}
+    def __init__(self, url: str, last_id: int | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        headers = {"Accept": "text/event-stream", **(headers or {})}
         if last_id is not None:
             headers["Last-Event-ID"] = str(last_id)
         self.response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),

@@ -35,6 +35,8 @@ class Options:
     reuse_port: bool = False  # SO_REUSEPORT: more processes share the port on one host
     per_session: int = 16  # streams of one session at once (its tabs)
     max_matches: int = 2000  # matches followed at once (BUMMERL_MAX_WEB_WATCH_STREAMS: 5,000)
+    per_address: int = 32  # spectators' streams per client address
+    trusted_proxies: int | None = None  # None: BUMMERL_WEB_TRUSTED_PROXIES (the web's), else 0
     sessions: sessionmaker[Session] | None = None  # the database's, made from database_url
 
 
@@ -87,9 +89,13 @@ def settings_of(options: Options
         engine = make_engine(options.database_url)
         read_only(engine)
         sessions = sessionmaker(engine)
+    proxies = options.trusted_proxies
+    if proxies is None:
+        proxies = int(os.environ.get("BUMMERL_WEB_TRUSTED_PROXIES") or 0)
     settings = Settings(secret=secret, allow_origin=options.allow_origin,
                         max_streams=options.max_streams, per_session=options.per_session,
-                        max_matches=options.max_matches)
+                        max_matches=options.max_matches, per_address=options.per_address,
+                        trusted_proxies=proxies)
     upstream = Upstream(address, token, options.keepalive_s)
     spectators = Spectators(address, upstream.options, upstream.metadata,
                             match_render(sessions, secret))

@@ -9,11 +9,12 @@
   refuses the follow; `end` once the match is over or the session is revoked. A comment every
   `keepalive_s`; the stream ends after `stream_s` (the browser reconnects, with Last-Event-ID).
 - `GET /sockets/match/<match id>` (`text/event-stream`, no ticket: the match page is public):
-  400 for a bad id, 404 for no such match, 503 past `max_streams` or `max_matches` (the page
-  then takes the web's own stream); then `retry`, and an event `update` (id: the match's seq;
-  data: {"html": {element id: HTML}, "final"}, as the web's `/events/matches/<id>` sends it:
-  web.sockets.spectate) at once and whenever the match changes; `end` after the final one.
-  Keepalives and `stream_s` as above.
+  400 for a bad id, 404 for no such match, 429 (Retry-After) past `per_address` streams from
+  one client address (behind `trusted_proxies`, the one X-Forwarded-For names), 503 past
+  `max_streams` or `max_matches` (the page then takes the web's own stream); then `retry`,
+  and an event `update` (id: the match's seq; data: {"html": {element id: HTML}, "final"}, as
+  the web's `/events/matches/<id>` sends it: web.sockets.spectate) at once and whenever the
+  match changes; `end` after the final one. Keepalives and `stream_s` as above.
 - `GET /sockets/health`: 200 `{"streams": N, "spectators": N, "matches": N,
   "upstream": true|false}`.
 """
@@ -47,6 +48,10 @@ class Settings:
     allow_origin: str | None = None  # the web's origin, when the page is served from another
     max_streams: int = 20_000  # streams open at once in this process
     per_session: int = 16  # streams open at once per session (tabs)
+    per_address: int = 32  # spectators' streams open at once per client address (no session)
+    # proxies in front whose X-Forwarded-For names the client (BUMMERL_WEB_TRUSTED_PROXIES, as
+    # the web's): 0 takes the connection's own address
+    trusted_proxies: int = 0
     # matches followed at once (a WatchMatch stream each, on the web's credential): the service
     # admits 5,000 per address for it (BUMMERL_MAX_WEB_WATCH_STREAMS), room for two processes
     max_matches: int = 2000
@@ -73,6 +78,7 @@ class Tier:
         self.sessions = sessions
         self.streams: set[Stream] = set()
         self.per_session: Counter[str] = Counter()
+        self.per_address: Counter[str] = Counter()  # spectators' streams per client address
         self.checker: asyncio.Task[None] | None = None
 
     async def live(self, hashes: list[str]) -> set[str]:
@@ -104,9 +110,11 @@ class Tier:
 TIER = web.AppKey("tier", Tier)  # the app's one Tier
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status,
-                             headers={"Cache-Control": "no-store"})
+def _error(status: int, message: str, retry_after: int | None = None) -> web.Response:
+    headers = {"Cache-Control": "no-store"}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return web.json_response({"error": message}, status=status, headers=headers)
 
 
 def _event(name: str, data: Any, ident: int | None = None) -> bytes:
@@ -206,6 +214,17 @@ async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follo
     return response
 
 
+def client_address(request: web.Request, trusted_proxies: int) -> str:
+    """The client's address: the connection's, or behind `trusted_proxies` proxies the one
+    X-Forwarded-For gives that many hops from its end (as werkzeug's ProxyFix takes it for the
+    web); a header with fewer hops than that is not trusted."""
+    hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",")
+            if h.strip()]
+    if trusted_proxies > 0 and len(hops) >= trusted_proxies:
+        return hops[-trusted_proxies]
+    return request.remote or ""
+
+
 async def match_stream(request: web.Request) -> web.StreamResponse:
     tier: Tier = request.app[TIER]
     spectators = tier.spectators
@@ -217,9 +236,14 @@ async def match_stream(request: web.Request) -> web.StreamResponse:
     settings = tier.settings
     if len(tier.streams) + spectators.viewers >= settings.max_streams:
         return _error(503, f"too many streams here (at most {settings.max_streams})")
+    address = client_address(request, settings.trusted_proxies)
+    if tier.per_address[address] >= settings.per_address:
+        return _error(429, f"this address follows {settings.per_address} match pages already",
+                      retry_after=10)
     match_id = int(text)
     if match_id not in spectators.watches and len(spectators.watches) >= settings.max_matches:
         return _error(503, f"too many matches followed here (at most {settings.max_matches})")
+    tier.per_address[address] += 1
     viewer = spectators.join(match_id)
     try:
         first = await viewer.take()
@@ -228,6 +252,9 @@ async def match_stream(request: web.Request) -> web.StreamResponse:
         return await _spectate(request, tier, viewer, first)
     finally:
         spectators.leave(match_id, viewer)
+        tier.per_address[address] -= 1
+        if tier.per_address[address] <= 0:
+            del tier.per_address[address]
 
 
 async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Snapshot
