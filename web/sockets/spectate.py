@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import grpc
@@ -83,7 +84,7 @@ class Watch:
 
     async def _render(self) -> Snapshot | None:
         got = await asyncio.get_running_loop().run_in_executor(
-            None, self.spectators.render, self.match_id)
+            self.spectators.renderer, self.spectators.render, self.match_id)
         if got is None:
             return None
         seq, payload = got
@@ -150,6 +151,10 @@ class Spectators:
         self.options = options
         self.metadata = metadata
         self.render = render
+        # renders one at a time on a thread of their own: never more than one beside the event
+        # loop (a render is Python, and holds the interpreter while it runs), and never in the
+        # way of the tier's other reads (the sessions' checks, on the loop's default pool)
+        self.renderer = ThreadPoolExecutor(1, thread_name_prefix="spectators-render")
         self.watches: dict[int, Watch] = {}
         self.channel: grpc.aio.Channel | None = None
 
@@ -183,6 +188,7 @@ class Spectators:
         for watch in self.watches.values():
             watch.task.cancel()
         self.watches.clear()
+        self.renderer.shutdown(wait=False, cancel_futures=True)
         if self.channel is not None:
             with contextlib.suppress(Exception):
                 await self.channel.close(None)
