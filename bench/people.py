@@ -49,6 +49,12 @@ table page's `data-live-url` and follows that stream; the answer is visible when
   event POSTed -> read from its stream) beside the tier's part of the person's wait (the
   answer's commit -> its event read), each with the ratio.
 
+- `--spectators K`: K spectators watch each playing table's match page (its live part at the
+  tier, `/sockets/match/<id>`, each stream from an address of its own through a trusted proxy
+  hop): the answer's commit -> the spectators' `update` event carrying it, beside the person's
+  own part (the same answer, the seat's stream) in the same run, with the ratio; the tier's CPU
+  while they watch is in its line.
+
 Run: `.venv/bin/python bench/people.py --people 50 [--remote 4 --seconds 60 --concurrency 8
 --broker-url redis://127.0.0.1:6379/10] [--sockets --open 2000]` (docs/web.md; the socket
 tier's runs: docs/scaling.md).
@@ -153,6 +159,8 @@ class Person:
     relay_port: int = 0  # the bare relay (--sockets): the same events, the floor
     relay_latencies: list[float] = field(default_factory=list)
     event: tuple[int | None, bytes] = (None, b"")  # the last `table` event read (id, data)
+    # per spectator of this table's match page: (the update's id, the wall-clock time it was read)
+    spectated: list[list[tuple[int, float]]] = field(default_factory=list)
 
     def connection(self, timeout: float = 60) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
@@ -308,6 +316,74 @@ class Person:
                 event = json.loads(line[6:])
                 if event["seq"] > seq or event.get("final"):
                     return self.table(conn)
+
+
+# --- spectators (--spectators) -------------------------------------------------------------------
+def spectate(person: Person, number: int, until: float) -> None:
+    """One spectator of `person`'s match page (from an address of its own, `number`, through
+    the tier's trusted proxy hop): every `update` it reads, with the time, until `end` or
+    `until` (monotonic)."""
+    seen: list[tuple[int, float]] = []
+    person.spectated.append(seen)
+    conn = http.client.HTTPConnection(person.host, person.port, timeout=60)
+    conn.request("GET", f"/matches/{person.match_id}")
+    page = conn.getresponse().read()
+    conn.close()
+    found = re.search(rb'id="live-badge" data-events="([^"]+)"', page)
+    if not found:
+        person.errors.append("spectator: the match page is not live")
+        return
+    url = urllib.parse.urlsplit(html.unescape(found.group(1).decode()))
+    if "/sockets/" not in url.path:
+        person.errors.append(f"spectator refused: the page streams from {url.path}")
+        return
+    stream = http.client.HTTPConnection(url.hostname or person.host, url.port or 80, timeout=60)
+    stream.request("GET", url.path, headers={
+        "Accept": "text/event-stream",
+        "X-Forwarded-For": f"10.{number // 62500}.{number // 250 % 250}.{number % 250 + 1}"})
+    response = stream.getresponse()
+    if response.status != 200:
+        person.errors.append(f"spectator refused: {response.status}")
+        return
+    try:
+        while time.monotonic() < until:
+            got = next_event(response)
+            if got is None or got[0] == "end":
+                break
+            if got[0] == "update" and got[1] is not None:
+                seen.append((got[1], time.time()))
+    except OSError:
+        pass
+    finally:
+        stream.close()
+
+
+def spectator_latencies(people: list[Person]) -> tuple[list[float], list[float]]:
+    """Per answer of the house a spectator saw: (the answer's commit -> the spectator's update
+    carrying it, the answer's commit -> the person's own table event), from the action log's
+    times; an update's id is the match's seq, so it carries the answer logged at `after` once
+    its id is past `after`."""
+    from db.base import session_factory
+    from db.models import ActionLog
+
+    watched, own = [], []
+    with session_factory()() as s:
+        for p in people:
+            if p.match_id is None or not p.seen or not p.spectated:
+                continue
+            times = {seq: (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() for seq, t in
+                     s.query(ActionLog.seq, ActionLog.created_at)
+                     .filter(ActionLog.match_id == p.match_id)}
+            for after, visible in p.seen:
+                if after not in times:
+                    continue
+                answered = times[after]
+                for seen in p.spectated:
+                    first = next((t for ident, t in seen if ident > after), None)
+                    if first is not None:
+                        watched.append(first - answered)
+                        own.append(visible - answered)
+    return watched, own
 
 
 # --- idle open tables (--open) -----------------------------------------------------------------
@@ -527,7 +603,8 @@ def start_site(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         with open(logs / "sockets.log", "w") as out:
             procs["sockets"] = subprocess.Popen(
                 [bummerl, "sockets", "--host", "127.0.0.1", "--port", str(sockets_port),
-                 "--max-streams", str(args.max_streams)], env=env, cwd=ROOT,
+                 "--max-streams", str(args.max_streams)],
+                env={**env, "BUMMERL_WEB_TRUSTED_PROXIES": "1"}, cwd=ROOT,  # (spectators)
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         with open(logs / "relay.log", "w") as out:
             procs["relay"] = subprocess.Popen(
@@ -743,11 +820,16 @@ def main() -> int:
                         help="idle tables made at once (through PeopleService)")
     parser.add_argument("--idle-seconds", type=float, default=10,
                         help="the window the idle open tables' cost is measured over")
+    parser.add_argument("--spectators", type=int, default=0,
+                        help="spectators of each playing table's match page, at the socket "
+                             "tier (--sockets)")
     parser.add_argument("--max-streams", type=int, default=20_000,
                         help="the socket tier's --max-streams")
     args = parser.parse_args()
     if args.open and not args.sockets:
         parser.error("--open needs --sockets")
+    if args.spectators and not args.sockets:
+        parser.error("--spectators needs --sockets")
     args.table_streams = args.table_streams or args.people + 16
     tmp = Path(tempfile.mkdtemp(prefix="bummerl-bench-people-"))
     atexit.register(shutil.rmtree, tmp, True)  # at exit, also on failure (issue 44)
@@ -798,6 +880,12 @@ def main() -> int:
         ready.wait()
         if not args.sockets:
             print(f"{args.people} tables open in {began - opened:.1f} s", flush=True)
+        watchers = [threading.Thread(target=spectate, daemon=True,
+                                     args=(p, i * args.spectators + k, began + args.seconds))
+                    for i, p in enumerate(people) if p.match_id is not None
+                    for k in range(args.spectators)]
+        for t in watchers:
+            t.start()
         remote_result: list[Any] = []
         remote_thread = threading.Thread(target=lambda: remote_result.extend(
             run_remote(site, args.remote, began + args.seconds)), daemon=True)
@@ -818,6 +906,8 @@ def main() -> int:
         if args.sockets:
             tier_d, relay_d = proc_stats(tier_pid), proc_stats(relay_pid)
         for t in threads:
+            t.join(30)
+        for t in watchers:
             t.join(30)
         remote_thread.join(30)
         tables.stop()
@@ -851,6 +941,20 @@ def main() -> int:
                   f"p99 {quantile(relayed, .99):.1f} ms (n={len(relayed)}); the socket tier's "
                   f"part over it: p50 {ratio(quantile(w, .5), quantile(relayed, .5))}, p99 "
                   f"{ratio(quantile(w, .99), quantile(relayed, .99))}")
+        if args.spectators:
+            watched, own = spectator_latencies(people)
+            if watched:
+                s_ms, o_ms = [x * 1000 for x in watched], [x * 1000 for x in own]
+                print(f"  spectators: {args.spectators} per playing table "
+                      f"({len(watchers)} streams from as many addresses), the answer's commit -> "
+                      f"their update: p50 {quantile(s_ms, .5):.0f} ms, p99 "
+                      f"{quantile(s_ms, .99):.0f} ms (n={len(s_ms)}); the person's own table "
+                      f"event, the same answers: p50 {quantile(o_ms, .5):.0f} ms, p99 "
+                      f"{quantile(o_ms, .99):.0f} ms; ratio "
+                      f"{ratio(quantile(s_ms, .5), quantile(o_ms, .5))}, "
+                      f"{ratio(quantile(s_ms, .99), quantile(o_ms, .99))}")
+            else:
+                print("  spectators: no update carried an answer")
         if remote:
             ms = [x * 1000 for x in remote]
             print(f"  remote gRPC bot's answer -> next turn (one house move between): p50 "

@@ -1,5 +1,6 @@
 """The docs' load runs of bench/people.py, exactly as docs/scaling.md writes them: the socket
-tier's runs (`--sockets`: 50 and 500 people playing, and 50 beside 5,000 idle open tables).
+tier's runs (`--sockets`: 50 and 500 people playing, 50 beside 5,000 idle open tables, and 50
+watched by 4 spectators each).
 They finish, print their figures, and nobody is refused (issue 47's target: no open table
 refused or ended, the idle ones neither).
 They saturate the machine for a minute or a few each, so they are marked `alone`: scripts/test
@@ -31,13 +32,15 @@ def test_the_scaling_doc_gives_the_socket_tier_runs():
     commands = doc_commands("scaling.md")
     assert commands and all("--sockets" in c for c in commands)
     opens = [re.search(r"--open (\d+)", c) is not None for c in commands]
-    assert opens == [False, False, True]
+    assert opens == [False, False, True, False]
+    assert ["--spectators" in c for c in commands] == [False, False, False, True]
 
 
 @pytest.mark.alone
 @pytest.mark.parametrize("command", doc_commands("scaling.md"),
                          ids=lambda c: "-".join(c.split()[3:4] + ["sockets"] * ("--sockets" in c)
-                                                + re.findall(r"--open (\d+)", c)))
+                                                + re.findall(r"--open (\d+)", c)
+                                                + ["spectators"] * ("--spectators" in c)))
 def test_the_docs_load_run_as_written(command, redis_url):
     # redis_url: the real Redis must answer (the command names its own database, 10)
     done = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True,
@@ -51,6 +54,11 @@ def test_the_docs_load_run_as_written(command, redis_url):
     assert re.search(r"operators' pages with every table open \(median of 3\): "
                      r"/standings \d+ ms", out), out
     assert "errors: 0 (0 refused or not started)" in out, out
+    watching = re.search(r"--spectators (\d+)", command)
+    if watching:
+        assert re.search(rf"spectators: {watching.group(1)} per playing table \(\d+ streams "
+                         r"from as many addresses\), the answer's commit -> their update: p50 "
+                         r"\d+ ms", out), out
     opened = re.search(r"--open (\d+)", command)
     if opened:
         n = opened.group(1)
