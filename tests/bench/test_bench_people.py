@@ -41,7 +41,7 @@ def test_the_people_bench_prints_its_figures(redis_url, tmp_path):
 def test_the_people_bench_with_the_socket_tier_and_idle_open_tables(redis_url, tmp_path):
     done = run_bench(tmp_path / "tmp", "--people", "3", "--remote", "1", "--seconds", "4",
                      "--concurrency", "2", "--min-think-ms", "200", "--broker-url", redis_url,
-                     "--sockets", "--open", "20", "--idle-seconds", "2")
+                     "--sockets", "--open", "20", "--idle-seconds", "2", "--spectators", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
     out = done.stdout
@@ -59,6 +59,9 @@ def test_the_people_bench_with_the_socket_tier_and_idle_open_tables(redis_url, t
                      r"[0-9.]+ ms; ratio", out), out
     assert re.search(r"operators' pages with every table open \(median of 3\): "
                      r"/standings \d+ ms", out), out
+    assert re.search(r"spectators: 2 per playing table \(6 streams from as many addresses\), "
+                     r"the answer's commit -> their update: p50 \d+ ms, p99 \d+ ms \(n=\d+\); "
+                     r"the person's own table event, the same answers: p50 \d+ ms", out), out
     assert "errors: 0 (0 refused or not started)" in out, out
     assert ("open tables: 20 of 20 held; refused (503, the page would poll): 0, ended or "
             "degraded while held: 0, not made: 0") in out, out

@@ -1,6 +1,5 @@
 """The docs' load runs of bench/people.py, exactly as docs/scaling.md writes them: the socket
-tier's runs (`--sockets`: 50 and 500 people playing, 50 beside 5,000 idle open tables, and 50
-watched by 4 spectators each).
+tier's runs (`--sockets`: 50 and 500 people playing, and 50 beside 5,000 idle open tables).
 They finish, print their figures, and nobody is refused (issue 47's target: no open table
 refused or ended, the idle ones neither).
 They saturate the machine for a minute or a few each, so they are marked `alone`: scripts/test
@@ -32,8 +31,7 @@ def test_the_scaling_doc_gives_the_socket_tier_runs():
     commands = doc_commands("scaling.md")
     assert commands and all("--sockets" in c for c in commands)
     opens = [re.search(r"--open (\d+)", c) is not None for c in commands]
-    assert opens == [False, False, True, False]
-    assert ["--spectators" in c for c in commands] == [False, False, False, True]
+    assert opens == [False, False, True]
 
 
 @pytest.mark.alone
