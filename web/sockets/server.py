@@ -172,9 +172,8 @@ async def table_stream(request: web.Request) -> web.StreamResponse:
             del tier.per_session[session]
 
 
-async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follow
-                 ) -> web.StreamResponse:
-    settings = tier.settings
+async def _open_stream(request: web.Request, settings: Settings) -> web.StreamResponse:
+    """An event stream's answer, its headers sent and the browser's reconnect delay told."""
     headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                "X-Accel-Buffering": "no"}
     if settings.allow_origin:
@@ -182,6 +181,13 @@ async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follo
     response = web.StreamResponse(headers=headers)
     await response.prepare(request)
     await response.write(b"retry: 2000\n\n")
+    return response
+
+
+async def _serve(request: web.Request, tier: Tier, stream: Stream, follow: Follow
+                 ) -> web.StreamResponse:
+    settings = tier.settings
+    response = await _open_stream(request, settings)
     loop = asyncio.get_running_loop()
     until = loop.time() + settings.stream_s
     with contextlib.suppress(ConnectionError):
@@ -260,13 +266,7 @@ async def match_stream(request: web.Request) -> web.StreamResponse:
 async def _spectate(request: web.Request, tier: Tier, viewer: Viewer, first: Snapshot
                     ) -> web.StreamResponse:
     settings = tier.settings
-    headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
-               "X-Accel-Buffering": "no"}
-    if settings.allow_origin:
-        headers["Access-Control-Allow-Origin"] = settings.allow_origin
-    response = web.StreamResponse(headers=headers)
-    await response.prepare(request)
-    await response.write(b"retry: 2000\n\n")
+    response = await _open_stream(request, settings)
     loop = asyncio.get_running_loop()
     until = loop.time() + settings.stream_s
     snapshot = first  # every snapshot is the whole live part: a resume misses nothing
